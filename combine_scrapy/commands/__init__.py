@@ -1,0 +1,1 @@
+"""Project commands (COMMANDS_MODULE): what Combine's combineCtrl, combineUtil and combineExport did."""

@@ -1,0 +1,26 @@
+"""``scrapy crawl``, with a focused job checked before Scrapy starts.
+
+A broken job then gives one line naming the file, the line and what is
+wrong, and exit status 2, instead of a traceback from inside the engine.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+
+from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.spiders.focused import FocusedSpider
+
+
+class Command(ScrapyCrawlCommand):
+    def run(self, args, opts):
+        if args and args[0] == FocusedSpider.name and "job" in opts.spargs:
+            try:
+                load_job(opts.spargs["job"], self.settings.get("COMBINE_TOPICS_DIR"))
+            except JobConfigError as e:
+                print(f"error: bad job: {e}", file=sys.stderr)
+                self.exitcode = 2
+                return
+        super().run(args, opts)

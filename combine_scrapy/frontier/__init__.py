@@ -1,0 +1,122 @@
+"""The frontier: which URLs are marked for crawling, and when each URL and host may be fetched.
+
+Combine's rules (COMBINE_REFERENCE.md, "Scheduler and locks"): a URL is
+handed out only when it is marked, its own lock has expired and its host's lock
+has expired; what happens after the fetch decides how long each stays locked.
+The rules live here as pure functions; the stores only keep the times.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+#: Seconds a handed-out URL and its host stay leased to one harvester. A
+#: harvester that dies holds nothing longer than this (Combine: 60 s).
+LEASE_SECONDS = 60.0
+
+
+class Outcome(enum.Enum):
+    SUCCESS = "success"
+    REDIRECT = "redirect"
+    NOT_MODIFIED = "not_modified"
+    UNAVAILABLE = "unavailable"
+    NOT_FOUND = "not_found"
+    ROBOTS = "robots"
+
+
+def outcome_for_status(status: int | None) -> Outcome:
+    """Map an HTTP status (``None``: no response at all) to Combine's outcomes."""
+    if status is None or status in (408, 429) or status >= 500:
+        return Outcome.UNAVAILABLE
+    if 200 <= status < 300:
+        return Outcome.SUCCESS
+    if status in (301, 302, 303, 307, 308):
+        return Outcome.REDIRECT
+    if status == 304:
+        return Outcome.NOT_MODIFIED
+    return Outcome.NOT_FOUND
+
+
+@dataclass(frozen=True)
+class Locks:
+    """How long a URL and its host stay locked after an outcome, in seconds."""
+
+    url: float
+    host: float
+
+
+def locks_for(outcome: Outcome, job) -> Locks:
+    """Combine's lock table, with one deliberate change for UNAVAILABLE.
+
+    Combine locked a host for 18,000 s after a 5xx; one bad page would stall
+    a small crawl for five hours, so the host waits ten host intervals instead.
+    """
+    wait = job.wait_interval_host
+    url_lock = {
+        Outcome.SUCCESS: job.lock_success,
+        Outcome.REDIRECT: job.lock_success,
+        Outcome.NOT_MODIFIED: job.lock_not_modified,
+        Outcome.UNAVAILABLE: job.lock_unavailable,
+        Outcome.NOT_FOUND: job.lock_not_found,
+        Outcome.ROBOTS: job.lock_robot_rules,
+    }[outcome]
+    host_lock = wait * 10 if outcome is Outcome.UNAVAILABLE else wait
+    return Locks(url=url_lock, host=host_lock)
+
+
+@dataclass(frozen=True)
+class FrontierEntry:
+    """A URL ready to be fetched, with what a conditional GET needs."""
+
+    url: str
+    host: str
+    priority: float = 0.0
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+class Frontier(Protocol):
+    """What the scheduler and the pipelines need of a frontier store (SQLite, Redis)."""
+
+    def mark(self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None) -> tuple[int, int]:
+        """Mark new ``(url, host, priority)``; known URLs untouched. Returns (marked, refused over the bound)."""
+
+    def remark(self, url: str) -> bool:
+        """Mark a known URL again, unlocked."""
+
+    def ready(self, now: float) -> list[FrontierEntry]:
+        """One BreadthFirstTime round: the best due URL of each unlocked host."""
+
+    def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
+        """Atomically lease the URL and lock its host; False if either is taken."""
+
+    def complete(self, url: str, host: str, *, now: float, url_lock_until: float, host_lock_until: float,
+                 status: int | None, keep_marked: bool = False, etag: str | None = None,
+                 last_modified: str | None = None) -> None:
+        """End a fetch: set both locks, clear the mark unless ``keep_marked``, count retries."""
+
+    def release(self, url: str, host: str, host_lock_until: float) -> None:
+        """Give a leased URL back without counting the attempt."""
+
+    def retries(self, url: str) -> int: ...
+
+    def lock_host(self, host: str, until: float) -> None: ...
+
+    def set_host_delay(self, host: str, delay: float | None) -> None: ...
+
+    def next_due(self, now: float) -> float | None:
+        """When the next marked URL and its host are both free; None when nothing is marked."""
+
+    def robots(self, host: str, now: float) -> tuple[int | None, bytes | None] | None: ...
+
+    def store_robots(self, host: str, status: int | None, body: bytes | None, expires: float) -> None: ...
+
+    def counts(self, now: float) -> dict[str, int]: ...
+
+    def hosts(self, now: float, limit: int = 20) -> list[tuple[str, int, float]]:
+        """Hosts with marked URLs, most first: (host, marked URLs, seconds until unlocked)."""
+
+    def close(self) -> None: ...

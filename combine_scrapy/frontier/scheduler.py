@@ -1,0 +1,99 @@
+"""BreadthFirstTime: Combine's scheduler as a Scrapy scheduler.
+
+At each scheduling point one URL from each unlocked host forms a ready queue,
+which is handed out completely before the next scheduling (Combine
+documentation, "Crawling strategy"). Each hand-out leases the URL and locks its
+host, so a host is never fetched twice within WaitIntervalHost.
+
+Requests that Scrapy enqueues (seeds, ``scrapy shell``, a URL rewritten by a
+middleware) are canonicalized, validated and marked in the frontier: nothing
+is fetched that the frontier has not handed out.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+
+from scrapy import Request
+from scrapy.core.scheduler import BaseScheduler
+
+from combine_scrapy.frontier import FrontierEntry
+
+logger = logging.getLogger(__name__)
+
+
+class BreadthFirstTimeScheduler(BaseScheduler):
+    def __init__(self, crawler, idle_horizon: float):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.idle_horizon = idle_horizon
+        self.ready: deque[FrontierEntry] = deque()
+        self._wakeup = None
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler, idle_horizon=crawler.settings.getfloat("COMBINE_IDLE_HORIZON"))
+
+    def open(self, spider):
+        self.spider = spider
+        self.harvest = spider.harvest
+        counts = self.harvest.frontier.counts(time.time())
+        logger.info(
+            "frontier of job %s: %d URLs on %d hosts, %d marked and due",
+            self.harvest.job.name, counts["urls"], counts["hosts"], counts["marked_ready"],
+        )
+
+    def close(self, reason):
+        if self._wakeup is not None and self._wakeup.active():
+            self._wakeup.cancel()
+
+    def enqueue_request(self, request: Request) -> bool:
+        marked, rejected = self.harvest.mark([(request.url, request.priority)])
+        self.stats.inc_value("frontier/marked", marked)
+        for reason, count in rejected.items():
+            self.stats.inc_value(f"urls/rejected/{reason}", count)
+            logger.debug("rejected (%s): %s", reason, request.url)
+        return bool(marked)
+
+    def has_pending_requests(self) -> bool:
+        """True while a marked URL will come due within the idle horizon."""
+        if self.ready:
+            return True
+        now = time.time()
+        due = self.harvest.frontier.next_due(now)
+        return due is not None and due <= now + self.idle_horizon
+
+    def next_request(self) -> Request | None:
+        frontier = self.harvest.frontier
+        now = time.time()
+        if not self.ready:
+            self.ready.extend(frontier.ready(now))
+        while self.ready:
+            entry = self.ready.popleft()
+            if self.harvest.claim(entry, now):
+                self.stats.inc_value("scheduler/dequeued/frontier")
+                return self.spider.request_for(entry)
+        self._wake_when_due(now)
+        return None
+
+    def _wake_when_due(self, now: float) -> None:
+        """Ask the engine for the next request when the next host unlocks.
+
+        Scrapy polls an idle scheduler every five seconds; with a host interval
+        shorter than that the crawl would stall, so wake it at the right time.
+        """
+        due = self.harvest.frontier.next_due(now)
+        if due is None or due > now + self.idle_horizon:
+            return
+        if self._wakeup is not None and self._wakeup.active():
+            return
+        from twisted.internet import reactor
+
+        self._wakeup = reactor.callLater(max(due - now, 0.01) + 0.001, self._wake_engine)
+
+    def _wake_engine(self) -> None:
+        slot = getattr(self.crawler.engine, "_slot", None)  # the engine has no public "poll now"
+        if slot is not None:
+            slot.nextcall.schedule()

@@ -1,0 +1,253 @@
+"""The embedded frontier: one SQLite file, one harvester process, nothing to start.
+
+Every method is one short transaction, so a harvester killed at any moment
+leaves the file consistent: a marked URL stays marked until a fetch of it has
+completed, and a URL leased to a dead harvester comes back when its lease ends.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from combine_scrapy.frontier import FrontierEntry
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS urls (
+    url TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    harvest INTEGER NOT NULL DEFAULT 1,      -- marked for crawling
+    lock_until REAL NOT NULL DEFAULT 0,      -- URL lock (lease while in progress)
+    priority REAL NOT NULL DEFAULT 0,
+    seq INTEGER NOT NULL,                    -- order of marking, for FIFO ties
+    attempts INTEGER NOT NULL DEFAULT 0,     -- hand-outs not yet completed
+    retries INTEGER NOT NULL DEFAULT 0,      -- completed as unavailable in a row
+    status INTEGER,                          -- last HTTP status, NULL before the first fetch
+    last_checked REAL,
+    etag TEXT,
+    last_modified TEXT
+);
+CREATE INDEX IF NOT EXISTS urls_ready ON urls (harvest, host, lock_until);
+CREATE TABLE IF NOT EXISTS hosts (
+    host TEXT PRIMARY KEY,
+    lock_until REAL NOT NULL DEFAULT 0,
+    delay REAL,                              -- robots.txt Crawl-delay, when longer than WaitIntervalHost
+    urls INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS robots (
+    host TEXT PRIMARY KEY,
+    status INTEGER,
+    body BLOB,
+    expires REAL NOT NULL
+);
+"""
+
+
+class SqliteFrontier:
+    """BreadthFirstTime frontier in one SQLite file."""
+
+    def __init__(self, path: str | Path, *, max_attempts: int = 5):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.path = str(path)
+        self.max_attempts = max_attempts
+        self._db = sqlite3.connect(self.path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def mark(self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None) -> tuple[int, int]:
+        """Mark new URLs ``(url, host, priority)`` for crawling; known URLs are left as they are.
+
+        Returns ``(marked, refused)``: refused URLs are new ones over the per-host bound.
+        """
+        marked = refused = 0
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            seq = db.execute("SELECT COALESCE(MAX(seq), 0) FROM urls").fetchone()[0]
+            for url, host, priority in entries:
+                if db.execute("SELECT 1 FROM urls WHERE url = ?", (url,)).fetchone():
+                    continue
+                db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
+                if max_urls_per_host is not None:
+                    count = db.execute("SELECT urls FROM hosts WHERE host = ?", (host,)).fetchone()[0]
+                    if count >= max_urls_per_host:
+                        refused += 1
+                        continue
+                seq += 1
+                db.execute(
+                    "INSERT INTO urls (url, host, priority, seq) VALUES (?, ?, ?, ?)",
+                    (url, host, priority, seq),
+                )
+                db.execute("UPDATE hosts SET urls = urls + 1 WHERE host = ?", (host,))
+                marked += 1
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return marked, refused
+
+    def remark(self, url: str) -> bool:
+        """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
+        cursor = self._db.execute(
+            "UPDATE urls SET harvest = 1, lock_until = 0, attempts = 0 WHERE url = ?", (url,)
+        )
+        return cursor.rowcount > 0
+
+    def ready(self, now: float) -> list[FrontierEntry]:
+        """One BreadthFirstTime round: the best URL of every host whose locks have expired."""
+        self._db.execute(
+            "UPDATE urls SET harvest = 0 WHERE harvest = 1 AND attempts >= ? AND lock_until <= ?",
+            (self.max_attempts, now),
+        )
+        rows = self._db.execute(
+            """
+            SELECT url, host, priority, etag, last_modified FROM (
+                SELECT u.url, u.host, u.priority, u.etag, u.last_modified,
+                       ROW_NUMBER() OVER (PARTITION BY u.host ORDER BY u.priority DESC, u.seq) AS rank
+                FROM urls u JOIN hosts h ON h.host = u.host
+                WHERE u.harvest = 1 AND u.lock_until <= :now AND h.lock_until <= :now
+            ) WHERE rank = 1
+            ORDER BY priority DESC, host
+            """,
+            {"now": now},
+        ).fetchall()
+        return [FrontierEntry(*row) for row in rows]
+
+    def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
+        """Lease the URL and lock its host, unless another hand-out got there first."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            host_free = db.execute(
+                "SELECT 1 FROM hosts WHERE host = ? AND lock_until <= ?", (entry.host, now)
+            ).fetchone()
+            url_free = db.execute(
+                "SELECT 1 FROM urls WHERE url = ? AND harvest = 1 AND lock_until <= ?", (entry.url, now)
+            ).fetchone()
+            if not (host_free and url_free):
+                db.execute("ROLLBACK")
+                return False
+            db.execute("UPDATE hosts SET lock_until = ? WHERE host = ?", (now + lease, entry.host))
+            db.execute(
+                "UPDATE urls SET lock_until = ?, attempts = attempts + 1 WHERE url = ?",
+                (now + lease, entry.url),
+            )
+            db.execute("COMMIT")
+            return True
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def lock_host(self, host: str, until: float) -> None:
+        self._db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
+        self._db.execute("UPDATE hosts SET lock_until = ? WHERE host = ?", (until, host))
+
+    def complete(
+        self,
+        url: str,
+        host: str,
+        *,
+        now: float,
+        url_lock_until: float,
+        host_lock_until: float,
+        status: int | None,
+        keep_marked: bool = False,
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> None:
+        """Record the end of a fetch: locks set, harvest flag cleared unless ``keep_marked``."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(
+                """
+                UPDATE urls SET harvest = ?, lock_until = ?, attempts = 0, status = ?, last_checked = ?,
+                       retries = CASE WHEN ? THEN retries + 1 ELSE 0 END,
+                       etag = COALESCE(?, etag), last_modified = COALESCE(?, last_modified)
+                WHERE url = ?
+                """,
+                (int(keep_marked), url_lock_until, status, now, keep_marked, etag, last_modified, url),
+            )
+            delay = db.execute("SELECT delay FROM hosts WHERE host = ?", (host,)).fetchone()
+            if delay and delay[0]:
+                host_lock_until = max(host_lock_until, now + delay[0])
+            db.execute("UPDATE hosts SET lock_until = ? WHERE host = ?", (host_lock_until, host))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def release(self, url: str, host: str, host_lock_until: float) -> None:
+        """Give a leased URL back without counting the attempt (its fetch was put off)."""
+        self._db.execute(
+            "UPDATE urls SET lock_until = 0, attempts = MAX(attempts - 1, 0) WHERE url = ?", (url,)
+        )
+        self.lock_host(host, host_lock_until)
+
+    def retries(self, url: str) -> int:
+        row = self._db.execute("SELECT retries FROM urls WHERE url = ?", (url,)).fetchone()
+        return row[0] if row else 0
+
+    def set_host_delay(self, host: str, delay: float | None) -> None:
+        self._db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
+        self._db.execute("UPDATE hosts SET delay = ? WHERE host = ?", (delay, host))
+
+    def next_due(self, now: float) -> float | None:
+        """When the next marked URL (and its host) becomes free, or None when nothing is marked."""
+        row = self._db.execute(
+            """
+            SELECT MIN(MAX(u.lock_until, h.lock_until)) FROM urls u JOIN hosts h ON h.host = u.host
+            WHERE u.harvest = 1
+            """
+        ).fetchone()
+        return None if row[0] is None else max(row[0], now)
+
+    def robots(self, host: str, now: float) -> tuple[int | None, bytes | None] | None:
+        """The cached robots.txt answer ``(status, body)`` for a host, or None when absent or expired."""
+        row = self._db.execute(
+            "SELECT status, body FROM robots WHERE host = ? AND expires > ?", (host, now)
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def store_robots(self, host: str, status: int | None, body: bytes | None, expires: float) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO robots (host, status, body, expires) VALUES (?, ?, ?, ?)",
+            (host, status, body, expires),
+        )
+
+    def hosts(self, now: float, limit: int = 20) -> list[tuple[str, int, float]]:
+        """Hosts with marked URLs, most first: ``(host, marked URLs, seconds until unlocked)``."""
+        rows = self._db.execute(
+            """
+            SELECT h.host, COUNT(*), MAX(h.lock_until - :now, 0) FROM urls u JOIN hosts h ON h.host = u.host
+            WHERE u.harvest = 1 GROUP BY h.host ORDER BY COUNT(*) DESC, h.host LIMIT :limit
+            """,
+            {"now": now, "limit": limit},
+        )
+        return [(host, marked, wait) for host, marked, wait in rows]
+
+    def counts(self, now: float) -> dict[str, int]:
+        """URLs by state, for the crawl summary and status commands."""
+        row = self._db.execute(
+            """
+            SELECT COUNT(*),
+                   SUM(harvest = 1 AND lock_until <= :now),
+                   SUM(harvest = 1 AND lock_until > :now),
+                   SUM(harvest = 0 AND status IS NOT NULL),
+                   (SELECT COUNT(*) FROM hosts)
+            FROM urls
+            """,
+            {"now": now},
+        ).fetchone()
+        return {
+            "urls": row[0],
+            "marked_ready": row[1] or 0,
+            "marked_locked": row[2] or 0,
+            "done": row[3] or 0,
+            "hosts": row[4],
+        }

@@ -1,0 +1,82 @@
+"""What one crawl of a job shares among its Scrapy components: the job, the frontier, the records."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry
+from combine_scrapy.frontier.sqlite import SqliteFrontier
+from combine_scrapy.job import Job
+from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.urls import check_url, host_of
+
+
+@dataclass
+class Harvest:
+    job: Job
+    frontier: SqliteFrontier
+    store: SqliteRecordStore
+    max_urls_per_host: int | None = None
+    leased: dict[str, FrontierEntry] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, job: Job, data_dir: str | Path, max_urls_per_host: int | None = None) -> Harvest:
+        """Open the job's embedded backends under ``data_dir/<job>/``."""
+        directory = Path(data_dir) / job.name
+        return cls(
+            job=job,
+            frontier=SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.harvest_retries),
+            store=SqliteRecordStore(directory / "records.sqlite"),
+            max_urls_per_host=max_urls_per_host,
+        )
+
+    def mark(self, candidates: Iterable[tuple[str, float]]) -> tuple[int, Counter[str]]:
+        """Canonicalize, validate and mark ``(url, priority)`` pairs for crawling.
+
+        Every URL is canonicalized here, once, before the frontier sees it.
+        Returns how many were new, and the rejected ones counted by reason.
+        """
+        rejected: Counter[str] = Counter()
+        accepted: dict[str, float] = {}
+        for url, priority in candidates:
+            verdict = check_url(url, self.job.url_rules)
+            if verdict.ok:
+                accepted.setdefault(verdict.url, priority)
+            else:
+                rejected[verdict.reason] += 1
+        if not accepted:
+            return 0, rejected
+        marked, refused = self.frontier.mark(
+            [(url, host_of(url), priority) for url, priority in accepted.items()],
+            max_urls_per_host=self.max_urls_per_host,
+        )
+        if refused:
+            rejected["host_full"] += refused
+        return marked, rejected
+
+    def claim(self, entry: FrontierEntry, now: float) -> bool:
+        """Lease a ready URL to this harvester (and lock its host)."""
+        if not self.frontier.claim(entry, now, LEASE_SECONDS):
+            return False
+        self.leased[entry.url] = entry
+        return True
+
+    def complete(self, url: str, host: str, **outcome) -> None:
+        self.frontier.complete(url, host, **outcome)
+        self.leased.pop(url, None)
+
+    def release(self, url: str, host: str, host_lock_until: float) -> None:
+        self.frontier.release(url, host, host_lock_until)
+        self.leased.pop(url, None)
+
+    def close(self) -> None:
+        """Give back what this harvester still holds, so the next run need not wait for leases to end."""
+        now = time.time()
+        for entry in list(self.leased.values()):
+            self.release(entry.url, entry.host, now + self.job.wait_interval_host)
+        self.frontier.close()
+        self.store.close()

@@ -1,0 +1,28 @@
+"""The item that travels through the pipelines: one fetch of one frontier URL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Fetch:
+    """One fetch of a frontier URL, and what the pipelines learned from it.
+
+    ``status`` is None when no response came back; ``error`` then says why,
+    and ``outcome`` may already be decided by a middleware (robots, rules).
+    """
+
+    url: str
+    host: str
+    fetched_at: float
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    error: str | None = None
+    outcome: Any = None          # a frontier.Outcome, decided by a middleware
+    postponed: bool = False      # the fetch was put off (robots.txt read first)
+    page: Any = None             # parse.ParsedPage, set by ParsePipeline
+    classification: Any = None   # topic.Classification, set by TopicPipeline
+    record_key: str | None = None

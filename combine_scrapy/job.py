@@ -1,0 +1,323 @@
+"""Load ``topics/<job>/`` into one typed, validated :class:`Job`.
+
+A job directory holds, as in Combine's ``/etc/combine/<job>/``:
+
+- ``combine.cfg``: the job configuration, Combine's variable names in
+  Config::General syntax (``Name = value`` lines and ``<block> ... </block>``
+  lists for allow, exclude, sessionids, serveralias, converters);
+- ``topicdefinition.txt`` (and an optional ``stopwords.txt``);
+- ``seeds.txt``: one URL per line;
+- ``sitesOK.txt`` (optional): hosts whose pages are always accepted.
+
+Every error names the file, the line and what is wrong, so a user can fix a
+job without reading code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from combine_scrapy.topic import (
+    TopicDefinition,
+    TopicDefinitionError,
+    TopicFilter,
+    build_filter,
+    load_topic_definition,
+)
+from combine_scrapy.urls import UrlRule, UrlRules, check_url, parse_serveralias
+
+CONFIG_FILE = "combine.cfg"
+TOPIC_FILE = "topicdefinition.txt"
+SEEDS_FILE = "seeds.txt"
+SITES_OK_FILE = "sitesOK.txt"
+
+STRATEGIES = ("BreadthFirstTime",)
+
+
+class JobConfigError(ValueError):
+    """A job that cannot be loaded; ``str()`` reads ``file:line: what is wrong``."""
+
+    def __init__(self, path: Path | str, line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{where}: {message}")
+
+
+def _parse_bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "yes", "true", "on"):
+        return True
+    if value in ("0", "no", "false", "off"):
+        return False
+    raise ValueError(f"expected 0 or 1 (or yes/no), got {text!r}")
+
+
+def _parse_seconds(text: str) -> float:
+    value = float(text.replace("_", "").replace(",", ""))
+    if value < 0:
+        raise ValueError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
+def _parse_positive_int(text: str) -> int:
+    value = int(text.replace("_", "").replace(",", ""))
+    if value <= 0:
+        raise ValueError(f"expected a whole number > 0, got {text!r}")
+    return value
+
+
+def _parse_strategy(text: str) -> str:
+    if text not in STRATEGIES:
+        raise ValueError(f"unknown strategy {text!r}; known: {', '.join(STRATEGIES)}")
+    return text
+
+
+def _parse_optional_float(text: str) -> float | None:
+    return None if text.strip() == "" else float(text)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Variable:
+    attribute: str
+    parse: Callable[[str], Any]
+
+
+# Combine's variable names (conf/default.cfg, conf/job_default.cfg) -> Job fields.
+VARIABLES: dict[str, _Variable] = {
+    "WaitIntervalHost": _Variable("wait_interval_host", _parse_seconds),
+    "WaitIntervalHarvesterLockSuccess": _Variable("lock_success", _parse_seconds),
+    "WaitIntervalHarvesterLockRobotRules": _Variable("lock_robot_rules", _parse_seconds),
+    "WaitIntervalHarvesterLockNotFound": _Variable("lock_not_found", _parse_seconds),
+    "WaitIntervalHarvesterLockNotModified": _Variable("lock_not_modified", _parse_seconds),
+    "WaitIntervalHarvesterLockUnavailable": _Variable("lock_unavailable", _parse_seconds),
+    "maxUrlLength": _Variable("max_url_length", _parse_positive_int),
+    "AutoRecycleLinks": _Variable("auto_recycle_links", _parse_bool),
+    "saveHTML": _Variable("save_html", _parse_bool),
+    "doAnalyse": _Variable("do_analyse", _parse_bool),
+    "extractLinksFromText": _Variable("extract_links_from_text", _parse_bool),
+    "UserAgentFollowRedirects": _Variable("follow_redirects", _parse_bool),
+    "UserAgentGetIfModifiedSince": _Variable("get_if_modified_since", _parse_bool),
+    "UAtimeout": _Variable("timeout", _parse_seconds),
+    "HarvestRetries": _Variable("harvest_retries", _parse_positive_int),
+    "classifyPlugIn": _Variable("classify_plugin", str),
+    "tot_cutoff": _Variable("tot_cutoff", _parse_optional_float),
+    "cutoff_norm": _Variable("cutoff_norm", _parse_optional_float),
+    "cutoff_rel": _Variable("cutoff_rel", _parse_optional_float),
+    "UserAgent": _Variable("user_agent", str),
+    "OperatorEmail": _Variable("operator_email", str),
+    "CrawlStrategy": _Variable("strategy", _parse_strategy),
+}
+BLOCKS = ("allow", "exclude", "sessionids", "serveralias")
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """Everything a harvester needs to know about one crawl job."""
+
+    name: str
+    directory: Path
+    seeds: tuple[str, ...]
+    url_rules: UrlRules
+    topic_filter: TopicFilter
+    definition: TopicDefinition | None
+    sites_ok: frozenset[str] = frozenset()
+    classify_plugin: str = "plain"
+    tot_cutoff: float | None = None
+    cutoff_norm: float | None = None
+    cutoff_rel: float | None = None
+    wait_interval_host: float = 60
+    lock_success: float = 1_000_000
+    lock_robot_rules: float = 2_592_000
+    lock_not_found: float = 2_592_000
+    lock_not_modified: float = 2_592_000
+    lock_unavailable: float = 86_400
+    auto_recycle_links: bool = True
+    save_html: bool = True
+    do_analyse: bool = False
+    extract_links_from_text: bool = True
+    follow_redirects: bool = False
+    get_if_modified_since: bool = True
+    timeout: float = 30
+    harvest_retries: int = 5
+    user_agent: str = "combine-scrapy/0.1"
+    operator_email: str = ""
+    strategy: str = "BreadthFirstTime"
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise JobConfigError(path, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from e
+    except OSError as e:
+        raise JobConfigError(path, None, f"cannot read: {e.strerror}") from e
+
+
+def _unknown_variable(name: str) -> str:
+    close = difflib.get_close_matches(name, [*VARIABLES, *BLOCKS], n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"unknown variable {name!r}{hint}"
+
+
+_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][\w]*)\s*=\s*(.*?)\s*$")
+_BLOCK_OPEN = re.compile(r"^\s*<\s*([A-Za-z_]\w*)\s*>\s*$")
+_BLOCK_CLOSE = re.compile(r"^\s*<\s*/\s*([A-Za-z_]\w*)\s*>\s*$")
+
+
+def parse_config(path: Path) -> tuple[dict[str, tuple[int, str]], dict[str, list[tuple[int, str]]]]:
+    """Split combine.cfg into ``{name: (line, value)}`` and ``{block: [(line, entry)]}``."""
+    values: dict[str, tuple[int, str]] = {}
+    blocks: dict[str, list[tuple[int, str]]] = {}
+    open_block: tuple[str, int] | None = None
+    for number, raw in enumerate(_read_lines(path), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if open_block:
+            closing = _BLOCK_CLOSE.match(line)
+            if closing:
+                if closing.group(1) != open_block[0]:
+                    raise JobConfigError(path, number, f"</{closing.group(1)}> closes <{open_block[0]}> opened on line {open_block[1]}")
+                open_block = None
+            else:
+                blocks[open_block[0]].append((number, line))
+            continue
+        opening = _BLOCK_OPEN.match(line)
+        if opening:
+            name = opening.group(1)
+            if name not in BLOCKS:
+                raise JobConfigError(path, number, _unknown_variable(name))
+            if name in blocks:
+                raise JobConfigError(path, number, f"block <{name}> given twice")
+            blocks[name] = []
+            open_block = (name, number)
+            continue
+        assignment = _ASSIGNMENT.match(line)
+        if not assignment:
+            raise JobConfigError(path, number, f"expected 'Name = value' or '<block>', got {line!r}")
+        name, value = assignment.groups()
+        if name not in VARIABLES:
+            raise JobConfigError(path, number, _unknown_variable(name))
+        if name in values:
+            raise JobConfigError(path, number, f"{name} already set on line {values[name][0]}")
+        values[name] = (number, value)
+    if open_block:
+        raise JobConfigError(path, open_block[1], f"<{open_block[0]}> is never closed")
+    return values, blocks
+
+
+def _url_rules(path: Path, max_url_length: int, blocks: dict[str, list[tuple[int, str]]]) -> UrlRules:
+    changes: dict[str, Any] = {"max_url_length": max_url_length}
+    for name in ("allow", "exclude"):
+        if name in blocks:
+            rules = []
+            for number, entry in blocks[name]:
+                try:
+                    rules.append(UrlRule.parse(entry))
+                except ValueError as e:
+                    raise JobConfigError(path, number, f"bad {name} rule {entry!r}: {e}") from e
+            changes[name] = tuple(rules)
+    if "sessionids" in blocks:
+        changes["sessionids"] = tuple(entry for _, entry in blocks["sessionids"])
+    if "serveralias" in blocks:
+        aliases: dict[str, str] = {}
+        for number, entry in blocks["serveralias"]:
+            try:
+                aliases.update(parse_serveralias(entry))
+            except ValueError as e:
+                raise JobConfigError(path, number, f"bad serveralias {entry!r}: {e}") from e
+        changes["serveralias"] = aliases
+    return dataclasses.replace(UrlRules(), **changes)
+
+
+def _list_file(path: Path) -> list[tuple[int, str]]:
+    """Non-empty, non-comment lines of an optional one-entry-per-line file."""
+    if not path.exists():
+        return []
+    return [
+        (number, line.strip())
+        for number, line in enumerate(_read_lines(path), start=1)
+        if line.strip() and not line.strip().startswith("#")
+    ]
+
+
+def _seeds(path: Path, rules: UrlRules) -> tuple[str, ...]:
+    if not path.exists():
+        raise JobConfigError(path, None, "missing: list the start URLs, one per line")
+    seeds = []
+    for number, url in _list_file(path):
+        verdict = check_url(url, rules)
+        if not verdict.ok:
+            raise JobConfigError(path, number, f"seed {url!r} rejected: {verdict.reason}")
+        seeds.append(verdict.url)
+    return tuple(dict.fromkeys(seeds))
+
+
+def find_job_dir(name: str, topics_dir: Path | str) -> Path:
+    if not re.fullmatch(r"[\w.-]+", name) or name.startswith("."):
+        raise JobConfigError(topics_dir, None, f"bad job name {name!r}: use letters, digits, '.', '-', '_'")
+    directory = Path(topics_dir) / name
+    if not directory.is_dir():
+        known = sorted(p.name for p in Path(topics_dir).iterdir() if p.is_dir()) if Path(topics_dir).is_dir() else []
+        raise JobConfigError(directory, None, f"no such job; known jobs: {', '.join(known) or 'none'}")
+    return directory
+
+
+def load_job(name: str, topics_dir: Path | str = "topics") -> Job:
+    """Load and validate job ``name`` from ``topics_dir/name/``."""
+    directory = find_job_dir(name, topics_dir)
+    config_path = directory / CONFIG_FILE
+    if not config_path.exists():
+        raise JobConfigError(config_path, None, "missing: every job needs its combine.cfg")
+    values, blocks = parse_config(config_path)
+
+    fields: dict[str, Any] = {}
+    for name_, (number, text) in values.items():
+        variable = VARIABLES[name_]
+        try:
+            fields[variable.attribute] = variable.parse(text)
+        except ValueError as e:
+            raise JobConfigError(config_path, number, f"{name_}: {e}") from e
+
+    url_rules = _url_rules(config_path, fields.pop("max_url_length", 250), blocks)
+    sites_ok = frozenset(host.lower() for _, host in _list_file(directory / SITES_OK_FILE))
+
+    topic_path = directory / TOPIC_FILE
+    classify_plugin = fields.get("classify_plugin", "plain")
+    definition = None
+    if topic_path.exists():
+        try:
+            definition = load_topic_definition(topic_path)
+        except TopicDefinitionError as e:
+            raise JobConfigError(e.source, e.line, e.message) from e
+    try:
+        topic_filter = build_filter(
+            classify_plugin,
+            definition,
+            tot_cutoff=fields.get("tot_cutoff"),
+            cutoff_norm=fields.get("cutoff_norm"),
+            cutoff_rel=fields.get("cutoff_rel"),
+            sites_ok=sites_ok,
+            job_dir=directory,
+        )
+    except (ValueError, ImportError, OSError) as e:
+        line = values.get("classifyPlugIn", (None,))[0]
+        missing = "" if topic_path.exists() else f" ({TOPIC_FILE} is missing)"
+        raise JobConfigError(config_path, line, f"classifyPlugIn {classify_plugin!r}: {e}{missing}") from e
+
+    return Job(
+        name=directory.name,
+        directory=directory,
+        seeds=_seeds(directory / SEEDS_FILE, url_rules),
+        url_rules=url_rules,
+        topic_filter=topic_filter,
+        definition=definition,
+        sites_ok=sites_ok,
+        **fields,
+    )

@@ -1,0 +1,189 @@
+"""Item pipelines: one Fetch goes through outcome, parse, topic filter, record store and frontier.
+
+Each stage is thin and calls pure code; the order is the way of one URL
+through Combine (DESIGN.md): decide what the fetch means, parse the page, ask
+the topic filter, keep relevant pages (one record per content), and mark the
+links of relevant pages for crawling.
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urljoin
+
+from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
+from combine_scrapy.items import Fetch
+from combine_scrapy.parse import parse_document
+from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
+from combine_scrapy.topic import Document
+
+logger = logging.getLogger(__name__)
+
+
+class _HarvestStage:
+    """Base of the stages: reach the crawl's Harvest through the spider."""
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.stats = crawler.stats
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    @property
+    def harvest(self):
+        return self.crawler.spider.harvest
+
+
+class OutcomePipeline(_HarvestStage):
+    """Decide what the fetch means for the frontier; a URL out of retries counts as gone."""
+
+    def process_item(self, item: Fetch) -> Fetch:
+        if item.postponed:
+            return item
+        if item.outcome is None:
+            item.outcome = outcome_for_status(item.status)
+        self.stats.inc_value(f"fetch/outcome/{item.outcome.value}")
+        if item.outcome is Outcome.UNAVAILABLE:
+            retries = self.harvest.frontier.retries(item.url) + 1
+            if retries >= self.harvest.job.harvest_retries:
+                logger.info("giving up on %s after %d tries", item.url, retries)
+                item.outcome = Outcome.NOT_FOUND
+        return item
+
+
+class ParsePipeline(_HarvestStage):
+    """Turn a successful response into a ParsedPage: title, headings, meta, text, links."""
+
+    def process_item(self, item: Fetch) -> Fetch:
+        if item.outcome is Outcome.SUCCESS:
+            item.page = parse_document(
+                item.url,
+                item.body,
+                item.headers,
+                extract_links_from_text=self.harvest.job.extract_links_from_text,
+            )
+        return item
+
+
+class TopicPipeline(_HarvestStage):
+    """Ask the job's topic filter whether the page is relevant."""
+
+    def process_item(self, item: Fetch) -> Fetch:
+        page = item.page
+        if page is None:
+            return item
+        document = Document(
+            url=item.url,
+            title=page.title,
+            meta=" ".join(value for values in page.meta.values() for value in values),
+            headings=" ".join(page.headings),
+            text=page.text,
+            host=item.host,
+        )
+        item.classification = self.harvest.job.topic_filter.classify(document)
+        self.stats.inc_value("topic/relevant" if item.classification.relevant else "topic/irrelevant")
+        return item
+
+
+def _timestamp(value) -> float | None:
+    return value.timestamp() if value is not None else None
+
+
+class RecordPipeline(_HarvestStage):
+    """Keep relevant pages, one record per content (MD5), all its URLs on it.
+
+    A URL that stopped serving a relevant page leaves its record, and the
+    record goes when its last URL has left.
+    """
+
+    def process_item(self, item: Fetch) -> Fetch:
+        store = self.harvest.store
+        if item.outcome is Outcome.SUCCESS:
+            page, classification = item.page, item.classification
+            if classification.relevant and not page.robots_noindex:
+                record = self._record(item)
+                if store.store(record):
+                    self.stats.inc_value("records/new")
+                else:
+                    self.stats.inc_value("records/known_content")
+                item.record_key = record.key
+                return item
+        if item.outcome in (Outcome.SUCCESS, Outcome.NOT_FOUND, Outcome.ROBOTS):
+            if store.forget_url(item.url):
+                self.stats.inc_value("records/deleted")
+        return item
+
+    def _record(self, item: Fetch) -> Record:
+        page, classification = item.page, item.classification
+        job = self.harvest.job
+        return Record(
+            key=content_key(page.title, page.text, item.url, page.mime_type),
+            url=item.url,
+            title=page.title,
+            text=page.text,
+            mime_type=page.mime_type,
+            headings=list(page.headings),
+            meta={name: list(values) for name, values in page.meta.items()},
+            links=[RecordLink(link.url, link.anchor, link.kind) for link in page.links],
+            html=page.html if job.save_html else None,
+            charset=page.charset,
+            server=page.server,
+            modified=_timestamp(page.modified),
+            expires=_timestamp(page.expires),
+            checked=item.fetched_at,
+            score=classification.score,
+            normalized=classification.normalized,
+            algorithm=classification.algorithm,
+            classes=[TopicClass(c.name, c.absolute, c.relative, tuple(c.terms)) for c in classification.classes],
+            terms=list(classification.terms),
+        )
+
+
+class FrontierPipeline(_HarvestStage):
+    """Complete the URL in the frontier and mark what it leads to.
+
+    Links are marked only from relevant pages (and only with AutoRecycleLinks);
+    a redirect's target is always marked, as Combine recycled redirects.
+    """
+
+    def process_item(self, item: Fetch) -> Fetch:
+        harvest = self.harvest
+        if item.postponed:
+            harvest.release(item.url, item.host, item.fetched_at + harvest.job.wait_interval_host)
+            return item
+        self._mark(self._next_urls(item))
+        locks = locks_for(item.outcome, harvest.job)
+        harvest.complete(
+            item.url,
+            item.host,
+            now=item.fetched_at,
+            url_lock_until=item.fetched_at + locks.url,
+            host_lock_until=item.fetched_at + locks.host,
+            status=item.status,
+            keep_marked=item.outcome is Outcome.UNAVAILABLE,
+            etag=item.headers.get("etag") if item.outcome is Outcome.SUCCESS else None,
+            last_modified=item.headers.get("last-modified") if item.outcome is Outcome.SUCCESS else None,
+        )
+        return item
+
+    def _next_urls(self, item: Fetch) -> list[tuple[str, float]]:
+        """(URL, priority) pairs this fetch leads to, before validation."""
+        if item.outcome is Outcome.REDIRECT and item.headers.get("location"):
+            return [(urljoin(item.url, item.headers["location"]), 0.0)]
+        page, classification = item.page, item.classification
+        if (
+            item.outcome is Outcome.SUCCESS
+            and classification.relevant
+            and not page.robots_nofollow
+            and self.harvest.job.auto_recycle_links
+        ):
+            return [(link.url, classification.score) for link in page.links]
+        return []
+
+    def _mark(self, urls: list[tuple[str, float]]) -> None:
+        marked, rejected = self.harvest.mark(urls)
+        self.stats.inc_value("frontier/marked", marked)
+        for reason, count in rejected.items():
+            self.stats.inc_value(f"urls/rejected/{reason}", count)

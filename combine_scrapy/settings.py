@@ -1,0 +1,56 @@
+"""Scrapy settings of combine-scrapy; a job's own combine.cfg overrides the crawl behaviour."""
+
+BOT_NAME = "combine_scrapy"
+SPIDER_MODULES = ["combine_scrapy.spiders"]
+NEWSPIDER_MODULE = "combine_scrapy.spiders"
+COMMANDS_MODULE = "combine_scrapy.commands"
+
+# Where jobs are defined, and where the embedded backends keep their files.
+COMBINE_TOPICS_DIR = "topics"
+COMBINE_DATA_DIR = "data"
+# A crawl that is not continuous ends when no marked URL comes due within this many seconds.
+COMBINE_IDLE_HORIZON = 300
+# Spider-trap bound: new URLs marked per host at most (None: no bound).
+COMBINE_MAX_URLS_PER_HOST = 10000
+
+SCHEDULER = "combine_scrapy.frontier.scheduler.BreadthFirstTimeScheduler"
+
+# The frontier decides when a host may be fetched; Scrapy's own throttles and
+# retries would fetch behind its back.
+ROBOTSTXT_OBEY = False
+RETRY_ENABLED = False
+REDIRECT_ENABLED = False
+DOWNLOAD_DELAY = 0
+CONCURRENT_REQUESTS = 32
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+COOKIES_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+
+DOWNLOADER_MIDDLEWARES = {
+    "combine_scrapy.middlewares.UrlRulesMiddleware": 50,
+    "combine_scrapy.middlewares.RobotsMiddleware": 100,
+    "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
+    "combine_scrapy.middlewares.JobHeadersMiddleware": 400,
+}
+
+ITEM_PIPELINES = {
+    "combine_scrapy.pipelines.OutcomePipeline": 50,
+    "combine_scrapy.pipelines.ParsePipeline": 100,
+    "combine_scrapy.pipelines.TopicPipeline": 200,
+    "combine_scrapy.pipelines.RecordPipeline": 300,
+    "combine_scrapy.pipelines.FrontierPipeline": 900,
+}
+
+EXTENSIONS = {
+    "combine_scrapy.extensions.HarvestProgress": 500,
+    "combine_scrapy.extensions.HarvestSummary": 510,
+    "scrapy.extensions.logstats.LogStats": None,
+}
+# Seconds between two progress lines in the log (0: none).
+COMBINE_PROGRESS_INTERVAL = 30
+
+LOG_LEVEL = "INFO"
+REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
+FEED_EXPORT_ENCODING = "utf-8"

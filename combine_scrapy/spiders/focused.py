@@ -1,0 +1,108 @@
+"""The focused spider: thin glue between Scrapy and the job's frontier and pipelines.
+
+``scrapy crawl focused -a job=glass`` loads ``topics/glass/``, marks its
+seeds, and lets the BreadthFirstTime scheduler hand out URLs; every response
+(or failure) becomes one :class:`~combine_scrapy.items.Fetch` item, and the
+pipelines do the rest.
+"""
+
+from __future__ import annotations
+
+import time
+
+import scrapy
+from scrapy.exceptions import UsageError
+
+from combine_scrapy.frontier import FrontierEntry, Outcome
+from combine_scrapy.harvest import Harvest
+from combine_scrapy.items import Fetch
+from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.middlewares import RobotsDisallowed, RobotsPending, UrlRejected
+
+
+class FocusedSpider(scrapy.Spider):
+    name = "focused"
+
+    def __init__(self, job: str | None = None, max_pages: str | None = None, **kwargs):
+        super().__init__(**kwargs)
+        if not job:
+            raise UsageError("name the job to crawl: scrapy crawl focused -a job=NAME")
+        self.job_name = job
+        self.max_pages = int(max_pages) if max_pages else None
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        settings = crawler.settings
+        try:
+            job = load_job(spider.job_name, settings.get("COMBINE_TOPICS_DIR"))
+        except JobConfigError as e:
+            raise UsageError(f"bad job: {e}") from e
+        if spider.max_pages:
+            settings.set("CLOSESPIDER_PAGECOUNT", spider.max_pages, priority="spider")
+        spider.harvest = Harvest.open(
+            job,
+            settings.get("COMBINE_DATA_DIR"),
+            max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
+        )
+        crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
+        return spider
+
+    @property
+    def job(self):
+        return self.harvest.job
+
+    async def start(self):
+        """Seeds enter through the scheduler, which marks them in the frontier."""
+        for url in self.job.seeds:
+            yield scrapy.Request(url, dont_filter=True)
+
+    def request_for(self, entry: FrontierEntry) -> scrapy.Request:
+        """The request that fetches one frontier URL, conditional when the job asks for it."""
+        headers = {}
+        if self.job.get_if_modified_since:
+            if entry.last_modified:
+                headers["If-Modified-Since"] = entry.last_modified
+            if entry.etag:
+                headers["If-None-Match"] = entry.etag
+        return scrapy.Request(
+            entry.url,
+            callback=self.parse,
+            errback=self.fetch_failed,
+            headers=headers,
+            dont_filter=True,
+            meta={
+                "frontier_entry": entry,
+                "handle_httpstatus_all": True,
+                "dont_redirect": True,
+                "download_timeout": self.job.timeout,
+            },
+        )
+
+    def parse(self, response):
+        entry: FrontierEntry = response.meta["frontier_entry"]
+        yield Fetch(
+            url=entry.url,
+            host=entry.host,
+            fetched_at=time.time(),
+            status=response.status,
+            headers={
+                key.decode("latin-1").lower(): b", ".join(values).decode("latin-1")
+                for key, values in response.headers.items()
+            },
+            body=response.body,
+        )
+
+    def fetch_failed(self, failure):
+        entry: FrontierEntry = failure.request.meta["frontier_entry"]
+        fetch = Fetch(url=entry.url, host=entry.host, fetched_at=time.time(), error=str(failure.value))
+        if failure.check(RobotsPending):
+            fetch.postponed = True
+        elif failure.check(RobotsDisallowed):
+            fetch.outcome = Outcome.ROBOTS
+        elif failure.check(UrlRejected):
+            fetch.outcome = Outcome.NOT_FOUND
+        else:
+            fetch.outcome = Outcome.UNAVAILABLE
+            self.logger.info("fetch failed: %s: %s", entry.url, failure.getErrorMessage())
+        yield fetch

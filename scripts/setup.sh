@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian 12 machine with Python 3.11:
+# system packages, a virtual environment in .venv, the pinned Python packages.
+# Quick when everything is already there: each step checks before it acts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Libraries to build mysqlclient, the converters' programs, the test servers.
+SYSTEM_PACKAGES=(
+  pkg-config gcc libmariadb-dev
+  poppler-utils ghostscript antiword unrtf catdoc
+  mariadb-server redis-server
+)
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+missing=()
+for pkg in "${SYSTEM_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing system packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  if ! "$PYTHON" -m venv --help >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv python3-dev >/dev/null
+  fi
+  echo "setup: creating .venv with $("$PYTHON" --version)"
+  "$PYTHON" -m venv .venv
+fi
+
+# Re-install only when requirements.txt changed since the last successful install.
+stamp=.venv/.requirements.sha256
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing Python packages from requirements.txt"
+  .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+  .venv/bin/python -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
+  .venv/bin/python -c "import scrapy, scrapy_redis, w3lib, tldextract, MySQLdb, textract, protego" \
+    || { echo "setup: Python packages failed to install" >&2; exit 1; }
+  echo "$want" > "$stamp"
+fi

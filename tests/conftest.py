@@ -1,0 +1,69 @@
+"""Shared fixtures: loopback webs and crawls run as a user runs them, in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parent.parent
+SCRAPY = [sys.executable, "-m", "scrapy"]
+
+
+def free_port(host: str = "127.0.0.2") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class JobDir:
+    """A job written into a temporary topics directory, crawled with its own data directory."""
+
+    topics: Path
+    data: Path
+    name: str = "t"
+
+    def write(self, config: str, topic: str, seeds: list[str], **extra_files: str) -> JobDir:
+        directory = self.topics / self.name
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "combine.cfg").write_text(config)
+        (directory / "topicdefinition.txt").write_text(topic)
+        (directory / "seeds.txt").write_text("\n".join(seeds) + "\n")
+        for file_name, text in extra_files.items():
+            (directory / file_name).write_text(text)
+        return self
+
+    def scrapy(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        command = [
+            *SCRAPY, *args,
+            "-s", f"COMBINE_TOPICS_DIR={self.topics}",
+            "-s", f"COMBINE_DATA_DIR={self.data}",
+        ]
+        return subprocess.run(
+            command, cwd=PROJECT, capture_output=True, text=True, timeout=timeout,
+            env={**os.environ, "PYTHONPATH": str(PROJECT)},
+        )
+
+    def crawl(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        result = self.scrapy("crawl", "focused", "-a", f"job={self.name}", *args, timeout=timeout)
+        assert result.returncode == 0, result.stderr[-4000:]
+        assert "Traceback" not in result.stderr, result.stderr[-4000:]
+        return result
+
+    def records(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.data / self.name / "records.sqlite")
+
+    def frontier(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.data / self.name / "frontier.sqlite")
+
+
+@pytest.fixture
+def job_dir(tmp_path) -> JobDir:
+    return JobDir(topics=tmp_path / "topics", data=tmp_path / "data")

@@ -1,0 +1,140 @@
+"""The embedded frontier's BreadthFirstTime rounds, locks, leases and lock rules."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from combine_scrapy.frontier import Locks, Outcome, locks_for, outcome_for_status
+from combine_scrapy.frontier.sqlite import SqliteFrontier
+
+
+@pytest.fixture
+def frontier(tmp_path):
+    f = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
+    yield f
+    f.close()
+
+
+def mark(frontier, *urls, priority=0.0):
+    return frontier.mark([(url, url.split("/")[2], priority) for url in urls])
+
+
+def test_a_round_holds_one_url_per_unlocked_host(frontier):
+    mark(frontier, "http://a/1", "http://a/2", "http://b/1")
+    ready = frontier.ready(now=100)
+    assert sorted(entry.url for entry in ready) == ["http://a/1", "http://b/1"]
+
+
+def test_claim_locks_the_host_for_the_lease(frontier):
+    mark(frontier, "http://a/1", "http://a/2")
+    entry = frontier.ready(now=100)[0]
+    assert frontier.claim(entry, now=100, lease=60)
+    assert frontier.ready(now=130) == []          # host and URL leased
+    assert not frontier.claim(entry, now=130, lease=60)
+    assert [e.url for e in frontier.ready(now=161)] == ["http://a/1"]  # lease over: it comes back
+
+
+def test_complete_clears_the_mark_and_sets_locks(frontier):
+    mark(frontier, "http://a/1", "http://a/2")
+    entry = frontier.ready(now=100)[0]
+    frontier.claim(entry, now=100, lease=60)
+    frontier.complete(entry.url, "a", now=101, url_lock_until=1000, host_lock_until=111, status=200)
+    assert frontier.ready(now=105) == []                      # host interval
+    assert [e.url for e in frontier.ready(now=111)] == ["http://a/2"]
+    assert frontier.counts(now=111) == {"urls": 2, "marked_ready": 1, "marked_locked": 0, "done": 1, "hosts": 1}
+
+
+def test_marking_is_idempotent_and_keeps_first_state(frontier):
+    assert mark(frontier, "http://a/1") == (1, 0)
+    entry = frontier.ready(now=0)[0]
+    frontier.claim(entry, now=0, lease=60)
+    frontier.complete(entry.url, "a", now=1, url_lock_until=10**9, host_lock_until=2, status=200)
+    assert mark(frontier, "http://a/1") == (0, 0)   # a done URL is not marked again by a new link
+    assert frontier.next_due(now=5) is None
+
+
+def test_higher_priority_first_within_a_host(frontier):
+    mark(frontier, "http://a/low", priority=1)
+    mark(frontier, "http://a/high", priority=9)
+    assert frontier.ready(now=0)[0].url == "http://a/high"
+
+
+def test_per_host_bound_refuses_new_urls(frontier):
+    marked, refused = frontier.mark([(f"http://a/{i}", "a", 0) for i in range(5)], max_urls_per_host=3)
+    assert (marked, refused) == (3, 2)
+
+
+def test_url_given_up_after_max_attempts_without_completion(frontier):
+    mark(frontier, "http://a/1")
+    for attempt in range(3):
+        entry = frontier.ready(now=attempt * 100)[0]
+        assert frontier.claim(entry, now=attempt * 100, lease=60)
+    assert frontier.ready(now=1000) == []     # three leases ran out: a harvester keeps dying on it
+    assert frontier.next_due(now=1000) is None
+
+
+def test_release_gives_the_url_back_without_counting(frontier):
+    mark(frontier, "http://a/1")
+    entry = frontier.ready(now=0)[0]
+    frontier.claim(entry, now=0, lease=60)
+    frontier.release(entry.url, "a", host_lock_until=5)
+    assert frontier.ready(now=4) == []
+    assert frontier.ready(now=5)[0].url == "http://a/1"
+
+
+def test_unavailable_keeps_the_url_marked_and_counts_retries(frontier):
+    mark(frontier, "http://a/1")
+    entry = frontier.ready(now=0)[0]
+    frontier.claim(entry, now=0, lease=60)
+    frontier.complete(entry.url, "a", now=1, url_lock_until=50, host_lock_until=2, status=503, keep_marked=True)
+    assert frontier.retries(entry.url) == 1
+    assert frontier.next_due(now=3) == 50
+
+
+def test_crawl_delay_lengthens_the_host_lock(frontier):
+    mark(frontier, "http://a/1", "http://a/2")
+    frontier.set_host_delay("a", 30)
+    entry = frontier.ready(now=0)[0]
+    frontier.claim(entry, now=0, lease=60)
+    frontier.complete(entry.url, "a", now=1, url_lock_until=10**9, host_lock_until=2, status=200)
+    assert frontier.ready(now=30) == []
+    assert frontier.ready(now=31)
+
+
+def test_robots_answers_are_cached_until_they_expire(frontier):
+    frontier.store_robots("a", 200, b"User-agent: *\nDisallow: /x\n", expires=100)
+    assert frontier.robots("a", now=99) == (200, b"User-agent: *\nDisallow: /x\n")
+    assert frontier.robots("a", now=100) is None
+
+
+def test_state_survives_reopening(tmp_path):
+    first = SqliteFrontier(tmp_path / "f.sqlite")
+    mark(first, "http://a/1", "http://b/1")
+    first.close()
+    again = SqliteFrontier(tmp_path / "f.sqlite")
+    assert len(again.ready(now=0)) == 2
+    again.close()
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"),
+    [(200, Outcome.SUCCESS), (206, Outcome.SUCCESS), (301, Outcome.REDIRECT), (302, Outcome.REDIRECT),
+     (304, Outcome.NOT_MODIFIED), (404, Outcome.NOT_FOUND), (410, Outcome.NOT_FOUND), (403, Outcome.NOT_FOUND),
+     (408, Outcome.UNAVAILABLE), (500, Outcome.UNAVAILABLE), (503, Outcome.UNAVAILABLE), (None, Outcome.UNAVAILABLE)],
+)
+def test_outcome_for_status(status, outcome):
+    assert outcome_for_status(status) is outcome
+
+
+def test_lock_table_follows_combine():
+    job = SimpleNamespace(
+        wait_interval_host=60, lock_success=1_000_000, lock_not_modified=2_592_000, lock_unavailable=86_400,
+        lock_not_found=2_592_000, lock_robot_rules=2_592_000,
+    )
+    assert locks_for(Outcome.SUCCESS, job) == Locks(1_000_000, 60)
+    assert locks_for(Outcome.REDIRECT, job) == Locks(1_000_000, 60)
+    assert locks_for(Outcome.NOT_MODIFIED, job) == Locks(2_592_000, 60)
+    assert locks_for(Outcome.UNAVAILABLE, job) == Locks(86_400, 600)
+    assert locks_for(Outcome.ROBOTS, job) == Locks(2_592_000, 60)

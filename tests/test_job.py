@@ -1,0 +1,113 @@
+"""Loading jobs: the shipped ones load, and every kind of bad file names its file and line."""
+
+from __future__ import annotations
+
+import pytest
+
+from combine_scrapy.job import JobConfigError, load_job
+from conftest import PROJECT
+
+TOPIC = "50: carnivorous plants=CP\n"
+
+
+def write_job(tmp_path, config="", topic=TOPIC, seeds="http://127.0.0.2:8931/\n", **files):
+    directory = tmp_path / "j"
+    directory.mkdir()
+    (directory / "combine.cfg").write_text(config)
+    if topic is not None:
+        (directory / "topicdefinition.txt").write_text(topic)
+    if seeds is not None:
+        (directory / "seeds.txt").write_text(seeds)
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    return directory
+
+
+@pytest.mark.parametrize("name", ["glass", "demo"])
+def test_shipped_jobs_load(name):
+    job = load_job(name, PROJECT / "topics")
+    assert job.name == name
+    assert job.seeds
+    assert job.definition is not None
+
+
+def test_glass_job_uses_combine_defaults():
+    job = load_job("glass", PROJECT / "topics")
+    assert job.wait_interval_host == 60
+    assert job.lock_success == 1_000_000
+    assert job.url_rules.max_url_length == 250
+    assert job.auto_recycle_links and job.save_html and not job.do_analyse
+
+
+def test_values_and_blocks_are_read(tmp_path):
+    directory = write_job(
+        tmp_path,
+        "WaitIntervalHost = 2.5\nsaveHTML = 0\nmaxUrlLength = 100\n"
+        "<exclude>\nURL \\.pdf$\n</exclude>\n<sessionids>\nmysid\n</sessionids>\n",
+        sitesOK="www.Example.org\n",
+    )
+    job = load_job("j", tmp_path)
+    assert job.wait_interval_host == 2.5
+    assert job.save_html is False
+    assert job.url_rules.max_url_length == 100
+    assert [rule.text for rule in job.url_rules.exclude] == ["URL \\.pdf$"]
+    assert job.url_rules.sessionids == ("mysid",)
+    assert job.sites_ok == frozenset({"www.example.org"})
+    assert directory.name == job.name
+
+
+@pytest.mark.parametrize(
+    ("config", "line", "message"),
+    [
+        ("WaitIntervalHots = 5\n", 1, "unknown variable 'WaitIntervalHots' (did you mean WaitIntervalHost?)"),
+        ("# comment\nWaitIntervalHost = soon\n", 2, "WaitIntervalHost: could not convert string to float: 'soon'"),
+        ("WaitIntervalHost = -1\n", 1, "expected a number of seconds >= 0"),
+        ("saveHTML = maybe\n", 1, "saveHTML: expected 0 or 1"),
+        ("maxUrlLength = 0\n", 1, "expected a whole number > 0"),
+        ("WaitIntervalHost = 1\nWaitIntervalHost = 2\n", 2, "WaitIntervalHost already set on line 1"),
+        ("just some words\n", 1, "expected 'Name = value' or '<block>'"),
+        ("<exclude>\nURL (unclosed\n</exclude>\n", 2, "bad exclude rule 'URL (unclosed'"),
+        ("<exclude>\nURL x\n", 1, "<exclude> is never closed"),
+        ("<exclude>\n</allow>\n", 2, "</allow> closes <exclude> opened on line 1"),
+        ("<excludes>\n</excludes>\n", 1, "unknown variable 'excludes' (did you mean exclude?)"),
+        ("CrawlStrategy = Random\n", 1, "unknown strategy 'Random'"),
+        ("classifyPlugIn = no.such.module:classify\n", 1, "classifyPlugIn 'no.such.module:classify'"),
+    ],
+)
+def test_bad_configuration_names_file_line_and_problem(tmp_path, config, line, message):
+    directory = write_job(tmp_path, config)
+    with pytest.raises(JobConfigError) as raised:
+        load_job("j", tmp_path)
+    assert str(raised.value).startswith(f"{directory / 'combine.cfg'}:{line}: ")
+    assert message in str(raised.value)
+
+
+def test_bad_topic_definition_names_its_line(tmp_path):
+    directory = write_job(tmp_path, topic="# fine\n50: good=A\nnot a row\n")
+    with pytest.raises(JobConfigError) as raised:
+        load_job("j", tmp_path)
+    assert str(raised.value).startswith(f"{directory / 'topicdefinition.txt'}:3: ")
+
+
+def test_bad_seed_names_its_line(tmp_path):
+    directory = write_job(tmp_path, seeds="http://127.0.0.2/\nmailto:someone@example.org\n")
+    with pytest.raises(JobConfigError) as raised:
+        load_job("j", tmp_path)
+    assert str(raised.value).startswith(f"{directory / 'seeds.txt'}:2: seed 'mailto:someone@example.org' rejected")
+
+
+def test_missing_pieces_are_named(tmp_path):
+    write_job(tmp_path, seeds=None)
+    with pytest.raises(JobConfigError, match="seeds.txt: missing"):
+        load_job("j", tmp_path)
+    with pytest.raises(JobConfigError, match="no such job; known jobs: j"):
+        load_job("nope", tmp_path)
+    with pytest.raises(JobConfigError, match="bad job name"):
+        load_job("../etc", tmp_path)
+
+
+def test_non_utf8_file_is_named(tmp_path):
+    directory = write_job(tmp_path)
+    (directory / "combine.cfg").write_bytes(b"WaitIntervalHost = 1\n\xff\xfe\n")
+    with pytest.raises(JobConfigError, match="combine.cfg: not UTF-8"):
+        load_job("j", tmp_path)
