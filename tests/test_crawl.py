@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, Page, demo_sites
-from conftest import PROJECT, free_port
+from conftest import PROJECT, JobDir, free_port
 
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 WAIT = 0.5
@@ -30,15 +30,21 @@ def demo_web():
         yield web
 
 
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory):
+    """One crawl of the demo web, shared by the tests that only look at its results."""
+    base = tmp_path_factory.mktemp("crawled")
+    job_dir = JobDir(topics=base / "topics", data=base / "data")
+    port = free_port()
+    with LoopbackWeb(demo_sites(port), port=port) as web:
+        job_dir.write(CONFIG, DEMO_TOPIC, [web.url(PLANTS)])
+        result = job_dir.crawl()
+        yield job_dir, web, result
+
+
 def page_paths(web: LoopbackWeb, host: str) -> list[str]:
     return [hit.path for hit in web.hits_for(host) if hit.path != "/robots.txt"]
 
-
-@pytest.fixture
-def crawled(job_dir, demo_web):
-    job_dir.write(CONFIG, DEMO_TOPIC, [demo_web.url(PLANTS)])
-    result = job_dir.crawl()
-    return job_dir, demo_web, result
 
 
 def test_only_relevant_pages_are_stored(crawled):

@@ -44,7 +44,7 @@ def test_values_and_blocks_are_read(tmp_path):
         tmp_path,
         "WaitIntervalHost = 2.5\nsaveHTML = 0\nmaxUrlLength = 100\n"
         "<exclude>\nURL \\.pdf$\n</exclude>\n<sessionids>\nmysid\n</sessionids>\n",
-        sitesOK="www.Example.org\n",
+        **{"sitesOK.txt": "www.Example.org\n"},
     )
     job = load_job("j", tmp_path)
     assert job.wait_interval_host == 2.5

@@ -18,6 +18,7 @@ from collections import deque
 
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.asyncio import call_later
 
 from combine_scrapy.frontier import FrontierEntry
 
@@ -30,7 +31,8 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         self.stats = crawler.stats
         self.idle_horizon = idle_horizon
         self.ready: deque[FrontierEntry] = deque()
-        self._wakeup = None
+        self._wakeup = None        # the pending wake-up call, and when it fires
+        self._wake_at: float | None = None
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -46,7 +48,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         )
 
     def close(self, reason):
-        if self._wakeup is not None and self._wakeup.active():
+        if self._wakeup is not None:
             self._wakeup.cancel()
 
     def enqueue_request(self, request: Request) -> bool:
@@ -87,13 +89,15 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         due = self.harvest.frontier.next_due(now)
         if due is None or due > now + self.idle_horizon:
             return
-        if self._wakeup is not None and self._wakeup.active():
+        if self._wake_at is not None and self._wake_at <= due:
             return
-        from twisted.internet import reactor
-
-        self._wakeup = reactor.callLater(max(due - now, 0.01) + 0.001, self._wake_engine)
+        if self._wakeup is not None:
+            self._wakeup.cancel()
+        self._wake_at = max(due, now + 0.01) + 0.001
+        self._wakeup = call_later(self._wake_at - now, self._wake_engine)
 
     def _wake_engine(self) -> None:
+        self._wake_at = None
         slot = getattr(self.crawler.engine, "_slot", None)  # the engine has no public "poll now"
         if slot is not None:
             slot.nextcall.schedule()

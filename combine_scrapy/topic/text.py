@@ -1,0 +1,40 @@
+"""Text preparation shared by Combine's matching algorithms (COMBINE_REFERENCE.md).
+
+Characters other than letters, digits, ``/``, ``'`` and ``-`` become spaces;
+pure-number tokens go; text is lower-cased; stopwords go; no stemming.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+_NOT_WORD = re.compile(r"[^\w/'\-]|_")
+_NUMBER = re.compile(r"^[\d/'\-]+$")
+
+
+@dataclass(frozen=True)
+class Document:
+    """The parts of a page the topic filter looks at."""
+
+    url: str
+    title: str = ""
+    meta: str = ""
+    headings: str = ""
+    text: str = ""
+    host: str = ""
+
+
+def tokens(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
+    """Prepared, lower-cased tokens of ``text``."""
+    return [
+        token
+        for token in _NOT_WORD.sub(" ", text).lower().split()
+        if not _NUMBER.match(token) and token not in stopwords
+    ]
+
+
+def url_path_text(url: str) -> str:
+    """The URL path with ``/`` turned into spaces: Combine matched terms in it too."""
+    return unquote(urlsplit(url).path).replace("/", " ")
