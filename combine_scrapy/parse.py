@@ -10,6 +10,7 @@ with extractLinksFromText, the URLs written in it.
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,7 +20,7 @@ from urllib.parse import urljoin
 import charset_normalizer
 import lxml.etree
 import lxml.html
-from w3lib.encoding import html_to_unicode, resolve_encoding
+from w3lib.encoding import html_to_unicode, http_content_type_encoding, read_bom
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_TYPES = ("text/plain",)
@@ -78,21 +79,31 @@ def _detect_charset(body: bytes) -> str | None:
     return best.encoding if best else None
 
 
+def _charset_name(encoding: str) -> str:
+    """Python's standard name of an encoding: ``utf_8`` and ``UTF8`` both give ``utf-8``."""
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        return encoding
+
+
 def mime_type_of(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
 
 
 def decode_text(body: bytes, content_type: str | None) -> tuple[str, str]:
     """(text, charset) of a non-HTML body: BOM, header charset, then detection."""
-    match = re.search(r"charset=[\"']?([\w.:-]+)", content_type or "", re.IGNORECASE)
-    for encoding in (match and resolve_encoding(match.group(1)),):
-        if encoding:
-            try:
-                return body.decode(encoding), encoding
-            except (UnicodeDecodeError, LookupError):
-                pass
+    bom_encoding, bom = read_bom(body)
+    if bom_encoding:
+        return body[len(bom):].decode(bom_encoding, errors="replace"), _charset_name(bom_encoding)
+    declared = http_content_type_encoding(content_type)
+    if declared:
+        try:
+            return body.decode(declared), _charset_name(declared)
+        except UnicodeDecodeError:
+            pass
     detected = _detect_charset(body) or "utf-8"
-    return body.decode(detected, errors="replace"), detected
+    return body.decode(detected, errors="replace"), _charset_name(detected)
 
 
 def _visible_text(root: lxml.html.HtmlElement) -> str:
@@ -140,7 +151,7 @@ def _text_links(text: str, seen: set[str]) -> list[Link]:
 
 def _parse_html(page: ParsedPage, body: bytes, content_type: str | None, extract_links_from_text: bool) -> None:
     encoding, html = html_to_unicode(content_type, body, auto_detect_fun=lambda data: _detect_charset(data))
-    page.charset = encoding
+    page.charset = _charset_name(encoding)
     page.html = html
     try:
         root = lxml.html.document_fromstring(html.replace("\x00", "") or "<html></html>")

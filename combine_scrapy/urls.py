@@ -37,7 +37,9 @@ DEFAULT_SESSIONIDS = (
 )
 # ASP.NET cookieless sessions put the id in a path segment: /(S(abc123))/page.aspx
 _ASPNET_SEGMENT = re.compile(r"/\((?:[A-Z]\([^)/]*\))+\)(?=/)")
-_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Browsers drop tabs and line breaks inside URLs (WHATWG URL standard); so do we.
+_TAB_OR_NEWLINE = re.compile(r"[\t\r\n]")
 
 
 @dataclass(frozen=True)
@@ -190,9 +192,9 @@ def _server(scheme: str, netloc: str, rules: UrlRules) -> str:
 def canonicalize(url: str, rules: UrlRules | None = None) -> str:
     """The canonical form of ``url``; raises InvalidUrl (with a reason) when it has none."""
     rules = rules or UrlRules()
-    text = url.strip()
+    text = _TAB_OR_NEWLINE.sub("", url.strip())
     if not text or _CONTROL.search(text):
-        raise InvalidUrl(MALFORMED, "empty or holds control characters or spaces")
+        raise InvalidUrl(MALFORMED, "empty or holds control characters")
     try:
         text = canonicalize_url(safe_url_string(text), keep_fragments=False)
         parts = urlsplit(text)

@@ -1,0 +1,111 @@
+"""Parsing fetched bodies into structured pages: charset, title, headings, meta, text, links."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from combine_scrapy.parse import Link, parse_document
+
+HTML = """<!DOCTYPE html>
+<html><head>
+<title>Carnivorous   plants</title>
+<base href="http://plants.example/guide/">
+<meta name="Keywords" content="sundew, pitcher plant">
+<meta name="description" content="All about them">
+<meta name="DC.Creator" content="A. Gardener">
+<meta http-equiv="Expires" content="Thu, 01 Dec 2033 16:00:00 GMT">
+<style>.x { color: red }</style>
+<script>var hidden = "carnivorous";</script>
+</head><body>
+<h1>Sundews</h1><h2>Growing  <em>Drosera</em></h2>
+<p>Gl<b>ass</b>  houses suit them.</p>
+<p>See <a href="../nepenthes.html#top">Nepenthes <i>pitchers</i></a> and
+<a href="mailto:x@y.z">mail</a>, <a href="#self">here</a>,
+<img src="sundew.jpg" alt="A sundew"> and http://other.example/list.txt.</p>
+<map><area href="/area.html" alt="Area"></map>
+<iframe src="/frame.html"></iframe>
+<!-- a comment -->
+</body></html>"""
+
+
+def parse(body, content_type="text/html; charset=utf-8", **headers):
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    return parse_document("http://plants.example/guide/index.html", data, {"content-type": content_type, **headers})
+
+
+def test_title_headings_meta_and_text():
+    page = parse(HTML)
+    assert page.mime_type == "text/html" and page.charset == "utf-8"
+    assert page.title == "Carnivorous plants"
+    assert page.headings == ["Sundews", "Growing Drosera"]
+    assert page.meta["keywords"] == ["sundew, pitcher plant"]
+    assert page.meta["dc.creator"] == ["A. Gardener"]
+    assert "Glass houses suit them." in page.text.splitlines()
+    assert "var hidden" not in page.text and "color: red" not in page.text and "comment" not in page.text
+    assert page.expires == datetime(2033, 12, 1, 16, 0, tzinfo=timezone.utc)
+
+
+def test_links_with_anchor_text_resolved_against_base():
+    links = parse(HTML).links
+    assert Link("http://plants.example/nepenthes.html#top", "Nepenthes pitchers", "a") in links
+    assert Link("http://plants.example/guide/sundew.jpg", "A sundew", "img") in links
+    assert Link("http://plants.example/area.html", "Area", "area") in links
+    assert Link("http://plants.example/frame.html", "", "frame") in links
+    assert Link("http://other.example/list.txt", "", "text") in links
+    assert not any(link.url.endswith("#self") for link in links)
+
+
+def test_links_in_text_only_when_asked():
+    page = parse_document("http://x/", HTML.encode(), {"content-type": "text/html"}, extract_links_from_text=False)
+    assert not any(link.kind == "text" for link in page.links)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "charset"),
+    [
+        ("<html><head><title>Skärgård</title></head></html>".encode("iso-8859-1"), "text/html; charset=iso-8859-1", "cp1252"),
+        ('<html><head><meta charset="iso-8859-1"><title>Skärgård</title></head></html>'.encode("iso-8859-1"), "text/html", "cp1252"),
+        ("\ufeff<html><head><title>Skärgård</title></head></html>".encode("utf-8"), "text/html; charset=iso-8859-1", "utf-8"),
+        ("<html><head><title>Skärgård</title></head><body>" .encode("utf-8") + "Skärgården är vacker. ".encode() * 20, "text/html", "utf-8"),
+    ],
+)
+def test_character_sets_come_out_as_text(body, content_type, charset):
+    page = parse(body, content_type)
+    assert page.title == "Skärgård"
+    assert page.charset == charset
+
+
+def test_robots_meta_and_header():
+    page = parse('<html><head><meta name="robots" content="NOINDEX, follow"></head></html>')
+    assert page.robots_noindex and not page.robots_nofollow
+    assert parse('<meta name="robots" content="none">').robots_nofollow
+    assert parse("<p>x</p>", **{"x-robots-tag": "nofollow"}).robots_nofollow
+    assert not parse('<meta name="robots" content="nonexistent">').robots_noindex
+
+
+def test_dates_and_server_from_headers():
+    page = parse("<p>x</p>", **{"last-modified": "Wed, 21 Oct 2015 07:28:00 GMT", "server": "Apache", "expires": "garbage"})
+    assert page.modified == datetime(2015, 10, 21, 7, 28, tzinfo=timezone.utc)
+    assert page.server == "Apache"
+    assert page.expires is None
+
+
+def test_plain_text_and_its_urls():
+    page = parse_document(
+        "http://x/a.txt", "Sundews, see http://x.example/d.html.\nNothing else.".encode("utf-16"), {"content-type": "text/plain"}
+    )
+    assert page.mime_type == "text/plain"
+    assert page.text == "Sundews, see http://x.example/d.html.\nNothing else."
+    assert [link.url for link in page.links] == ["http://x.example/d.html"]
+
+
+@pytest.mark.parametrize("body", [b"", b"\x00\x01\x02", b"<html", b"<<<>>>", "<p>ü</p>".encode("utf-8")[:-5]])
+def test_broken_bodies_do_not_raise(body):
+    page = parse(body)
+    assert isinstance(page.text, str)
+
+
+def test_a_body_without_content_type_that_looks_like_html_is_html():
+    assert parse_document("http://x/", b"<html><title>T</title></html>", {}).title == "T"

@@ -1,0 +1,190 @@
+"""URL canonicalization and validation: Combine's "URL filtering", table-tested."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from combine_scrapy.urls import (
+    EXCLUDED,
+    MALFORMED,
+    NOT_ALLOWED,
+    SCHEME,
+    TOO_LONG,
+    UrlRule,
+    UrlRules,
+    canonicalize,
+    check_url,
+    host_of,
+    parse_serveralias,
+)
+
+RULES = UrlRules()
+
+
+@pytest.mark.parametrize(
+    ("url", "canonical"),
+    [
+        ("HTTP://WWW.Example.COM/a.html", "http://www.example.com/a.html"),
+        ("http://example.com:80/a", "http://example.com/a"),
+        ("https://example.com:443/a", "https://example.com/a"),
+        ("ftp://example.com:21/pub/", "ftp://example.com/pub/"),
+        ("http://example.com:8080/a", "http://example.com:8080/a"),
+        ("http://example.com", "http://example.com/"),
+        ("http://example.com/a.html#part-2", "http://example.com/a.html"),
+        ("http://example.com/a/./b/../c.html", "http://example.com/a/c.html"),
+        ("http://example.com/../../c.html", "http://example.com/c.html"),
+        ("http://example.com/p;jsessionid=0123ABCD", "http://example.com/p"),
+        ("http://example.com/shop/(S(lit3py55t21z5v55vlm25s55))/cart.aspx", "http://example.com/shop/cart.aspx"),
+        ("http://example.com/%7euser/", "http://example.com/~user/"),
+        ("http://example.com/a b", "http://example.com/a%20b"),
+        ("http://Exämple.com/", "http://xn--exmple-cua.com/"),
+        ("http://example.com./", "http://example.com/"),
+        ("  http://example.com/x  ", "http://example.com/x"),
+    ],
+)
+def test_canonical_form(url, canonical):
+    assert canonicalize(url, RULES) == canonical
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("?b=2&a=1", "?a=1&b=2"),                 # w3lib's canonical order
+        ("?a=1&a=1&b=2", "?a=1&b=2"),             # repeated CGI parameters cleaned
+        ("?a=1&a=2", "?a=1&a=2"),                 # same name, other value: kept
+        ("?PHPSESSID=99ff&page=2", "?page=2"),
+        ("?page=2&sid=42", "?page=2"),
+        ("?ASPSESSIONIDQQGGGNCG=x&page=2", "?page=2"),
+        ("?CFID=1&CFTOKEN=2&page=2", "?page=2"),
+        ("?jsessionid=1", ""),
+        ("?sidebar=1", "?sidebar=1"),             # a name merely starting like one is kept
+    ],
+)
+def test_query_cleaning(query, expected):
+    assert canonicalize("http://example.com/p" + query, RULES) == "http://example.com/p" + expected
+
+
+def test_sessionids_are_configurable():
+    rules = dataclasses.replace(RULES, sessionids=("mysid",))
+    assert canonicalize("http://example.com/p?mysid=1&PHPSESSID=2", rules) == "http://example.com/p?PHPSESSID=2"
+
+
+def test_server_aliases_resolve_to_the_first_host_of_a_group():
+    rules = dataclasses.replace(RULES, serveralias=parse_serveralias("www.example.com example.com www2.example.com:8080"))
+    assert canonicalize("http://EXAMPLE.com/a", rules) == "http://www.example.com/a"
+    assert canonicalize("http://www2.example.com:8080/a", rules) == "http://www.example.com/a"
+    assert canonicalize("http://www2.example.com/a", rules) == "http://www2.example.com/a"
+
+
+@pytest.mark.parametrize("line", ["example.com", "", "exa mple.com!bad other.com"])
+def test_bad_serveralias_lines_say_why(line):
+    with pytest.raises(ValueError):
+        parse_serveralias(line)
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://example.com/a.html", ""),
+        ("https://example.com/", ""),
+        ("ftp://example.com/pub/readme.txt", ""),
+        ("mailto:someone@example.com", SCHEME),
+        ("javascript:void(0)", SCHEME),
+        ("file:///etc/passwd", SCHEME),
+        ("", MALFORMED),
+        ("http://", MALFORMED),
+        ("http://example.com:99999/", MALFORMED),
+        ("http://exa\x00mple.com/", MALFORMED),
+        ("http://example.com/" + "a" * 240, TOO_LONG),
+        ("http://.example.com/", EXCLUDED),          # HOST: http:\/\/\.
+        ("http://user@example.com/", EXCLUDED),      # HOST: \@
+        ("http://example.com/cgi-bin/x", EXCLUDED),
+        ("http://example.com/search?q=x", EXCLUDED),  # Combine excludes every query by default
+        ("http://example.com/image.map", EXCLUDED),
+        ("http://example.com/_vti_bin/x", EXCLUDED),
+        ("http://example.com/photo.jpg", EXCLUDED),
+        ("http://example.com/PHOTO.JPG", EXCLUDED),
+        ("http://example.com/setup.exe", EXCLUDED),
+        ("http://example.com/a.tar", EXCLUDED),
+        ("http://example.com/song.mp3", EXCLUDED),
+        ("http://example.com/paper.pdf", ""),        # documents are converted, not excluded
+    ],
+)
+def test_validation_reasons(url, reason):
+    assert check_url(url, RULES).reason == reason
+
+
+def test_length_limit_is_below_max_url_length():
+    rules = dataclasses.replace(RULES, max_url_length=30)
+    assert check_url("http://example.com/abcdefghij", rules).ok          # 29 characters
+    assert check_url("http://example.com/abcdefghijk", rules).reason == TOO_LONG
+
+
+def test_allow_rules_one_must_match_host_rules_see_only_the_host():
+    rules = dataclasses.replace(RULES, allow=(UrlRule.parse(r"HOST: \.se$"), UrlRule.parse("URL /plants/")))
+    assert check_url("http://www.example.se/x", rules).ok
+    assert check_url("http://www.example.com/plants/x", rules).ok
+    assert check_url("http://www.example.com/x.se", rules).reason == NOT_ALLOWED
+
+
+def test_a_url_rule_sees_the_whole_url():
+    rules = dataclasses.replace(RULES, exclude=(UrlRule.parse("URL example"),))
+    assert check_url("http://other.org/example.html", rules).reason == EXCLUDED
+    rules = dataclasses.replace(RULES, exclude=(UrlRule.parse("HOST: example"),))
+    assert check_url("http://other.org/example.html", rules).ok
+
+
+@pytest.mark.parametrize("text", ["example", "HOST:", "URL (unclosed", "host: x"])
+def test_bad_rules_are_refused(text):
+    with pytest.raises(ValueError):
+        UrlRule.parse(text)
+
+
+def test_relative_links_resolve_against_their_page():
+    assert check_url("../b.html", RULES, base="http://example.com/a/c.html").url == "http://example.com/b.html"
+
+
+def test_session_ids_are_removed_before_the_exclude_test():
+    assert check_url("http://example.com/a.html?PHPSESSID=1", RULES).url == "http://example.com/a.html"
+    assert check_url("http://example.com/a.html?PHPSESSID=1", RULES).ok
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("http://Example.com/a", "example.com"),
+        ("http://example.com:80/a", "example.com"),
+        ("https://example.com:8443/a", "example.com:8443"),
+        ("http://user:pw@example.com:81/", "example.com:81"),
+        ("http://127.0.0.2:8931/", "127.0.0.2:8931"),
+    ],
+)
+def test_host_of(url, host):
+    assert host_of(url) == host
+
+
+urls = st.one_of(
+    st.text(max_size=80),
+    st.builds(
+        lambda scheme, host, path, query, fragment: f"{scheme}://{host}{path}{query}{fragment}",
+        st.sampled_from(["http", "HTTP", "https", "ftp", "gopher", ""]),
+        st.from_regex(r"[A-Za-z0-9.\-@:\[\]]{0,20}", fullmatch=True),
+        st.text(alphabet="/.;=%abcAZ09 ~é()", max_size=30),
+        st.text(alphabet="?&=;%abSIDPHPESjsession019", max_size=30),
+        st.text(alphabet="#ab/", max_size=5),
+    ),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(urls)
+def test_check_url_never_raises_and_canonical_urls_are_fixed_points(url):
+    verdict = check_url(url, RULES)
+    assert isinstance(verdict.reason, str)
+    if verdict.reason in ("", EXCLUDED, NOT_ALLOWED, TOO_LONG):
+        assert canonicalize(verdict.url, RULES) == verdict.url
+        assert check_url(verdict.url, RULES) == verdict
