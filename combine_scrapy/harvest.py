@@ -25,13 +25,13 @@ class Harvest:
 
     @classmethod
     def open(cls, job: Job, data_dir: str | Path, max_urls_per_host: int | None = None) -> Harvest:
-        """Open the job's embedded backends under ``data_dir/<job>/``."""
+        """Open the job's embedded backends under ``data_dir/<job>/``; the job's maxUrlsPerHost wins over the setting."""
         directory = Path(data_dir) / job.name
         return cls(
             job=job,
             frontier=SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.harvest_retries),
             store=SqliteRecordStore(directory / "records.sqlite"),
-            max_urls_per_host=max_urls_per_host,
+            max_urls_per_host=job.max_urls_per_host or max_urls_per_host,
         )
 
     def mark(self, candidates: Iterable[tuple[str, float]]) -> tuple[int, Counter[str]]:

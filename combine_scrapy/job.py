@@ -97,6 +97,10 @@ VARIABLES: dict[str, _Variable] = {
     "WaitIntervalHarvesterLockNotModified": _Variable("lock_not_modified", _parse_seconds),
     "WaitIntervalHarvesterLockUnavailable": _Variable("lock_unavailable", _parse_seconds),
     "maxUrlLength": _Variable("max_url_length", _parse_positive_int),
+    # Spider-trap bounds (not Combine's): path depth, repeats of one path segment, URLs kept per host.
+    "maxPathDepth": _Variable("max_path_depth", _parse_positive_int),
+    "maxRepeatedSegments": _Variable("max_repeated_segments", _parse_positive_int),
+    "maxUrlsPerHost": _Variable("max_urls_per_host", _parse_positive_int),
     "AutoRecycleLinks": _Variable("auto_recycle_links", _parse_bool),
     "saveHTML": _Variable("save_html", _parse_bool),
     "doAnalyse": _Variable("do_analyse", _parse_bool),
@@ -145,6 +149,7 @@ class Job:
     get_if_modified_since: bool = True
     timeout: float = 30
     harvest_retries: int = 5
+    max_urls_per_host: int | None = None
     user_agent: str = "combine-scrapy/0.1"
     operator_email: str = ""
     strategy: str = "BreadthFirstTime"
@@ -212,8 +217,8 @@ def parse_config(path: Path) -> tuple[dict[str, tuple[int, str]], dict[str, list
     return values, blocks
 
 
-def _url_rules(path: Path, max_url_length: int, blocks: dict[str, list[tuple[int, str]]]) -> UrlRules:
-    changes: dict[str, Any] = {"max_url_length": max_url_length}
+def _url_rules(path: Path, limits: dict[str, int], blocks: dict[str, list[tuple[int, str]]]) -> UrlRules:
+    changes: dict[str, Any] = dict(limits)
     for name in ("allow", "exclude"):
         if name in blocks:
             rules = []
@@ -285,7 +290,11 @@ def load_job(name: str, topics_dir: Path | str = "topics") -> Job:
         except ValueError as e:
             raise JobConfigError(config_path, number, f"{name_}: {e}") from e
 
-    url_rules = _url_rules(config_path, fields.pop("max_url_length", 250), blocks)
+    url_rules = _url_rules(
+        config_path,
+        {name: fields.pop(name) for name in ("max_url_length", "max_path_depth", "max_repeated_segments") if name in fields},
+        blocks,
+    )
     sites_ok = frozenset(host.lower() for _, host in _list_file(directory / SITES_OK_FILE))
 
     topic_path = directory / TOPIC_FILE

@@ -4,14 +4,15 @@ Normalization: host lower-cased, default port dropped, w3lib's canonical form
 (query sorted, percent-encoding normalized, fragment removed, ``./`` and
 ``../`` collapsed), repeated CGI parameters removed, session ids removed
 (query and ``;path`` parameters, ASP.NET cookieless ids), server aliases
-resolved. Validation: scheme, length, allow (one must match), exclude (none
-may match). Pure code, no Scrapy: :func:`check_url` never raises, it returns a
+resolved. Validation: scheme, length, spider traps (path depth, repeated
+segments), allow (one must match), exclude (none may match). Pure code, no Scrapy: :func:`check_url` never raises, it returns a
 verdict with a reason that the crawl counts in its stats.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -28,6 +29,8 @@ SCHEME = "scheme"
 TOO_LONG = "too_long"
 NOT_ALLOWED = "not_allowed"
 EXCLUDED = "excluded"
+TOO_DEEP = "too_deep"
+REPEATED_SEGMENTS = "repeated_segments"
 
 #: Session-id parameter names: Combine's list plus the common server frameworks'.
 DEFAULT_SESSIONIDS = (
@@ -102,6 +105,9 @@ class UrlRules:
     """A job's URL rules; the defaults are Combine's."""
 
     max_url_length: int = 250
+    #: Spider traps: more path segments than this, or one segment more often than this, is refused.
+    max_path_depth: int = 20
+    max_repeated_segments: int = 3
     allow: tuple[UrlRule, ...] = DEFAULT_ALLOW
     exclude: tuple[UrlRule, ...] = DEFAULT_EXCLUDE
     sessionids: tuple[str, ...] = DEFAULT_SESSIONIDS
@@ -223,12 +229,25 @@ def check_url(url: str, rules: UrlRules | None = None, base: str | None = None) 
     if len(canonical) >= rules.max_url_length:
         return Verdict(canonical, TOO_LONG)
     parts = urlsplit(canonical)
+    trap = _spider_trap(parts.path, rules)
+    if trap:
+        return Verdict(canonical, trap)
     server = f"{parts.scheme}://{parts.netloc}"
     if not any(rule.matches(canonical, server) for rule in rules.allow):
         return Verdict(canonical, NOT_ALLOWED)
     if any(rule.matches(canonical, server) for rule in rules.exclude):
         return Verdict(canonical, EXCLUDED)
     return Verdict(canonical)
+
+
+def _spider_trap(path: str, rules: UrlRules) -> str:
+    """A path that only a trap makes: too deep, or going round in circles (/a/b/a/b/a/b/...)."""
+    segments = [segment for segment in path.split("/") if segment]
+    if len(segments) > rules.max_path_depth:
+        return TOO_DEEP
+    if segments and max(Counter(segments).values()) > rules.max_repeated_segments:
+        return REPEATED_SEGMENTS
+    return ""
 
 
 def host_of(url: str) -> str:

@@ -111,3 +111,10 @@ def test_non_utf8_file_is_named(tmp_path):
     (directory / "combine.cfg").write_bytes(b"WaitIntervalHost = 1\n\xff\xfe\n")
     with pytest.raises(JobConfigError, match="combine.cfg: not UTF-8"):
         load_job("j", tmp_path)
+
+
+def test_spider_trap_bounds_are_read(tmp_path):
+    write_job(tmp_path, "maxPathDepth = 5\nmaxRepeatedSegments = 2\nmaxUrlsPerHost = 300\n")
+    job = load_job("j", tmp_path)
+    assert (job.url_rules.max_path_depth, job.url_rules.max_repeated_segments) == (5, 2)
+    assert job.max_urls_per_host == 300

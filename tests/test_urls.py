@@ -12,7 +12,9 @@ from combine_scrapy.urls import (
     EXCLUDED,
     MALFORMED,
     NOT_ALLOWED,
+    REPEATED_SEGMENTS,
     SCHEME,
+    TOO_DEEP,
     TOO_LONG,
     UrlRule,
     UrlRules,
@@ -188,3 +190,24 @@ def test_check_url_never_raises_and_canonical_urls_are_fixed_points(url):
     if verdict.reason in ("", EXCLUDED, NOT_ALLOWED, TOO_LONG):
         assert canonicalize(verdict.url, RULES) == verdict.url
         assert check_url(verdict.url, RULES) == verdict
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("/a/b/c/d.html", ""),
+        ("/" + "/".join(f"d{i}" for i in range(20)), ""),
+        ("/" + "/".join(f"d{i}" for i in range(21)), TOO_DEEP),
+        ("/cal/2024/cal/2025/cal/2026/x.html", ""),                    # three times: still fine
+        ("/cal/2024/cal/2025/cal/2026/cal/2027/x.html", REPEATED_SEGMENTS),
+        ("/a/b/a/b/a/b/a/b/", REPEATED_SEGMENTS),
+    ],
+)
+def test_spider_trap_bounds(path, reason):
+    assert check_url("http://example.com" + path, RULES).reason == reason
+
+
+def test_spider_trap_bounds_are_configurable():
+    rules = dataclasses.replace(RULES, max_path_depth=2, max_repeated_segments=1)
+    assert check_url("http://example.com/a/b/c", rules).reason == TOO_DEEP
+    assert check_url("http://example.com/a/a", rules).reason == REPEATED_SEGMENTS
