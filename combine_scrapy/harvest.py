@@ -69,8 +69,8 @@ class Harvest:
         self.frontier.complete(url, host, **outcome)
         self.leased.pop(url, None)
 
-    def release(self, url: str, host: str, host_lock_until: float) -> None:
-        self.frontier.release(url, host, host_lock_until)
+    def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
+        self.frontier.release(url, host, host_lock_until, now)
         self.leased.pop(url, None)
 
     def close(self) -> None:

@@ -11,11 +11,11 @@ import logging
 import time
 from urllib.parse import urljoin, urlsplit
 
-from scrapy import Request
-from scrapy.exceptions import IgnoreRequest
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http.request import NO_CALLBACK
 
-from combine_scrapy.robots import RobotsPolicy, policy_from_response
+from combine_scrapy.robots import MAX_BODY_BYTES, RobotsPolicy, policy_from_response
 from combine_scrapy.urls import check_url, host_of
 
 logger = logging.getLogger(__name__)
@@ -82,7 +82,18 @@ class RobotsMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler)
+        middleware = cls(crawler)
+        crawler.signals.connect(middleware._robots_bytes_received, signal=signals.bytes_received)
+        return middleware
+
+    def _robots_bytes_received(self, data: bytes, request: Request, spider) -> None:
+        """Stop reading a robots.txt past MAX_BODY_BYTES and keep what came (RFC 9309 2.5)."""
+        if "robots_bytes" not in request.meta:
+            return
+        request.meta["robots_bytes"] += len(data)
+        if request.meta["robots_bytes"] > MAX_BODY_BYTES:
+            self.crawler.stats.inc_value("robots/truncated")
+            raise StopDownload(fail=False)
 
     async def process_request(self, request: Request):
         if request.meta.get("dont_obey_robotstxt"):
@@ -119,13 +130,15 @@ class RobotsMiddleware:
         """Parse and cache a robots.txt answer; a 5xx, 429 or no answer leaves the site unavailable."""
         job = _job(self.crawler)
         policy = policy_from_response(status, body, job.user_agent)
+        # Re-read after Combine's 1 or 4 days, or sooner when the job locks robots rules for less.
+        ttl = min(policy.ttl, job.lock_robot_rules)
         frontier = self.crawler.spider.harvest.frontier
         if store:
-            frontier.store_robots(host, status, body, now + policy.ttl)
+            frontier.store_robots(host, status, body, now + ttl)
         delay = policy.crawl_delay if policy.crawl_delay and policy.crawl_delay > job.wait_interval_host else None
         frontier.set_host_delay(host, delay)
         available = status is not None and status < 500 and status != 429
-        self._policies[host] = (policy, available, now + policy.ttl)
+        self._policies[host] = (policy, available, now + ttl)
         return policy, available
 
     async def _read_robots(self, page_url: str) -> tuple[int | None, bytes | None]:
@@ -138,7 +151,13 @@ class RobotsMiddleware:
                 url,
                 priority=self.DOWNLOAD_PRIORITY,
                 callback=NO_CALLBACK,
-                meta={"dont_obey_robotstxt": True, "handle_httpstatus_all": True, "dont_redirect": True},
+                meta={
+                    "dont_obey_robotstxt": True,
+                    "handle_httpstatus_all": True,
+                    "dont_redirect": True,
+                    "download_timeout": _job(self.crawler).timeout,
+                    "robots_bytes": 0,
+                },
             )
             try:
                 response = await self.crawler.engine.download_async(request)

@@ -151,7 +151,7 @@ class FrontierPipeline(_HarvestStage):
     def process_item(self, item: Fetch) -> Fetch:
         harvest = self.harvest
         if item.postponed:
-            harvest.release(item.url, item.host, item.fetched_at + harvest.job.wait_interval_host)
+            harvest.release(item.url, item.host, item.fetched_at + harvest.job.wait_interval_host, now=item.fetched_at)
             return item
         self._mark(self._next_urls(item))
         locks = locks_for(item.outcome, harvest.job)

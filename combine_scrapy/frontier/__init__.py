@@ -98,7 +98,7 @@ class Frontier(Protocol):
                  last_modified: str | None = None) -> None:
         """End a fetch: set both locks, clear the mark unless ``keep_marked``, count retries."""
 
-    def release(self, url: str, host: str, host_lock_until: float) -> None:
+    def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
         """Give a leased URL back without counting the attempt."""
 
     def retries(self, url: str) -> int: ...

@@ -173,21 +173,28 @@ class SqliteFrontier:
                 """,
                 (int(keep_marked), url_lock_until, status, now, keep_marked, etag, last_modified, url),
             )
-            delay = db.execute("SELECT delay FROM hosts WHERE host = ?", (host,)).fetchone()
-            if delay and delay[0]:
-                host_lock_until = max(host_lock_until, now + delay[0])
-            db.execute("UPDATE hosts SET lock_until = ? WHERE host = ?", (host_lock_until, host))
+            db.execute(
+                "UPDATE hosts SET lock_until = ? WHERE host = ?", (self._with_delay(host, now, host_lock_until), host)
+            )
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
 
-    def release(self, url: str, host: str, host_lock_until: float) -> None:
-        """Give a leased URL back without counting the attempt (its fetch was put off)."""
+    def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
+        """Give a leased URL back without counting the attempt (its fetch was put off).
+
+        With ``now``, the host's robots.txt Crawl-delay counts from then, as after a fetch.
+        """
         self._db.execute(
             "UPDATE urls SET lock_until = 0, attempts = MAX(attempts - 1, 0) WHERE url = ?", (url,)
         )
-        self.lock_host(host, host_lock_until)
+        self.lock_host(host, host_lock_until if now is None else self._with_delay(host, now, host_lock_until))
+
+    def _with_delay(self, host: str, now: float, host_lock_until: float) -> float:
+        """The host lock stretched to the host's Crawl-delay when that is longer."""
+        delay = self._db.execute("SELECT delay FROM hosts WHERE host = ?", (host,)).fetchone()
+        return max(host_lock_until, now + delay[0]) if delay and delay[0] else host_lock_until
 
     def retries(self, url: str) -> int:
         row = self._db.execute("SELECT retries FROM urls WHERE url = ?", (url,)).fetchone()
