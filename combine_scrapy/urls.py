@@ -41,6 +41,8 @@ DEFAULT_SESSIONIDS = (
 # ASP.NET cookieless sessions put the id in a path segment: /(S(abc123))/page.aspx
 _ASPNET_SEGMENT = re.compile(r"/\((?:[A-Z]\([^)/]*\))+\)(?=/)")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# A host name after IDNA encoding (RFC 3986 reg-name without sub-delims), or an IPv6 literal.
+_HOST = re.compile(r"[a-z0-9\-._~%]+|\[[0-9a-f:.]+\]")
 # Browsers drop tabs and line breaks inside URLs (WHATWG URL standard); so do we.
 _TAB_OR_NEWLINE = re.compile(r"[\t\r\n]")
 
@@ -190,6 +192,8 @@ def _server(scheme: str, netloc: str, rules: UrlRules) -> str:
         raise InvalidUrl(MALFORMED, f"bad port in {hostport!r}") from e
     if ":" in host:
         host = f"[{host}]"
+    if not _HOST.fullmatch(host):
+        raise InvalidUrl(MALFORMED, f"bad host {host!r}")
     hostport = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
     hostport = rules.serveralias.get(hostport, hostport)
     return f"{userinfo}@{hostport}" if userinfo else hostport

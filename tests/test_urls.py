@@ -182,7 +182,7 @@ urls = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(urls)
 def test_check_url_never_raises_and_canonical_urls_are_fixed_points(url):
     verdict = check_url(url, RULES)
