@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry
+from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.job import Job
 from combine_scrapy.store.sqlite import SqliteRecordStore
@@ -34,10 +35,16 @@ class Harvest:
             max_urls_per_host=job.max_urls_per_host or max_urls_per_host,
         )
 
-    def mark(self, candidates: Iterable[tuple[str, float]]) -> tuple[int, Counter[str]]:
+    @property
+    def ranks_links(self) -> bool:
+        """Whether the strategy orders by PageRank, and so needs the link graph."""
+        return self.job.strategy in ("PageRank", "iPageRank")
+
+    def mark(self, candidates: Iterable[tuple[str, float]], source: str | None = None) -> tuple[int, Counter[str]]:
         """Canonicalize, validate and mark ``(url, priority)`` pairs for crawling.
 
         Every URL is canonicalized here, once, before the frontier sees it.
+        ``source`` is the page the links were found on, for the link graph.
         Returns how many were new, and the rejected ones counted by reason.
         """
         rejected: Counter[str] = Counter()
@@ -48,6 +55,8 @@ class Harvest:
                 accepted.setdefault(verdict.url, priority)
             else:
                 rejected[verdict.reason] += 1
+        if source is not None and self.ranks_links:
+            self.frontier.add_links((source, target) for target in accepted)
         if not accepted:
             return 0, rejected
         marked, refused = self.frontier.mark(
@@ -68,6 +77,18 @@ class Harvest:
     def complete(self, url: str, host: str, **outcome) -> None:
         self.frontier.complete(url, host, **outcome)
         self.leased.pop(url, None)
+
+    def rerank(self) -> int:
+        """Recompute the priorities of marked URLs as their PageRank in the crawled graph.
+
+        iPageRank weighs each page by its topic score (negative scores count as 0).
+        Returns the number of ranked nodes.
+        """
+        edges, scores = self.frontier.link_graph()
+        relevance = {url: max(score, 0.0) for url, score in scores.items()} if self.job.strategy == "iPageRank" else None
+        ranks = pagerank(edges, relevance)
+        self.frontier.set_priorities(ranks)
+        return len(ranks)
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
         self.frontier.release(url, host, host_lock_until, now)

@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
+from combine_scrapy.frontier import STRATEGIES
 from combine_scrapy.topic import (
     TopicDefinition,
     TopicDefinitionError,
@@ -35,7 +36,6 @@ TOPIC_FILE = "topicdefinition.txt"
 SEEDS_FILE = "seeds.txt"
 SITES_OK_FILE = "sitesOK.txt"
 
-STRATEGIES = ("BreadthFirstTime",)
 
 
 class JobConfigError(ValueError):

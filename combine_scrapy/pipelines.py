@@ -153,7 +153,7 @@ class FrontierPipeline(_HarvestStage):
         if item.postponed:
             harvest.release(item.url, item.host, item.fetched_at + harvest.job.wait_interval_host, now=item.fetched_at)
             return item
-        self._mark(self._next_urls(item))
+        self._mark(self._next_urls(item), item.url)
         locks = locks_for(item.outcome, harvest.job)
         harvest.complete(
             item.url,
@@ -165,6 +165,7 @@ class FrontierPipeline(_HarvestStage):
             keep_marked=item.outcome is Outcome.UNAVAILABLE,
             etag=item.headers.get("etag") if item.outcome is Outcome.SUCCESS else None,
             last_modified=item.headers.get("last-modified") if item.outcome is Outcome.SUCCESS else None,
+            score=item.classification.score if item.classification is not None else None,
         )
         return item
 
@@ -182,8 +183,8 @@ class FrontierPipeline(_HarvestStage):
             return [(link.url, classification.score) for link in page.links]
         return []
 
-    def _mark(self, urls: list[tuple[str, float]]) -> None:
-        marked, rejected = self.harvest.mark(urls)
+    def _mark(self, urls: list[tuple[str, float]], source: str) -> None:
+        marked, rejected = self.harvest.mark(urls, source)
         self.stats.inc_value("frontier/marked", marked)
         for reason, count in rejected.items():
             self.stats.inc_value(f"urls/rejected/{reason}", count)

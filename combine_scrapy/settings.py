@@ -12,6 +12,8 @@ COMBINE_DATA_DIR = "data"
 COMBINE_IDLE_HORIZON = 300
 # Spider-trap bound: new URLs marked per host at most (None: no bound).
 COMBINE_MAX_URLS_PER_HOST = 10000
+# PageRank strategies: recompute the ranks after this many hand-outs.
+COMBINE_RERANK_EVERY = 50
 
 SCHEDULER = "combine_scrapy.frontier.scheduler.BreadthFirstTimeScheduler"
 

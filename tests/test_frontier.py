@@ -138,3 +138,75 @@ def test_lock_table_follows_combine():
     assert locks_for(Outcome.NOT_MODIFIED, job) == Locks(2_592_000, 60)
     assert locks_for(Outcome.UNAVAILABLE, job) == Locks(86_400, 600)
     assert locks_for(Outcome.ROBOTS, job) == Locks(2_592_000, 60)
+
+
+def crawl_order(frontier, strategy, harvest=None, limit=None):
+    """Fetch everything marked, one round after another, completing each URL at once; the order of fetches."""
+    order, now = [], 100.0
+    while True:
+        if harvest is not None:
+            harvest.rerank()
+        ready = frontier.ready(now, strategy, limit)
+        if not ready:
+            return order
+        for entry in ready:
+            assert frontier.claim(entry, now, 60)
+            frontier.complete(entry.url, entry.host, now=now, url_lock_until=now + 1e6, host_lock_until=now, status=200)
+            order.append(entry.url)
+        now += 1
+
+
+def test_breadth_first_is_first_marked_first_fetched(frontier):
+    frontier.mark([("http://b/1", "b", 9), ("http://a/1", "a", 1), ("http://a/2", "a", 5), ("http://c/1", "c", 0)])
+    assert crawl_order(frontier, "BreadthFirst") == ["http://b/1", "http://a/1", "http://c/1", "http://a/2"]
+
+
+def test_breadth_first_time_takes_one_url_per_host_each_round(frontier):
+    frontier.mark([("http://b/1", "b", 9), ("http://a/1", "a", 1), ("http://a/2", "a", 5), ("http://c/1", "c", 0)])
+    assert crawl_order(frontier, "BreadthFirstTime") == ["http://b/1", "http://a/2", "http://c/1", "http://a/1"]
+
+
+def test_best_first_takes_the_highest_priorities_first(frontier):
+    frontier.mark([("http://b/1", "b", 2), ("http://a/1", "a", 1), ("http://a/2", "a", 5), ("http://c/1", "c", 3)])
+    assert crawl_order(frontier, "BestFirst", limit=1) == ["http://a/2", "http://c/1", "http://b/1", "http://a/1"]
+
+
+def _harvest(frontier, strategy):
+    from combine_scrapy.harvest import Harvest
+
+    return Harvest(job=SimpleNamespace(strategy=strategy), frontier=frontier, store=None)
+
+
+def test_pagerank_fetches_the_most_linked_page_first(frontier):
+    # Three pages link to http://x/hub, one to http://y/leaf: the hub ranks first.
+    frontier.mark([(f"http://s{i}/", f"s{i}", 0) for i in range(3)])
+    for i in range(3):
+        frontier.complete(f"http://s{i}/", f"s{i}", now=1, url_lock_until=1e9, host_lock_until=1, status=200, score=1)
+    frontier.mark([("http://y/leaf", "y", 0), ("http://x/hub", "x", 0)])
+    frontier.add_links([("http://s0/", "http://x/hub"), ("http://s1/", "http://x/hub"), ("http://s2/", "http://x/hub"),
+                        ("http://s2/", "http://y/leaf")])
+    harvest = _harvest(frontier, "PageRank")
+    assert crawl_order(frontier, "PageRank", harvest, limit=1) == ["http://x/hub", "http://y/leaf"]
+
+
+def test_ipagerank_prefers_links_from_relevant_pages(frontier):
+    # Two irrelevant pages link to x, one relevant page links to y: PageRank picks x, iPageRank picks y.
+    frontier.mark([("http://r/", "r", 0), ("http://n1/", "n1", 0), ("http://n2/", "n2", 0)])
+    for url, host, score in (("http://r/", "r", 500), ("http://n1/", "n1", 0), ("http://n2/", "n2", -20)):
+        frontier.complete(url, host, now=1, url_lock_until=1e9, host_lock_until=1, status=200, score=score)
+    frontier.mark([("http://x/p", "x", 0), ("http://y/p", "y", 0)])
+    frontier.add_links([("http://n1/", "http://x/p"), ("http://n2/", "http://x/p"), ("http://r/", "http://y/p")])
+    assert _harvest(frontier, "PageRank").rerank() == 5
+    assert frontier.ready(100, "PageRank", 1)[0].url == "http://x/p"
+    _harvest(frontier, "iPageRank").rerank()
+    assert frontier.ready(100, "iPageRank", 1)[0].url == "http://y/p"
+
+
+def test_links_are_kept_only_for_the_pagerank_strategies(frontier):
+    from combine_scrapy.urls import UrlRules
+
+    for strategy, expected in (("BestFirst", 0), ("PageRank", 1)):
+        harvest = _harvest(frontier, strategy)
+        harvest.job = SimpleNamespace(strategy=strategy, url_rules=UrlRules())
+        harvest.mark([(f"http://{strategy.lower()}.example/a.html", 0.0)], source="http://s/")
+        assert len(frontier.link_graph()[0]) == expected

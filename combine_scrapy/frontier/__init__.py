@@ -67,6 +67,10 @@ def locks_for(outcome: Outcome, job) -> Locks:
     return Locks(url=url_lock, host=host_lock)
 
 
+#: Crawl strategies (CrawlStrategy in combine.cfg).
+STRATEGIES = ("BreadthFirstTime", "BreadthFirst", "BestFirst", "PageRank", "iPageRank")
+
+
 @dataclass(frozen=True)
 class FrontierEntry:
     """A URL ready to be fetched, with what a conditional GET needs."""
@@ -87,16 +91,25 @@ class Frontier(Protocol):
     def remark(self, url: str) -> bool:
         """Mark a known URL again, unlocked."""
 
-    def ready(self, now: float) -> list[FrontierEntry]:
-        """One BreadthFirstTime round: the best due URL of each unlocked host."""
+    def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None) -> list[FrontierEntry]:
+        """One round: the first due URL of each unlocked host, in the strategy's order."""
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Atomically lease the URL and lock its host; False if either is taken."""
 
     def complete(self, url: str, host: str, *, now: float, url_lock_until: float, host_lock_until: float,
                  status: int | None, keep_marked: bool = False, etag: str | None = None,
-                 last_modified: str | None = None) -> None:
+                 last_modified: str | None = None, score: float | None = None) -> None:
         """End a fetch: set both locks, clear the mark unless ``keep_marked``, count retries."""
+
+    def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
+        """Remember edges of the crawled link graph (PageRank strategies)."""
+
+    def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
+        """The graph's edges and the topic score of each fetched page."""
+
+    def set_priorities(self, priorities: dict[str, float]) -> None:
+        """Overwrite the priorities of marked URLs."""
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
         """Give a leased URL back without counting the attempt."""

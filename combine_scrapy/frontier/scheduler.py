@@ -1,9 +1,12 @@
-"""BreadthFirstTime: Combine's scheduler as a Scrapy scheduler.
+"""The frontier as a Scrapy scheduler: BreadthFirstTime and the other crawl strategies.
 
-At each scheduling point one URL from each unlocked host forms a ready queue,
-which is handed out completely before the next scheduling (Combine
-documentation, "Crawling strategy"). Each hand-out leases the URL and locks its
-host, so a host is never fetched twice within WaitIntervalHost.
+At each scheduling point one URL from each unlocked host forms a ready queue
+(Combine documentation, "Crawling strategy"). BreadthFirstTime and
+BreadthFirst hand it out completely before the next scheduling; BestFirst and
+the PageRank strategies take only the best few, so links found a moment ago
+compete at once, and the PageRank strategies recompute the ranks as the graph
+grows. Each hand-out leases the URL and locks its host, so a host is never
+fetched twice within WaitIntervalHost.
 
 Requests that Scrapy enqueues (seeds, ``scrapy shell``, a URL rewritten by a
 middleware) are canonicalized, validated and marked in the frontier: nothing
@@ -26,17 +29,26 @@ logger = logging.getLogger(__name__)
 
 
 class BreadthFirstTimeScheduler(BaseScheduler):
-    def __init__(self, crawler, idle_horizon: float):
+    def __init__(self, crawler, idle_horizon: float, best_batch: int, rerank_every: int):
         self.crawler = crawler
         self.stats = crawler.stats
         self.idle_horizon = idle_horizon
+        self.best_batch = best_batch
+        self.rerank_every = rerank_every
+        self._handed_out_since_rerank = 0
         self.ready: deque[FrontierEntry] = deque()
         self._wakeup = None        # the pending wake-up call, and when it fires
         self._wake_at: float | None = None
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler, idle_horizon=crawler.settings.getfloat("COMBINE_IDLE_HORIZON"))
+        settings = crawler.settings
+        return cls(
+            crawler,
+            idle_horizon=settings.getfloat("COMBINE_IDLE_HORIZON"),
+            best_batch=settings.getint("CONCURRENT_REQUESTS"),
+            rerank_every=settings.getint("COMBINE_RERANK_EVERY"),
+        )
 
     def open(self, spider):
         self.spider = spider
@@ -71,14 +83,26 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         frontier = self.harvest.frontier
         now = time.time()
         if not self.ready:
-            self.ready.extend(frontier.ready(now))
+            self._schedule(now)
         while self.ready:
             entry = self.ready.popleft()
             if self.harvest.claim(entry, now):
+                self._handed_out_since_rerank += 1
                 self.stats.inc_value("scheduler/dequeued/frontier")
                 return self.spider.request_for(entry)
         self._wake_when_due(now)
         return None
+
+    def _schedule(self, now: float) -> None:
+        """Build the next ready queue in the job's strategy's order."""
+        strategy = self.harvest.job.strategy
+        if self.harvest.ranks_links and self._handed_out_since_rerank >= self.rerank_every:
+            ranked = self.harvest.rerank()
+            self._handed_out_since_rerank = 0
+            self.stats.inc_value("scheduler/reranked")
+            logger.debug("%s recomputed over %d pages", strategy, ranked)
+        full_round = strategy in ("BreadthFirstTime", "BreadthFirst")
+        self.ready.extend(self.harvest.frontier.ready(now, strategy, None if full_round else self.best_batch))
 
     def _wake_when_due(self, now: float) -> None:
         """Ask the engine for the next request when the next host unlocks.

@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS urls (
     status INTEGER,                          -- last HTTP status, NULL before the first fetch
     last_checked REAL,
     etag TEXT,
-    last_modified TEXT
+    last_modified TEXT,
+    score REAL                               -- the topic score of the last fetch (PageRank strategies)
 );
 CREATE INDEX IF NOT EXISTS urls_ready ON urls (harvest, host, lock_until);
 CREATE TABLE IF NOT EXISTS hosts (
@@ -35,6 +36,11 @@ CREATE TABLE IF NOT EXISTS hosts (
     delay REAL,                              -- robots.txt Crawl-delay, when longer than WaitIntervalHost
     urls INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS links (           -- the crawled link graph, kept for the PageRank strategies
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    PRIMARY KEY (source, target)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS robots (
     host TEXT PRIMARY KEY,
     status INTEGER,
@@ -44,8 +50,17 @@ CREATE TABLE IF NOT EXISTS robots (
 """
 
 
+# How each strategy orders the URLs of one host, and the round across hosts.
+_ORDERS = {
+    "BreadthFirstTime": ("u.priority DESC, u.seq", "priority DESC, host"),
+    "BreadthFirst": ("u.seq", "seq"),
+    "BestFirst": ("u.priority DESC, u.seq", "priority DESC, seq"),
+}
+_ORDERS["PageRank"] = _ORDERS["iPageRank"] = _ORDERS["BestFirst"]
+
+
 class SqliteFrontier:
-    """BreadthFirstTime frontier in one SQLite file."""
+    """The frontier in one SQLite file."""
 
     def __init__(self, path: str | Path, *, max_attempts: int = 5):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +69,14 @@ class SqliteFrontier:
         self._db = sqlite3.connect(self.path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        self._upgrade()
         self._db.executescript(SCHEMA)
+
+    def _upgrade(self) -> None:
+        """Add the columns later versions use to a frontier file written by an earlier one."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(urls)")}
+        if columns and "score" not in columns:
+            self._db.execute("ALTER TABLE urls ADD COLUMN score REAL")
 
     def close(self) -> None:
         self._db.close()
@@ -98,25 +120,56 @@ class SqliteFrontier:
         )
         return cursor.rowcount > 0
 
-    def ready(self, now: float) -> list[FrontierEntry]:
-        """One BreadthFirstTime round: the best URL of every host whose locks have expired."""
+    def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None) -> list[FrontierEntry]:
+        """One round: the first URL of every host whose locks have expired, in the strategy's order.
+
+        BreadthFirstTime takes each host's best URL and hands out the whole
+        round; BreadthFirst takes URLs in the order they were marked;
+        BestFirst (and the PageRank strategies, whose priorities are ranks)
+        takes the highest priorities first.
+        """
+        within_host, across_hosts = _ORDERS[strategy]
         self._db.execute(
             "UPDATE urls SET harvest = 0 WHERE harvest = 1 AND attempts >= ? AND lock_until <= ?",
             (self.max_attempts, now),
         )
         rows = self._db.execute(
-            """
+            f"""
             SELECT url, host, priority, etag, last_modified FROM (
-                SELECT u.url, u.host, u.priority, u.etag, u.last_modified,
-                       ROW_NUMBER() OVER (PARTITION BY u.host ORDER BY u.priority DESC, u.seq) AS rank
+                SELECT u.url, u.host, u.priority, u.etag, u.last_modified, u.seq,
+                       ROW_NUMBER() OVER (PARTITION BY u.host ORDER BY {within_host}) AS rank
                 FROM urls u JOIN hosts h ON h.host = u.host
                 WHERE u.harvest = 1 AND u.lock_until <= :now AND h.lock_until <= :now
             ) WHERE rank = 1
-            ORDER BY priority DESC, host
+            ORDER BY {across_hosts}
+            LIMIT :limit
             """,
-            {"now": now},
+            {"now": now, "limit": -1 if limit is None else limit},
         ).fetchall()
         return [FrontierEntry(*row) for row in rows]
+
+    def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
+        """Remember ``(source, target)`` edges of the crawled graph."""
+        self._db.executemany("INSERT OR IGNORE INTO links (source, target) VALUES (?, ?)", edges)
+
+    def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
+        """The crawled graph's edges, and the topic score of every fetched page."""
+        edges = self._db.execute("SELECT source, target FROM links").fetchall()
+        scores = dict(self._db.execute("SELECT url, score FROM urls WHERE score IS NOT NULL").fetchall())
+        return edges, scores
+
+    def set_priorities(self, priorities: dict[str, float]) -> None:
+        """Overwrite the priority of marked URLs (a PageRank recomputation)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany(
+                "UPDATE urls SET priority = ? WHERE url = ? AND harvest = 1",
+                ((rank, url) for url, rank in priorities.items()),
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Lease the URL and lock its host, unless another hand-out got there first."""
@@ -159,6 +212,7 @@ class SqliteFrontier:
         keep_marked: bool = False,
         etag: str | None = None,
         last_modified: str | None = None,
+        score: float | None = None,
     ) -> None:
         """Record the end of a fetch: locks set, harvest flag cleared unless ``keep_marked``."""
         db = self._db
@@ -168,10 +222,11 @@ class SqliteFrontier:
                 """
                 UPDATE urls SET harvest = ?, lock_until = ?, attempts = 0, status = ?, last_checked = ?,
                        retries = CASE WHEN ? THEN retries + 1 ELSE 0 END,
-                       etag = COALESCE(?, etag), last_modified = COALESCE(?, last_modified)
+                       etag = COALESCE(?, etag), last_modified = COALESCE(?, last_modified),
+                       score = COALESCE(?, score)
                 WHERE url = ?
                 """,
-                (int(keep_marked), url_lock_until, status, now, keep_marked, etag, last_modified, url),
+                (int(keep_marked), url_lock_until, status, now, keep_marked, etag, last_modified, score, url),
             )
             db.execute(
                 "UPDATE hosts SET lock_until = ? WHERE host = ?", (self._with_delay(host, now, host_lock_until), host)
