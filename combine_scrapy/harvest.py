@@ -13,7 +13,22 @@ from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.job import Job
 from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.topic.links import LinkScorer
 from combine_scrapy.urls import check_url, host_of
+
+
+def link_scorer_for(job: Job) -> LinkScorer:
+    """The job's link-relevance method; page scores are scaled by the topic filter's total cutoff."""
+    cutoffs = getattr(job.topic_filter.classifier, "cutoffs", None)
+    return LinkScorer(
+        job.definition,
+        job.link_method,
+        threshold=job.link_threshold,
+        page_weight=job.link_page_weight,
+        boost_chance=job.link_boost_chance,
+        dynamic=job.dynamic_threshold,
+        page_scale=cutoffs.total if cutoffs and cutoffs.total > 0 else 1.0,
+    )
 
 
 @dataclass
@@ -23,6 +38,7 @@ class Harvest:
     store: SqliteRecordStore
     max_urls_per_host: int | None = None
     leased: dict[str, FrontierEntry] = field(default_factory=dict)
+    link_scorer: LinkScorer | None = None
 
     @classmethod
     def open(cls, job: Job, data_dir: str | Path, max_urls_per_host: int | None = None) -> Harvest:
@@ -33,6 +49,7 @@ class Harvest:
             frontier=SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.harvest_retries),
             store=SqliteRecordStore(directory / "records.sqlite"),
             max_urls_per_host=job.max_urls_per_host or max_urls_per_host,
+            link_scorer=link_scorer_for(job),
         )
 
     @property

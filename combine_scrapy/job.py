@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from combine_scrapy.frontier import STRATEGIES
+from combine_scrapy.topic.links import METHODS as LINK_METHODS
 from combine_scrapy.topic import (
     TopicDefinition,
     TopicDefinitionError,
@@ -78,6 +79,19 @@ def _parse_strategy(text: str) -> str:
     return text
 
 
+def _parse_link_method(text: str) -> str:
+    if text not in LINK_METHODS:
+        raise ValueError(f"unknown link method {text!r}; known: {', '.join(LINK_METHODS)}")
+    return text
+
+
+def _parse_fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise ValueError(f"expected a number from 0 to 1, got {text!r}")
+    return value
+
+
 def _parse_optional_float(text: str) -> float | None:
     return None if text.strip() == "" else float(text)
 
@@ -116,6 +130,12 @@ VARIABLES: dict[str, _Variable] = {
     "UserAgent": _Variable("user_agent", str),
     "OperatorEmail": _Variable("operator_email", str),
     "CrawlStrategy": _Variable("strategy", _parse_strategy),
+    # Link relevance (the topic-crawling thesis): propagate (Combine), RW or RWB.
+    "LinkStrategy": _Variable("link_method", _parse_link_method),
+    "LinkThreshold": _Variable("link_threshold", _parse_fraction),
+    "LinkPageWeight": _Variable("link_page_weight", _parse_fraction),
+    "LinkBoostChance": _Variable("link_boost_chance", _parse_fraction),
+    "DynamicThreshold": _Variable("dynamic_threshold", _parse_bool),
 }
 BLOCKS = ("allow", "exclude", "sessionids", "serveralias")
 
@@ -153,6 +173,11 @@ class Job:
     user_agent: str = "combine-scrapy/0.1"
     operator_email: str = ""
     strategy: str = "BreadthFirstTime"
+    link_method: str = "propagate"
+    link_threshold: float = 0.3
+    link_page_weight: float = 0.5
+    link_boost_chance: float = 0.1
+    dynamic_threshold: bool = False
 
 
 def _read_lines(path: Path) -> list[str]:

@@ -41,6 +41,7 @@ class Link:
     url: str
     anchor: str = ""
     kind: str = "a"   # a, area, frame, img, redirect, text
+    title: str = ""   # the link's title attribute, a hint of where it leads
 
 
 @dataclass
@@ -182,9 +183,10 @@ def _parse_html(page: ParsedPage, body: bytes, content_type: str | None, extract
             if url in seen:
                 continue
             seen.add(url)
+            title = _clean(element.get("title") or "")
             anchor = _clean(element.text_content()) if tag in ("a", "area") else ""
-            anchor = anchor or _clean(element.get("alt") or element.get("title") or "")
-            page.links.append(Link(url, anchor, kind))
+            anchor = anchor or _clean(element.get("alt") or "") or title
+            page.links.append(Link(url, anchor, kind, title))
     page.text = _visible_text(root)
     if extract_links_from_text:
         page.links.extend(_text_links(page.text, seen))

@@ -16,6 +16,7 @@ from combine_scrapy.items import Fetch
 from combine_scrapy.parse import parse_document
 from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.topic import Document
+from combine_scrapy.topic.links import LinkCandidate
 
 logger = logging.getLogger(__name__)
 
@@ -144,8 +145,9 @@ class RecordPipeline(_HarvestStage):
 class FrontierPipeline(_HarvestStage):
     """Complete the URL in the frontier and mark what it leads to.
 
-    Links are marked only from relevant pages (and only with AutoRecycleLinks);
-    a redirect's target is always marked, as Combine recycled redirects.
+    Which links are marked, and with what priority, is the job's link method
+    (Combine's: all links of relevant pages, with AutoRecycleLinks); a
+    redirect's target is always marked, as Combine recycled redirects.
     """
 
     def process_item(self, item: Fetch) -> Fetch:
@@ -174,14 +176,10 @@ class FrontierPipeline(_HarvestStage):
         if item.outcome is Outcome.REDIRECT and item.headers.get("location"):
             return [(urljoin(item.url, item.headers["location"]), 0.0)]
         page, classification = item.page, item.classification
-        if (
-            item.outcome is Outcome.SUCCESS
-            and classification.relevant
-            and not page.robots_nofollow
-            and self.harvest.job.auto_recycle_links
-        ):
-            return [(link.url, classification.score) for link in page.links]
-        return []
+        if item.outcome is not Outcome.SUCCESS or page.robots_nofollow or not self.harvest.job.auto_recycle_links:
+            return []
+        links = [LinkCandidate(link.url, link.anchor, link.title) for link in page.links]
+        return self.harvest.link_scorer.select(links, classification.score, classification.relevant)
 
     def _mark(self, urls: list[tuple[str, float]], source: str) -> None:
         marked, rejected = self.harvest.mark(urls, source)
