@@ -20,7 +20,7 @@ _ROW = re.compile(r"^\s*([-+]?\d+)\s*:\s+([^=]+?)\s*=\s*(.*?)\s*$")
 _AND = re.compile(r"\s+@and\s+")
 _CLASS_SEPARATOR = re.compile(r"\s*,\s*")
 # A term written with these characters is a regular expression, not a plain word.
-_REGEX_CHARACTERS = re.compile(r"[\\\[\](){}?*+|^$.]")
+REGEX_CHARACTERS = re.compile(r"[\\\[\](){}?*+|^$.]")
 #: Terms shorter than this after stopword removal are skipped, as Combine did.
 MIN_TERM_LENGTH = 3
 STOPWORDS_FILE = "stopwords.txt"
@@ -53,7 +53,7 @@ class TopicTerm:
 
     @property
     def is_regex(self) -> bool:
-        return any(_REGEX_CHARACTERS.search(part) for part in self.parts)
+        return any(REGEX_CHARACTERS.search(part) for part in self.parts)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import regex
 
-from combine_scrapy.topic.definition import TopicDefinition, TopicTerm
+from combine_scrapy.topic.definition import REGEX_CHARACTERS, TopicDefinition, TopicTerm
 from combine_scrapy.topic.text import Document, tokens, url_path_text
 
 logger = logging.getLogger(__name__)
@@ -111,6 +111,9 @@ class PlainMatcher:
     def __init__(self, definition: TopicDefinition, cutoffs: Cutoffs = PLAIN_CUTOFFS):
         self.definition = definition
         self.cutoffs = cutoffs
+        self._literals = {
+            term: tuple(part for part in term.parts if not REGEX_CHARACTERS.search(part)) for term in definition.terms
+        }
 
     def locations(self, document: Document) -> dict[str, list[str]]:
         stopwords = self.definition.stopwords
@@ -129,6 +132,8 @@ class PlainMatcher:
             text = " ".join(words)
             weight = LOCATION_WEIGHTS[location]
             for term in self.definition.terms:
+                if any(literal not in text for literal in self._literals[term]):
+                    continue  # a plain word or phrase that is not even a substring cannot match
                 hits = min(_count(pattern, text, term) for pattern in term.patterns)
                 if hits:
                     points = hits * term.weight * weight
@@ -136,11 +141,10 @@ class PlainMatcher:
         return tally.decide(self.cutoffs, self.algorithm)
 
 
-def _phrase_positions(words: list[str], phrase: tuple[str, ...]) -> list[int]:
-    """1-based positions where ``phrase`` starts in ``words``."""
+def _phrase_positions(words: list[str], index: dict[str, list[int]], phrase: tuple[str, ...]) -> list[int]:
+    """1-based positions where ``phrase`` starts in ``words``; ``index`` maps a word to its positions."""
     n = len(phrase)
-    first = phrase[0]
-    return [i + 1 for i, word in enumerate(words) if word == first and tuple(words[i : i + n]) == phrase]
+    return [p for p in index.get(phrase[0], ()) if n == 1 or tuple(words[p - 1 : p - 1 + n]) == phrase]
 
 
 class PositionMatcher:
@@ -178,11 +182,14 @@ class PositionMatcher:
             *body,
         ]
         size = max(len(body), 1)
+        index: dict[str, list[int]] = defaultdict(list)
+        for position, word in enumerate(words, start=1):
+            index[word].append(position)
         tally = _Tally()
         for term, phrases in self._phrases.items():
             if any(not phrase for phrase in phrases):
                 continue
-            occurrences = [_phrase_positions(words, phrase) for phrase in phrases]
+            occurrences = [_phrase_positions(words, index, phrase) for phrase in phrases]
             points = 0.0
             if len(phrases) == 1:
                 points = sum(term.weight / self._position_weight(p) for p in occurrences[0])
