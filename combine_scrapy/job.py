@@ -130,6 +130,9 @@ VARIABLES: dict[str, _Variable] = {
     "UserAgent": _Variable("user_agent", str),
     "OperatorEmail": _Variable("operator_email", str),
     "CrawlStrategy": _Variable("strategy", _parse_strategy),
+    # Continuous operation: keep fetched pages marked and revisit them when their expected age reaches RevisitMaxAge.
+    "Revisit": _Variable("revisit", _parse_bool),
+    "RevisitMaxAge": _Variable("revisit_max_age", _parse_seconds),
     # Link relevance (the topic-crawling thesis): propagate (Combine), RW or RWB.
     "LinkStrategy": _Variable("link_method", _parse_link_method),
     "LinkThreshold": _Variable("link_threshold", _parse_fraction),
@@ -173,6 +176,8 @@ class Job:
     user_agent: str = "combine-scrapy/0.1"
     operator_email: str = ""
     strategy: str = "BreadthFirstTime"
+    revisit: bool = False
+    revisit_max_age: float = 86_400
     link_method: str = "propagate"
     link_threshold: float = 0.3
     link_page_weight: float = 0.5

@@ -12,6 +12,7 @@ import logging
 from urllib.parse import urljoin
 
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
+from combine_scrapy.frontier.revisit import change_rate, revisit_interval
 from combine_scrapy.items import Fetch
 from combine_scrapy.parse import parse_document
 from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
@@ -157,19 +158,39 @@ class FrontierPipeline(_HarvestStage):
             return item
         self._mark(self._next_urls(item), item.url)
         locks = locks_for(item.outcome, harvest.job)
+        url_lock = locks.url
+        revisit = harvest.job.revisit and item.outcome in (Outcome.SUCCESS, Outcome.NOT_MODIFIED)
+        if revisit:
+            url_lock = self._revisit_after(item)
         harvest.complete(
             item.url,
             item.host,
             now=item.fetched_at,
-            url_lock_until=item.fetched_at + locks.url,
+            url_lock_until=item.fetched_at + url_lock,
             host_lock_until=item.fetched_at + locks.host,
             status=item.status,
-            keep_marked=item.outcome is Outcome.UNAVAILABLE,
+            keep_marked=item.outcome is Outcome.UNAVAILABLE or revisit,
             etag=item.headers.get("etag") if item.outcome is Outcome.SUCCESS else None,
             last_modified=item.headers.get("last-modified") if item.outcome is Outcome.SUCCESS else None,
             score=item.classification.score if item.classification is not None else None,
         )
         return item
+
+    def _revisit_after(self, item: Fetch) -> float:
+        """Seconds until the page is due again, from how often it was seen to change."""
+        job, frontier = self.harvest.job, self.harvest.frontier
+        visits, changes, first_visit, digest = frontier.change_history(item.url)
+        new_digest = None
+        if item.outcome is Outcome.SUCCESS:
+            new_digest = content_key(item.page.title, item.page.text, item.url, item.page.mime_type)
+        changed = digest is not None and new_digest is not None and new_digest != digest
+        frontier.record_visit(item.url, item.fetched_at, new_digest, changed)
+        self.stats.inc_value("revisit/changed" if changed else "revisit/unchanged" if visits else "revisit/first")
+        shortest, longest = job.wait_interval_host, max(job.lock_success, job.wait_interval_host)
+        if not visits:  # nothing known yet: look again once the allowed age has passed
+            return min(max(job.revisit_max_age, shortest), longest)
+        rate = change_rate(visits, changes + changed, (item.fetched_at - first_visit) / visits)
+        return revisit_interval(rate, job.revisit_max_age, shortest, longest)
 
     def _next_urls(self, item: Fetch) -> list[tuple[str, float]]:
         """(URL, priority) pairs this fetch leads to, before validation."""

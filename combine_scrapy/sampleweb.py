@@ -99,6 +99,11 @@ class LoopbackWeb:
                     page = Page("<html><head><title>Not found</title></head><body>Not found</body></html>", status=404)
                 if page.delay:
                     time.sleep(page.delay)
+                if page.status == 200 and self._not_modified(page):
+                    self.send_response(304)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 payload = page.payload()
                 self.send_response(page.status)
                 for name, value in page.headers.items():
@@ -107,6 +112,12 @@ class LoopbackWeb:
                 self.end_headers()
                 if with_body:
                     self.wfile.write(payload)
+
+            def _not_modified(self, page: Page) -> bool:
+                """A conditional GET that matches the page's Last-Modified or ETag."""
+                since, tags = self.headers.get("If-Modified-Since"), self.headers.get("If-None-Match")
+                last_modified, etag = page.headers.get("Last-Modified"), page.headers.get("ETag")
+                return bool((since and since == last_modified) or (tags and etag and etag in tags))
 
             def log_message(self, format, *args):  # keep test and demo output clean
                 pass

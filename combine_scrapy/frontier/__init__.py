@@ -116,6 +116,12 @@ class Frontier(Protocol):
 
     def retries(self, url: str) -> int: ...
 
+    def change_history(self, url: str) -> tuple[int, int, float | None, str | None]:
+        """(visits, changes, first visit, last content digest), for the revisit interval."""
+
+    def record_visit(self, url: str, now: float, digest: str | None, changed: bool) -> None:
+        """Count a fetch that gave the page; ``digest`` None for a 304."""
+
     def lock_host(self, host: str, until: float) -> None: ...
 
     def set_host_delay(self, host: str, delay: float | None) -> None: ...

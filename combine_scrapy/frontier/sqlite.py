@@ -27,7 +27,11 @@ CREATE TABLE IF NOT EXISTS urls (
     last_checked REAL,
     etag TEXT,
     last_modified TEXT,
-    score REAL                               -- the topic score of the last fetch (PageRank strategies)
+    score REAL,                              -- the topic score of the last fetch (PageRank strategies)
+    visits INTEGER NOT NULL DEFAULT 0,       -- fetches that gave the page (200 or 304), for revisits
+    changes INTEGER NOT NULL DEFAULT 0,      -- of those, how many found it changed
+    first_visit REAL,
+    digest TEXT                              -- content key of the last 200
 );
 CREATE INDEX IF NOT EXISTS urls_ready ON urls (harvest, host, lock_until);
 CREATE TABLE IF NOT EXISTS hosts (
@@ -75,8 +79,14 @@ class SqliteFrontier:
     def _upgrade(self) -> None:
         """Add the columns later versions use to a frontier file written by an earlier one."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(urls)")}
-        if columns and "score" not in columns:
-            self._db.execute("ALTER TABLE urls ADD COLUMN score REAL")
+        if not columns:
+            return
+        for column, declaration in (
+            ("score", "REAL"), ("visits", "INTEGER NOT NULL DEFAULT 0"), ("changes", "INTEGER NOT NULL DEFAULT 0"),
+            ("first_visit", "REAL"), ("digest", "TEXT"),
+        ):
+            if column not in columns:
+                self._db.execute(f"ALTER TABLE urls ADD COLUMN {column} {declaration}")
 
     def close(self) -> None:
         self._db.close()
@@ -250,6 +260,22 @@ class SqliteFrontier:
         """The host lock stretched to the host's Crawl-delay when that is longer."""
         delay = self._db.execute("SELECT delay FROM hosts WHERE host = ?", (host,)).fetchone()
         return max(host_lock_until, now + delay[0]) if delay and delay[0] else host_lock_until
+
+    def change_history(self, url: str) -> tuple[int, int, float | None, str | None]:
+        """``(visits, changes, first visit, last content digest)`` of a page, for its revisit interval."""
+        row = self._db.execute("SELECT visits, changes, first_visit, digest FROM urls WHERE url = ?", (url,)).fetchone()
+        return tuple(row) if row else (0, 0, None, None)
+
+    def record_visit(self, url: str, now: float, digest: str | None, changed: bool) -> None:
+        """Count a fetch that gave the page (``digest`` None for a 304: unchanged)."""
+        self._db.execute(
+            """
+            UPDATE urls SET visits = visits + 1, changes = changes + ?, first_visit = COALESCE(first_visit, ?),
+                            digest = COALESCE(?, digest)
+            WHERE url = ?
+            """,
+            (int(changed), now, digest, url),
+        )
 
     def retries(self, url: str) -> int:
         row = self._db.execute("SELECT retries FROM urls WHERE url = ?", (url,)).fetchone()

@@ -23,12 +23,13 @@ from combine_scrapy.middlewares import RobotsDisallowed, RobotsPending, UrlRejec
 class FocusedSpider(scrapy.Spider):
     name = "focused"
 
-    def __init__(self, job: str | None = None, max_pages: str | None = None, **kwargs):
+    def __init__(self, job: str | None = None, max_pages: str | None = None, continuous: str = "0", **kwargs):
         super().__init__(**kwargs)
         if not job:
             raise UsageError("name the job to crawl: scrapy crawl focused -a job=NAME")
         self.job_name = job
         self.max_pages = int(max_pages) if max_pages else None
+        self.continuous = continuous.lower() in ("1", "yes", "true")
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -40,6 +41,8 @@ class FocusedSpider(scrapy.Spider):
             raise UsageError(f"bad job: {e}") from e
         if spider.max_pages:
             settings.set("CLOSESPIDER_PAGECOUNT", spider.max_pages, priority="spider")
+        if spider.continuous:  # run forever: wait for whatever comes due, however far away
+            settings.set("COMBINE_IDLE_HORIZON", float("inf"), priority="spider")
         spider.harvest = Harvest.open(
             job,
             settings.get("COMBINE_DATA_DIR"),
