@@ -8,8 +8,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry
+from combine_scrapy.frontier import LEASE_SECONDS, Frontier, FrontierEntry
 from combine_scrapy.frontier.pagerank import pagerank
+from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.job import Job
 from combine_scrapy.store.sqlite import SqliteRecordStore
@@ -34,19 +35,26 @@ def link_scorer_for(job: Job) -> LinkScorer:
 @dataclass
 class Harvest:
     job: Job
-    frontier: SqliteFrontier
+    frontier: Frontier
     store: SqliteRecordStore
     max_urls_per_host: int | None = None
     leased: dict[str, FrontierEntry] = field(default_factory=dict)
     link_scorer: LinkScorer | None = None
 
     @classmethod
-    def open(cls, job: Job, data_dir: str | Path, max_urls_per_host: int | None = None) -> Harvest:
-        """Open the job's embedded backends under ``data_dir/<job>/``; the job's maxUrlsPerHost wins over the setting."""
+    def open(
+        cls, job: Job, data_dir: str | Path, max_urls_per_host: int | None = None, redis_url: str | None = None
+    ) -> Harvest:
+        """Open the job's backends: the frontier in Redis when ``redis_url`` is given (shared by
+        every harvester), else in ``data_dir/<job>/``; the job's maxUrlsPerHost wins over the setting."""
         directory = Path(data_dir) / job.name
+        if redis_url:
+            frontier = RedisFrontier.from_url(redis_url, job.name, max_attempts=job.harvest_retries)
+        else:
+            frontier = SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.harvest_retries)
         return cls(
             job=job,
-            frontier=SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.harvest_retries),
+            frontier=frontier,
             store=SqliteRecordStore(directory / "records.sqlite"),
             max_urls_per_host=job.max_urls_per_host or max_urls_per_host,
             link_scorer=link_scorer_for(job),

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from combine_scrapy.frontier import STRATEGIES
+from combine_scrapy.topic.filters import PLAIN_NAMES, POSITION_NAMES
 from combine_scrapy.topic.links import METHODS as LINK_METHODS
 from combine_scrapy.topic import (
     TopicDefinition,
@@ -347,7 +348,8 @@ def load_job(name: str, topics_dir: Path | str = "topics") -> Job:
         )
     except (ValueError, ImportError, OSError) as e:
         line = values.get("classifyPlugIn", (None,))[0]
-        missing = "" if topic_path.exists() else f" ({TOPIC_FILE} is missing)"
+        needs_definition = classify_plugin in (*PLAIN_NAMES, *POSITION_NAMES)
+        missing = f" ({TOPIC_FILE} is missing)" if needs_definition and not topic_path.exists() else ""
         raise JobConfigError(config_path, line, f"classifyPlugIn {classify_plugin!r}: {e}{missing}") from e
 
     return Job(

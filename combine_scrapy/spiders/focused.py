@@ -47,6 +47,7 @@ class FocusedSpider(scrapy.Spider):
             job,
             settings.get("COMBINE_DATA_DIR"),
             max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
+            redis_url=settings.get("REDIS_URL"),
         )
         crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
         return spider

@@ -73,7 +73,7 @@ class SqliteRecordStore:
     def __init__(self, path: str | Path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.location = str(path)
-        self._db = sqlite3.connect(self.location, isolation_level=None)
+        self._db = sqlite3.connect(self.location, isolation_level=None, timeout=30)  # harvesters share it
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")

@@ -2,11 +2,13 @@
 
 ``plain`` (Algorithm 1, the default) and ``position`` (Algorithm 2) are
 Combine's built-in classifiers; Combine's module names for them are accepted
-too. Anything else names a Python callable, ``package.module:function`` or
-``file.py:function`` beside the job's files, that receives a
-:class:`~combine_scrapy.topic.text.Document` and returns True/False, a score
-(relevant when it reaches ``tot_cutoff``, or is above 0 without one), or a
-full :class:`~combine_scrapy.topic.matching.Classification`.
+too. ``svm`` scores pages with the SVM model ``scrapy train`` wrote into the
+job directory; ``vector`` with their cosine similarity to the job's sample
+texts (``samples/*.txt``). Anything else names a Python callable,
+``package.module:function`` or ``file.py:function`` beside the job's files,
+that receives a :class:`~combine_scrapy.topic.text.Document` and returns
+True/False, a score (relevant when it reaches ``tot_cutoff``, or is above 0
+without one), or a full :class:`~combine_scrapy.topic.matching.Classification`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ logger = logging.getLogger(__name__)
 
 PLAIN_NAMES = ("plain", "Std", "Combine::Check_record")
 POSITION_NAMES = ("position", "Pos", "Combine::PosCheck_record")
+SVM_NAMES = ("svm", "SVM")
+VECTOR_NAMES = ("vector", "Vector")
 
 
 class Classifier(Protocol):
@@ -93,7 +97,8 @@ def load_plugin(spec: str, job_dir: Path | None = None) -> Callable[[Document], 
         module_name, _, attribute = spec.rpartition(".")
     if not module_name or not attribute:
         raise ValueError(
-            f"expected {', '.join(PLAIN_NAMES[:1] + POSITION_NAMES[:1])} or a callable as 'package.module:function'"
+            f"expected {', '.join(names[0] for names in (PLAIN_NAMES, POSITION_NAMES, SVM_NAMES, VECTOR_NAMES))}"
+            " or a callable as 'package.module:function'"
         )
     if module_name.endswith(".py"):
         path = Path(job_dir or ".") / module_name
@@ -139,6 +144,28 @@ def build_filter(
             classifier = PositionMatcher(definition, _cutoffs(POSITION_CUTOFFS, tot_cutoff, cutoff_norm, cutoff_rel))
         for line, why in definition.skipped:
             logger.warning("%s:%d: row skipped: %s", definition.source, line, why)
+    elif classify_plugin in SVM_NAMES:
+        # Imported here: scikit-learn takes over a second to load, and most jobs never need it.
+        from combine_scrapy.topic.svm import DEFAULT_THRESHOLD, MODEL_FILE, SvmClassifier, load_model
+
+        model = load_model(Path(job_dir or ".") / MODEL_FILE)
+        classifier = SvmClassifier(model, DEFAULT_THRESHOLD if tot_cutoff is None else tot_cutoff)
+    elif classify_plugin in VECTOR_NAMES:
+        from combine_scrapy.topic.vector import (
+            DEFAULT_THRESHOLD,
+            SAMPLES_DIR,
+            VectorClassifier,
+            job_stopwords,
+            load_samples,
+        )
+
+        directory = Path(job_dir or ".")
+        classifier = VectorClassifier(
+            load_samples(directory),
+            DEFAULT_THRESHOLD if tot_cutoff is None else tot_cutoff,
+            stopwords=job_stopwords(directory),
+            source=str(directory / SAMPLES_DIR),
+        )
     else:
         classifier = PluginClassifier(classify_plugin, load_plugin(classify_plugin, job_dir), tot_cutoff)
     return TopicFilter(classifier, frozenset(sites_ok))

@@ -1,0 +1,494 @@
+"""The shared frontier: one Redis, any number of harvester processes on any number of machines.
+
+Every change is one Lua script or one MULTI/EXEC, so a harvester killed at
+any moment leaves the frontier consistent, and two harvesters can never lease
+the same host at once. A leased URL waits in a sorted set by lease expiry and
+comes back when the lease ends, whoever held it.
+
+All keys share the prefix ``combine:{job}:`` (the job is a hash tag, so a Redis
+Cluster keeps one job in one slot):
+
+``url:<url>``        hash: host, harvest (marked), lock_until, priority, seq, attempts, retries,
+                     status, last_checked, etag, last_modified
+``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked)
+``hosts``            set of every known host
+``fifo:<host>``      marked, unlocked URLs of a host by order of marking (BreadthFirst)
+``best:<host>``      the same URLs by priority, highest first, then order of marking
+``hostq``            hosts with marked, unlocked URLs, scored by when the host unlocks
+``locked``           marked URLs whose own lock (a lease, a retry wait) has not ended, by when it ends
+``busy``             hosts with marked URLs, scored by minus their count (``hosts()``)
+``stats``            hash of counters: urls, marked, done
+``seq``              the last order of marking handed out
+``scores``           hash url -> topic score of its last fetch (PageRank strategies)
+``links``            set of ``source\\ntarget`` edges of the crawled graph
+``robots:<host>``    hash: status, body, expires
+
+Members of ``fifo:`` and ``best:`` are the 16-digit order of marking followed
+by the URL, so URLs of equal priority sort first-marked first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+import redis
+
+from combine_scrapy.frontier import FrontierEntry
+
+#: How many leased URLs ``next_due`` looks at beyond the first; past that it
+#: answers a lower bound, which only costs the scheduler an early wake-up.
+NEXT_DUE_SCAN = 64
+
+# Shared by every script: KEYS[1] is the job's key prefix (it routes the
+# script to the job's slot in a cluster); numbers go to Redis as %.17g so
+# timestamps and priorities round-trip exactly.
+_LIBRARY = r"""
+local P = KEYS[1]
+
+local function num(x) return string.format('%.17g', x) end
+
+local function member(seq, url) return string.format('%016d', tonumber(seq)) .. url end
+
+local function host_lock(host)
+  return tonumber(redis.call('HGET', P .. 'host:' .. host, 'lock_until') or 0)
+end
+
+local function set_host_lock(host, lock_until)
+  redis.call('SADD', P .. 'hosts', host)
+  redis.call('HSET', P .. 'host:' .. host, 'lock_until', num(lock_until))
+  redis.call('ZADD', P .. 'hostq', 'XX', num(lock_until), host)
+end
+
+local function with_delay(host, now, lock_until)
+  local delay = tonumber(redis.call('HGET', P .. 'host:' .. host, 'delay') or 0)
+  if delay ~= 0 then return math.max(lock_until, now + delay) end
+  return lock_until
+end
+
+local function enqueue(url, host, seq, priority)
+  local m = member(seq, url)
+  redis.call('ZADD', P .. 'fifo:' .. host, seq, m)
+  redis.call('ZADD', P .. 'best:' .. host, num(-tonumber(priority)), m)
+  redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
+end
+
+-- A marked URL waits in the locked set until its lock ends, then in its host's queues.
+local function place(url, host, seq, priority, lock_until, now)
+  if lock_until > now then
+    redis.call('ZADD', P .. 'locked', num(lock_until), url)
+  else
+    enqueue(url, host, seq, priority)
+  end
+end
+
+local function unplace(url, host, seq)
+  redis.call('ZREM', P .. 'locked', url)
+  local m = member(seq, url)
+  if redis.call('ZREM', P .. 'fifo:' .. host, m) == 1 then
+    redis.call('ZREM', P .. 'best:' .. host, m)
+    if redis.call('ZCARD', P .. 'fifo:' .. host) == 0 then redis.call('ZREM', P .. 'hostq', host) end
+  end
+end
+
+-- Keep the counters right when a URL's mark or fetched state changes.
+local function recount(host, marked_before, done_before, marked_after, done_after)
+  local marked = (marked_after and 1 or 0) - (marked_before and 1 or 0)
+  if marked ~= 0 then
+    redis.call('HINCRBY', P .. 'stats', 'marked', marked)
+    if tonumber(redis.call('ZINCRBY', P .. 'busy', -marked, host)) >= 0 then
+      redis.call('ZREM', P .. 'busy', host)
+    end
+  end
+  local done = (done_after and 1 or 0) - (done_before and 1 or 0)
+  if done ~= 0 then redis.call('HINCRBY', P .. 'stats', 'done', done) end
+end
+
+-- Move URLs whose lock has ended back to their hosts' queues; drop those handed out too often.
+local function promote(now, max_attempts)
+  for _, url in ipairs(redis.call('ZRANGEBYSCORE', P .. 'locked', '-inf', num(now))) do
+    local u = P .. 'url:' .. url
+    local f = redis.call('HMGET', u, 'host', 'seq', 'priority', 'attempts', 'status')
+    redis.call('ZREM', P .. 'locked', url)
+    if tonumber(f[4]) >= max_attempts then
+      redis.call('HSET', u, 'harvest', 0)
+      recount(f[1], true, false, false, f[5])
+    else
+      enqueue(url, f[1], f[2], f[3])
+    end
+  end
+end
+"""
+
+# ARGV: per-host bound (-1: none), then url, host, priority for each entry.
+_MARK = r"""
+local bound = tonumber(ARGV[1])
+local marked, refused = 0, 0
+for i = 2, #ARGV, 3 do
+  local url, host, priority = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local u = P .. 'url:' .. url
+  if redis.call('EXISTS', u) == 0 then
+    redis.call('SADD', P .. 'hosts', host)
+    if bound >= 0 and tonumber(redis.call('HGET', P .. 'host:' .. host, 'urls') or 0) >= bound then
+      refused = refused + 1
+    else
+      local seq = redis.call('INCR', P .. 'seq')
+      redis.call('HSET', u, 'host', host, 'harvest', 1, 'lock_until', 0, 'priority', priority,
+                 'seq', seq, 'attempts', 0, 'retries', 0)
+      redis.call('HINCRBY', P .. 'host:' .. host, 'urls', 1)
+      redis.call('HINCRBY', P .. 'stats', 'urls', 1)
+      recount(host, false, false, true, false)
+      enqueue(url, host, seq, priority)
+      marked = marked + 1
+    end
+  end
+end
+return {marked, refused}
+"""
+
+# ARGV: url.
+_REMARK = r"""
+local url = ARGV[1]
+local u = P .. 'url:' .. url
+local f = redis.call('HMGET', u, 'host', 'harvest', 'seq', 'priority', 'status')
+if not f[1] then return 0 end
+unplace(url, f[1], f[3])
+redis.call('HSET', u, 'harvest', 1, 'lock_until', 0, 'attempts', 0)
+recount(f[1], f[2] == '1', f[2] == '0' and f[5], true, false)
+enqueue(url, f[1], f[3], f[4])
+return 1
+"""
+
+# ARGV: now, max attempts, 'fifo' or 'best'. Returns the head of every unlocked host's queue.
+_READY = r"""
+promote(tonumber(ARGV[1]), tonumber(ARGV[2]))
+local heads = {}
+for _, host in ipairs(redis.call('ZRANGEBYSCORE', P .. 'hostq', '-inf', ARGV[1])) do
+  local url = string.sub(redis.call('ZRANGE', P .. ARGV[3] .. ':' .. host, 0, 0)[1], 17)
+  local f = redis.call('HMGET', P .. 'url:' .. url, 'priority', 'seq', 'etag', 'last_modified')
+  table.insert(heads, {url, host, f[1], f[2], f[3], f[4]})
+end
+return heads
+"""
+
+# ARGV: url, now, lease end. The host is the URL's own, as marked.
+_CLAIM = r"""
+local url, now, lease_end = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local u = P .. 'url:' .. url
+local f = redis.call('HMGET', u, 'host', 'harvest', 'lock_until', 'seq')
+if f[2] ~= '1' or tonumber(f[3]) > now or host_lock(f[1]) > now then return 0 end
+unplace(url, f[1], f[4])
+redis.call('HSET', u, 'lock_until', lease_end)
+redis.call('HINCRBY', u, 'attempts', 1)
+redis.call('ZADD', P .. 'locked', lease_end, url)
+set_host_lock(f[1], tonumber(lease_end))
+return 1
+"""
+
+# ARGV: url, host, now, URL lock end, host lock end, keep marked (0/1), JSON of the given
+# status, etag, last_modified and score (absent: None).
+_COMPLETE = r"""
+local url, host, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local keep = ARGV[6] == '1'
+local given = cjson.decode(ARGV[7])
+local u = P .. 'url:' .. url
+local f = redis.call('HMGET', u, 'host', 'harvest', 'seq', 'priority', 'status')
+if f[1] then
+  unplace(url, f[1], f[3])
+  redis.call('HSET', u, 'harvest', keep and 1 or 0, 'lock_until', ARGV[4], 'attempts', 0, 'last_checked', ARGV[3])
+  if keep then redis.call('HINCRBY', u, 'retries', 1) else redis.call('HSET', u, 'retries', 0) end
+  if given.status then redis.call('HSET', u, 'status', given.status) else redis.call('HDEL', u, 'status') end
+  if given.etag then redis.call('HSET', u, 'etag', given.etag) end
+  if given.last_modified then redis.call('HSET', u, 'last_modified', given.last_modified) end
+  if given.score then redis.call('HSET', P .. 'scores', url, given.score) end
+  recount(f[1], f[2] == '1', f[2] == '0' and f[5], keep, not keep and given.status)
+  if keep then place(url, f[1], f[3], f[4], tonumber(ARGV[4]), now) end
+end
+if redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
+  set_host_lock(host, with_delay(host, now, tonumber(ARGV[5])))
+end
+"""
+
+# ARGV: url, host, host lock end, now ('' for none: no Crawl-delay stretch).
+_RELEASE = r"""
+local url, host = ARGV[1], ARGV[2]
+local u = P .. 'url:' .. url
+local f = redis.call('HMGET', u, 'host', 'harvest', 'seq', 'priority', 'attempts')
+if f[1] then
+  redis.call('HSET', u, 'lock_until', 0, 'attempts', math.max(tonumber(f[5]) - 1, 0))
+  if f[2] == '1' then
+    unplace(url, f[1], f[3])
+    enqueue(url, f[1], f[3], f[4])
+  end
+end
+local lock_until = tonumber(ARGV[3])
+if ARGV[4] ~= '' then lock_until = with_delay(host, tonumber(ARGV[4]), lock_until) end
+set_host_lock(host, lock_until)
+"""
+
+# ARGV: host, lock end.
+_LOCK_HOST = r"""
+set_host_lock(ARGV[1], tonumber(ARGV[2]))
+"""
+
+# ARGV: url, priority pairs. Only marked URLs change.
+_SET_PRIORITIES = r"""
+for i = 1, #ARGV, 2 do
+  local url, priority = ARGV[i], ARGV[i + 1]
+  local u = P .. 'url:' .. url
+  local f = redis.call('HMGET', u, 'host', 'harvest', 'seq')
+  if f[2] == '1' then
+    redis.call('HSET', u, 'priority', priority)
+    redis.call('ZADD', P .. 'best:' .. f[1], 'XX', num(-tonumber(priority)), member(f[3], url))
+  end
+end
+"""
+
+# ARGV: how many leased URLs to look at. The earliest of: an unlocked host's
+# lock, and each leased URL's max(own lock, host lock), in order of own lock
+# until that order passes the best found.
+_NEXT_DUE = r"""
+local best = redis.call('ZRANGE', P .. 'hostq', 0, 0, 'WITHSCORES')[2]
+best = best and tonumber(best)
+local scan = tonumber(ARGV[1])
+local locked = redis.call('ZRANGE', P .. 'locked', 0, scan - 1, 'WITHSCORES')
+for i = 1, #locked, 2 do
+  local lock_until = tonumber(locked[i + 1])
+  if best and lock_until >= best then return num(best) end
+  local due = math.max(lock_until, host_lock(redis.call('HGET', P .. 'url:' .. locked[i], 'host')))
+  if not best or due < best then best = due end
+end
+if #locked == 2 * scan then best = math.min(best, tonumber(locked[#locked])) end
+return best and num(best)
+"""
+
+
+def _float(value: float) -> str:
+    """A number as Redis and Lua read it back exactly."""
+    return repr(float(value))
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode()
+
+
+# How each strategy picks a host's URL (the queue) and orders the round: key of (entry, order of marking).
+_ORDERS = {
+    "BreadthFirstTime": ("best", lambda entry, seq: (-entry.priority, entry.host)),
+    "BreadthFirst": ("fifo", lambda entry, seq: seq),
+    "BestFirst": ("best", lambda entry, seq: (-entry.priority, seq)),
+}
+_ORDERS["PageRank"] = _ORDERS["iPageRank"] = _ORDERS["BestFirst"]
+
+
+class RedisFrontier:
+    """The frontier in Redis, shared by every harvester of a job."""
+
+    def __init__(self, server: redis.Redis, job: str, *, max_attempts: int = 5):
+        if server.get_connection_kwargs().get("decode_responses"):
+            raise ValueError("RedisFrontier needs a client that returns bytes (robots.txt bodies are binary)")
+        self.server = server
+        self.job = job
+        self.max_attempts = max_attempts
+        self.prefix = f"combine:{{{job}}}:"
+        self._scripts = {
+            name: server.register_script(_LIBRARY + body)
+            for name, body in (
+                ("mark", _MARK), ("remark", _REMARK), ("ready", _READY), ("claim", _CLAIM),
+                ("complete", _COMPLETE), ("release", _RELEASE), ("lock_host", _LOCK_HOST),
+                ("set_priorities", _SET_PRIORITIES), ("next_due", _NEXT_DUE),
+            )
+        }
+
+    @classmethod
+    def from_url(cls, url: str, job: str, max_attempts: int = 5) -> RedisFrontier:
+        return cls(redis.Redis.from_url(url), job, max_attempts=max_attempts)
+
+    def _run(self, script: str, *args):
+        return self._scripts[script](keys=[self.prefix], args=args)
+
+    def _key(self, *parts: str) -> str:
+        return self.prefix + ":".join(parts)
+
+    def close(self) -> None:
+        self.server.close()
+
+    def mark(self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None) -> tuple[int, int]:
+        """Mark new URLs ``(url, host, priority)`` for crawling; known URLs are left as they are.
+
+        Returns ``(marked, refused)``: refused URLs are new ones over the per-host bound.
+        """
+        args = [-1 if max_urls_per_host is None else max_urls_per_host]
+        for url, host, priority in entries:
+            args += [url, host, _float(priority)]
+        marked, refused = self._run("mark", *args)
+        return marked, refused
+
+    def remark(self, url: str) -> bool:
+        """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
+        return bool(self._run("remark", url))
+
+    def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None) -> list[FrontierEntry]:
+        """One round: the first URL of every host whose locks have expired, in the strategy's order.
+
+        URLs whose lease or lock has ended go back to their hosts' queues first,
+        and those handed out ``max_attempts`` times without completion are dropped.
+        """
+        queue, round_order = _ORDERS[strategy]
+        heads = self._run("ready", _float(now), self.max_attempts, queue)
+        ranked = sorted(
+            (
+                (FrontierEntry(url.decode(), host.decode(), float(priority), _text(etag), _text(last_modified)),
+                 int(seq))
+                for url, host, priority, seq, etag, last_modified in heads
+            ),
+            key=lambda pair: round_order(*pair),
+        )
+        return [entry for entry, _ in ranked[:limit]]
+
+    def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
+        """Lease the URL and lock its host, unless another hand-out got there first.
+
+        The host locked is the one the URL was marked with, so its queues stay consistent.
+        """
+        return bool(self._run("claim", entry.url, _float(now), _float(now + lease)))
+
+    def lock_host(self, host: str, until: float) -> None:
+        self._run("lock_host", host, _float(until))
+
+    def complete(
+        self,
+        url: str,
+        host: str,
+        *,
+        now: float,
+        url_lock_until: float,
+        host_lock_until: float,
+        status: int | None,
+        keep_marked: bool = False,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        score: float | None = None,
+    ) -> None:
+        """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``.
+
+        An etag, Last-Modified or score of None keeps the one stored.
+        """
+        given = {
+            "status": None if status is None else str(status),
+            "etag": etag,
+            "last_modified": last_modified,
+            "score": None if score is None else _float(score),
+        }
+        self._run(
+            "complete", url, host, _float(now), _float(url_lock_until), _float(host_lock_until),
+            int(keep_marked), json.dumps({field: value for field, value in given.items() if value is not None}),
+        )
+
+    def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
+        """Give a leased URL back without counting the attempt (its fetch was put off).
+
+        With ``now``, the host's robots.txt Crawl-delay counts from then, as after a fetch.
+        """
+        self._run("release", url, host, _float(host_lock_until), "" if now is None else _float(now))
+
+    def retries(self, url: str) -> int:
+        return int(self.server.hget(self._key("url", url), "retries") or 0)
+
+    def change_history(self, url: str) -> tuple[int, int, float | None, str | None]:
+        """``(visits, changes, first visit, last content digest)`` of a page, for its revisit interval."""
+        visits, changes, first_visit, digest = self.server.hmget(
+            self._key("url", url), "visits", "changes", "first_visit", "digest"
+        )
+        return (
+            int(visits or 0), int(changes or 0),
+            float(first_visit) if first_visit is not None else None,
+            digest.decode() if digest is not None else None,
+        )
+
+    def record_visit(self, url: str, now: float, digest: str | None, changed: bool) -> None:
+        """Count a fetch that gave the page (``digest`` None for a 304: unchanged)."""
+        key = self._key("url", url)
+        with self.server.pipeline() as pipe:
+            pipe.hincrby(key, "visits", 1)
+            pipe.hincrby(key, "changes", int(changed))
+            pipe.hsetnx(key, "first_visit", repr(now))
+            if digest is not None:
+                pipe.hset(key, "digest", digest)
+            pipe.execute()
+
+    def set_host_delay(self, host: str, delay: float | None) -> None:
+        with self.server.pipeline() as pipe:
+            pipe.sadd(self._key("hosts"), host)
+            if delay is None:
+                pipe.hdel(self._key("host", host), "delay")
+            else:
+                pipe.hset(self._key("host", host), "delay", _float(delay))
+            pipe.execute()
+
+    def next_due(self, now: float) -> float | None:
+        """When the next marked URL (and its host) becomes free, or None when nothing is marked."""
+        due = self._run("next_due", NEXT_DUE_SCAN)
+        return None if due is None else max(float(due), now)
+
+    def robots(self, host: str, now: float) -> tuple[int | None, bytes | None] | None:
+        """The cached robots.txt answer ``(status, body)`` for a host, or None when absent or expired."""
+        expires, status, body = self.server.hmget(self._key("robots", host), "expires", "status", "body")
+        if expires is None or float(expires) <= now:
+            return None
+        return (None if status is None else int(status)), body
+
+    def store_robots(self, host: str, status: int | None, body: bytes | None, expires: float) -> None:
+        fields = {"expires": _float(expires), "status": status, "body": body}
+        with self.server.pipeline() as pipe:
+            pipe.delete(self._key("robots", host))
+            pipe.hset(self._key("robots", host), mapping={k: v for k, v in fields.items() if v is not None})
+            pipe.execute()
+
+    def hosts(self, now: float, limit: int = 20) -> list[tuple[str, int, float]]:
+        """Hosts with marked URLs, most first: ``(host, marked URLs, seconds until unlocked)``."""
+        busiest = self.server.zrange(self._key("busy"), 0, limit - 1, withscores=True)
+        with self.server.pipeline(transaction=False) as pipe:
+            for host, _ in busiest:
+                pipe.hget(self._key("host", host.decode()), "lock_until")
+            locks = pipe.execute()
+        return [
+            (host.decode(), int(-count), max(float(lock or 0) - now, 0))
+            for (host, count), lock in zip(busiest, locks)
+        ]
+
+    def counts(self, now: float) -> dict[str, int]:
+        """URLs by state, for the crawl summary and status commands."""
+        with self.server.pipeline() as pipe:
+            pipe.hmget(self._key("stats"), "urls", "marked", "done")
+            pipe.zcount(self._key("locked"), f"({_float(now)}", "+inf")
+            pipe.scard(self._key("hosts"))
+            (urls, marked, done), marked_locked, hosts = pipe.execute()
+        return {
+            "urls": int(urls or 0),
+            "marked_ready": int(marked or 0) - marked_locked,
+            "marked_locked": marked_locked,
+            "done": int(done or 0),
+            "hosts": hosts,
+        }
+
+    def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
+        """Remember ``(source, target)`` edges of the crawled graph."""
+        members = [f"{source}\n{target}" for source, target in edges]
+        if members:
+            self.server.sadd(self._key("links"), *members)
+
+    def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
+        """The crawled graph's edges (sorted, so PageRank runs the same on every harvester) and topic scores."""
+        links, scored = self._key("links"), self._key("scores")
+        edges = sorted(tuple(edge.decode().split("\n", 1)) for edge in self.server.sscan_iter(links, count=1000))
+        scores = {url.decode(): float(score) for url, score in self.server.hscan_iter(scored, count=1000)}
+        return edges, scores
+
+    def set_priorities(self, priorities: dict[str, float]) -> None:
+        """Overwrite the priority of marked URLs (a PageRank recomputation)."""
+        args = []
+        for url, rank in priorities.items():
+            args += [url, _float(rank)]
+        if args:
+            self._run("set_priorities", *args)

@@ -1,0 +1,203 @@
+"""The Redis frontier against a real Redis: the embedded frontier's scenarios, plus sharing between harvesters."""
+
+from __future__ import annotations
+
+import random
+import threading
+import uuid
+
+import pytest
+import redis
+
+from combine_scrapy.frontier import STRATEGIES, FrontierEntry
+from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.frontier.sqlite import SqliteFrontier
+
+# The embedded frontier's scenarios, collected here so they run on this module's Redis `frontier` fixture.
+from test_frontier import (  # noqa: F401
+    mark,
+    test_a_round_holds_one_url_per_unlocked_host,
+    test_best_first_takes_the_highest_priorities_first,
+    test_breadth_first_is_first_marked_first_fetched,
+    test_breadth_first_time_takes_one_url_per_host_each_round,
+    test_claim_locks_the_host_for_the_lease,
+    test_complete_clears_the_mark_and_sets_locks,
+    test_crawl_delay_lengthens_the_host_lock,
+    test_higher_priority_first_within_a_host,
+    test_ipagerank_prefers_links_from_relevant_pages,
+    test_links_are_kept_only_for_the_pagerank_strategies,
+    test_marking_is_idempotent_and_keeps_first_state,
+    test_pagerank_fetches_the_most_linked_page_first,
+    test_per_host_bound_refuses_new_urls,
+    test_release_gives_the_url_back_without_counting,
+    test_robots_answers_are_cached_until_they_expire,
+    test_unavailable_keeps_the_url_marked_and_counts_retries,
+    test_url_given_up_after_max_attempts_without_completion,
+)
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture
+def job():
+    """A job name of its own, and none of its keys left behind."""
+    name = f"test-{uuid.uuid4().hex}"
+    yield name
+    server = redis.Redis.from_url(REDIS_URL)
+    keys = list(server.scan_iter(match=f"combine:{{{name}}}:*", count=1000))
+    if keys:
+        server.delete(*keys)
+    server.close()
+
+
+@pytest.fixture
+def frontier(job):
+    f = RedisFrontier.from_url(REDIS_URL, job, max_attempts=3)
+    yield f
+    f.close()
+
+
+def test_state_is_shared_and_survives_reopening(job):
+    first = RedisFrontier.from_url(REDIS_URL, job)
+    mark(first, "http://a/1", "http://b/1")
+    first.close()
+    again = RedisFrontier.from_url(REDIS_URL, job)
+    assert len(again.ready(now=0)) == 2
+    again.close()
+
+
+def test_keys_stay_under_the_job_prefix(frontier, job):
+    mark(frontier, "http://a/1", "http://a/2")
+    frontier.claim(frontier.ready(now=0)[0], now=0, lease=60)
+    frontier.add_links([("http://a/1", "http://a/2")])
+    frontier.store_robots("a", 200, b"", expires=10)
+    keys = {key.decode() for key in frontier.server.scan_iter(match="*" + job + "*")}
+    assert keys and all(key.startswith(f"combine:{{{job}}}:") for key in keys)
+
+
+def test_abandoned_lease_comes_back_to_another_harvester(frontier, job):
+    mark(frontier, "http://a/1")
+    entry = frontier.ready(now=0)[0]
+    assert frontier.claim(entry, now=0, lease=60)
+    frontier.close()                                   # the harvester dies holding the lease
+    other = RedisFrontier.from_url(REDIS_URL, job, max_attempts=3)
+    assert other.ready(now=59) == []
+    assert other.next_due(now=59) == 60
+    assert other.counts(now=59)["marked_locked"] == 1
+    assert other.ready(now=60) == [entry]
+    assert other.claim(entry, now=60, lease=60)
+    other.close()
+
+
+def test_two_harvesters_never_hold_one_host_at_once(frontier, job):
+    """Eight threads on two connections claim URLs of the same hosts at the same moments: one wins per host."""
+    other = RedisFrontier.from_url(REDIS_URL, job)
+    hosts = ["a", "b"]
+    frontier.mark([(f"http://{host}/{i}", host, 0) for host in hosts for i in range(8)])
+    threads, rounds, lease = 8, 200, 60
+    barrier = threading.Barrier(threads)
+    wins: list[tuple[int, str]] = []
+
+    def harvester(number: int) -> None:
+        mine = frontier if number % 2 else other
+        entries = [FrontierEntry(f"http://{host}/{number}", host) for host in hosts]
+        for round_ in range(rounds):
+            barrier.wait()
+            now = round_ * 100.0                       # each round starts after the last round's leases end
+            for entry in entries:
+                if mine.claim(entry, now, lease):
+                    wins.append((round_, entry.host))
+
+    workers = [threading.Thread(target=harvester, args=(n,)) for n in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    other.close()
+    assert sorted(wins) == [(round_, host) for round_ in range(rounds) for host in hosts]
+
+
+def test_counts_and_hosts_follow_marks_and_locks(frontier):
+    mark(frontier, "http://a/1", "http://a/2", "http://b/1")
+    frontier.lock_host("b", until=30)
+    assert frontier.hosts(now=10) == [("a", 2, 0), ("b", 1, 20)]
+    entry = frontier.ready(now=10)[0]
+    frontier.claim(entry, now=10, lease=60)
+    assert frontier.counts(now=10) == {"urls": 3, "marked_ready": 2, "marked_locked": 1, "done": 0, "hosts": 2}
+    frontier.complete(entry.url, "a", now=11, url_lock_until=1e9, host_lock_until=20, status=200)
+    assert frontier.hosts(now=11) == [("a", 1, 9), ("b", 1, 19)]
+    assert frontier.counts(now=11) == {"urls": 3, "marked_ready": 2, "marked_locked": 0, "done": 1, "hosts": 2}
+    assert frontier.remark(entry.url) and not frontier.remark("http://unknown/")
+    assert frontier.counts(now=11)["done"] == 0
+    assert frontier.next_due(now=11) == 20
+
+
+def test_conditional_get_headers_are_kept_when_none_is_given(frontier):
+    mark(frontier, "http://a/1")
+    frontier.complete("http://a/1", "a", now=1, url_lock_until=2, host_lock_until=1, status=200,
+                      etag='"v1"', last_modified="Mon, 01 Jan 2024 00:00:00 GMT")
+    frontier.remark("http://a/1")
+    frontier.complete("http://a/1", "a", now=3, url_lock_until=2, host_lock_until=1, status=503, keep_marked=True)
+    assert frontier.ready(now=5) == [
+        FrontierEntry("http://a/1", "a", 0.0, '"v1"', "Mon, 01 Jan 2024 00:00:00 GMT")
+    ]
+
+
+def test_release_with_now_waits_for_the_crawl_delay(frontier):
+    mark(frontier, "http://a/1")
+    frontier.set_host_delay("a", 30)
+    entry = frontier.ready(now=0)[0]
+    frontier.claim(entry, now=0, lease=60)
+    frontier.release(entry.url, "a", host_lock_until=5, now=10)
+    assert frontier.ready(now=39) == []
+    assert frontier.ready(now=40) == [entry]
+    assert frontier.retries(entry.url) == 0
+
+
+def test_robots_keeps_binary_bodies_and_missing_answers(frontier):
+    frontier.store_robots("a", None, None, expires=100)
+    frontier.store_robots("b", 200, b"\xff\x00Disallow: /", expires=100)
+    assert frontier.robots("a", now=0) == (None, None)
+    assert frontier.robots("b", now=0) == (200, b"\xff\x00Disallow: /")
+    assert frontier.robots("c", now=0) is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_answers_like_the_embedded_frontier_under_random_operations(frontier, tmp_path, seed):
+    """A drop-in: the same calls give the same answers as SqliteFrontier, whatever the sequence."""
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
+    rnd = random.Random(seed)
+    urls = [f"http://{host}/{i}" for host in "abcd" for i in range(6)]
+    now = 0.0
+
+    def both(call):
+        ours, theirs = call(frontier), call(embedded)
+        assert ours == theirs, (seed, now)
+        return ours
+
+    for _ in range(200):
+        now += rnd.choice([0, 1, 5, 30, 70])
+        url = rnd.choice(urls)
+        entry = FrontierEntry(url, url.split("/")[2])
+        bound, strategy, limit = rnd.choice([None, 3]), rnd.choice(STRATEGIES), rnd.choice([None, 1])
+        delay, lease = rnd.choice([None, 20]), rnd.choice([10, 60])
+        batch = [(u, u.split("/")[2], rnd.choice([0, 2.5, 9])) for u in rnd.sample(urls, 3)]
+        fetch = dict(now=now, url_lock_until=now + rnd.choice([-1, 20, 1e6]),
+                     host_lock_until=now + rnd.choice([0, 40]), status=rnd.choice([200, 304, 503, None]),
+                     keep_marked=rnd.random() < 0.4, etag=rnd.choice([None, '"e"']),
+                     last_modified=rnd.choice([None, "lm"]), score=rnd.choice([None, 1.5]))
+        ranks = {u: rnd.random() for u in rnd.sample(urls, 5)}
+        rnd.choice([
+            lambda: both(lambda f: f.mark(batch, max_urls_per_host=bound)),
+            lambda: both(lambda f: f.ready(now, strategy, limit)),
+            lambda: both(lambda f: f.claim(entry, now, lease)) and both(lambda f: f.complete(url, entry.host, **fetch)),
+            lambda: both(lambda f: f.claim(entry, now, lease))
+            and both(lambda f: f.release(url, entry.host, now + 5, now)),
+            lambda: both(lambda f: f.claim(entry, now, lease)),
+            lambda: both(lambda f: f.remark(url)),
+            lambda: both(lambda f: f.set_host_delay(entry.host, delay)),
+            lambda: both(lambda f: f.lock_host(entry.host, now + 15)),
+            lambda: both(lambda f: f.set_priorities(ranks)),
+        ])()
+        both(lambda f: (f.next_due(now), f.counts(now), f.hosts(now, 3), f.retries(url)))
+    embedded.close()
