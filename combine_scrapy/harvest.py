@@ -40,10 +40,16 @@ class Harvest:
     max_urls_per_host: int | None = None
     leased: dict[str, FrontierEntry] = field(default_factory=dict)
     link_scorer: LinkScorer | None = None
+    lease_seconds: float = LEASE_SECONDS
 
     @classmethod
     def open(
-        cls, job: Job, data_dir: str | Path, max_urls_per_host: int | None = None, redis_url: str | None = None
+        cls,
+        job: Job,
+        data_dir: str | Path,
+        max_urls_per_host: int | None = None,
+        redis_url: str | None = None,
+        lease_seconds: float = LEASE_SECONDS,
     ) -> Harvest:
         """Open the job's backends: the frontier in Redis when ``redis_url`` is given (shared by
         every harvester), else in ``data_dir/<job>/``; the job's maxUrlsPerHost wins over the setting."""
@@ -58,6 +64,7 @@ class Harvest:
             store=SqliteRecordStore(directory / "records.sqlite"),
             max_urls_per_host=job.max_urls_per_host or max_urls_per_host,
             link_scorer=link_scorer_for(job),
+            lease_seconds=lease_seconds,
         )
 
     @property
@@ -94,7 +101,7 @@ class Harvest:
 
     def claim(self, entry: FrontierEntry, now: float) -> bool:
         """Lease a ready URL to this harvester (and lock its host)."""
-        if not self.frontier.claim(entry, now, LEASE_SECONDS):
+        if not self.frontier.claim(entry, now, self.lease_seconds):
             return False
         self.leased[entry.url] = entry
         return True

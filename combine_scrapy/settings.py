@@ -12,6 +12,9 @@ COMBINE_DATA_DIR = "data"
 COMBINE_IDLE_HORIZON = 300
 # Spider-trap bound: new URLs marked per host at most (None: no bound).
 COMBINE_MAX_URLS_PER_HOST = 10000
+# Seconds a harvester holds a URL it fetches; a dead harvester's URLs come back after this.
+# Keep COMBINE_IDLE_HORIZON above it when several harvesters share a Redis frontier.
+COMBINE_LEASE_SECONDS = 60
 # PageRank strategies: recompute the ranks after this many hand-outs.
 COMBINE_RERANK_EVERY = 50
 

@@ -48,6 +48,7 @@ class FocusedSpider(scrapy.Spider):
             settings.get("COMBINE_DATA_DIR"),
             max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
             redis_url=settings.get("REDIS_URL"),
+            lease_seconds=settings.getfloat("COMBINE_LEASE_SECONDS"),
         )
         crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
         return spider
