@@ -10,19 +10,12 @@ what a crawl meets. Writes bench/results/canonicalize.{json,md}.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import time
 from collections import Counter
-from datetime import date
-from pathlib import Path
 
+from bench.report import environment, write_report
 from bench.virtualweb.web import VirtualWeb
 from combine_scrapy.urls import UrlRules, check_url
-
-RESULTS = Path(__file__).parent / "results"
-
 
 def sample_links(count: int, seed: int) -> list[tuple[str, str]]:
     """``count`` (href, page URL) pairs, page after page of the virtual web."""
@@ -53,10 +46,7 @@ def main() -> None:
     best = min(timings)
     reasons = Counter(verdict.reason or "accepted" for verdict in verdicts)
     result = {
-        "date": date.today().isoformat(),
-        "command": f"python -m bench.canonicalize --urls {args.urls} --seed {args.seed} --repeat {args.repeat}",
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
+        **environment(f"python -m bench.canonicalize --urls {args.urls} --seed {args.seed} --repeat {args.repeat}"),
         "urls": len(links),
         "seconds": round(best, 3),
         "urls_per_second": round(len(links) / best),
@@ -64,12 +54,7 @@ def main() -> None:
         "distinct_canonical_urls": len({v.url for v in verdicts if v.ok}),
         "verdicts": dict(reasons.most_common()),
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "canonicalize.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = [
-        "# URL canonicalization and validation",
-        "",
-        f"`{result['command']}`, {result['date']}, {result['cpus']} CPUs, Python {result['python']}.",
+    write_report("canonicalize", result, "URL canonicalization and validation", [
         "",
         "| figure | value |",
         "| --- | --- |",
@@ -79,10 +64,7 @@ def main() -> None:
         f"| microseconds per URL | {result['microseconds_per_url']} |",
         f"| distinct canonical URLs accepted | {result['distinct_canonical_urls']:,} |",
         *(f"| verdict `{reason}` | {count:,} |" for reason, count in reasons.most_common()),
-        "",
-    ]
-    (RESULTS / "canonicalize.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+    ])
 
 
 if __name__ == "__main__":

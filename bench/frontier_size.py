@@ -10,20 +10,16 @@ backend's growth per URL: the SQLite file (after a checkpoint), or Redis's
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import tempfile
 import time
 import uuid
-from datetime import date
 from pathlib import Path
 
+from bench.report import environment, write_report
 from bench.virtualweb.web import VirtualWeb
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.urls import host_of
 
-RESULTS = Path(__file__).parent / "results"
 BATCH = 1000
 
 
@@ -76,28 +72,17 @@ def main() -> None:
     if args.redis:
         backends["redis"] = measure_redis(entries, args.redis)
     result = {
-        "date": date.today().isoformat(),
-        "command": f"python -m bench.frontier_size --urls {args.urls}" + (f" --redis {args.redis}" if args.redis else ""),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
+        **environment(f"python -m bench.frontier_size --urls {args.urls}" + (f" --redis {args.redis}" if args.redis else "")),
         "urls": len(entries),
         "backends": backends,
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "frontier_size.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = [
-        "# Frontier size",
-        "",
-        f"`{result['command']}`, {result['date']}, {result['cpus']} CPUs, Python {result['python']}.",
+    write_report("frontier_size", result, "Frontier size", [
         f"{len(entries):,} URLs of the virtual web marked in batches of {BATCH}.",
         "",
         "| backend | bytes per queued URL | URLs marked per second |",
         "| --- | --- | --- |",
         *(f"| {name} | {b['bytes_per_url']} | {b['urls_marked_per_second']:,} |" for name, b in backends.items()),
-        "",
-    ]
-    (RESULTS / "frontier_size.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+    ])
 
 
 if __name__ == "__main__":

@@ -11,20 +11,13 @@ vocabularies. Writes bench/results/topic_scoring.{json,md}.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import random
 import re
 import time
-from datetime import date
-from pathlib import Path
 
+from bench.report import environment, write_report
 from bench.virtualweb.vocabulary import VOCABULARIES, _sentence
 from combine_scrapy.topic import Document, PlainMatcher, PositionMatcher, parse_topic_definition
-
-RESULTS = Path(__file__).parent / "results"
-
 
 def _words(rng: random.Random) -> list[str]:
     words = set()
@@ -92,31 +85,20 @@ def main() -> None:
             "relevant": relevant,
         }
     result = {
-        "date": date.today().isoformat(),
-        "command": f"python -m bench.topic_scoring --terms {args.terms} --page-kb {args.page_kb} "
-                   f"--pages {args.pages} --seed {args.seed}",
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
+        **environment(f"python -m bench.topic_scoring --terms {args.terms} --page-kb {args.page_kb} "
+                      f"--pages {args.pages} --seed {args.seed}"),
         "terms": len(definition.terms),
         "page_bytes": round(sum(len(d.text) for d in documents) / len(documents)),
         "algorithms": figures,
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "topic_scoring.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = [
-        "# Topic scoring",
-        "",
-        f"`{result['command']}`, {result['date']}, {result['cpus']} CPUs, Python {result['python']}.",
+    write_report("topic_scoring", result, "Topic scoring", [
         f"{result['terms']} terms, pages of {result['page_bytes']:,} characters of text, one process.",
         "",
         "| algorithm | pages per second | ms per page |",
         "| --- | --- | --- |",
         f"| Algorithm 1, plain matching (Std) | {figures['Std']['pages_per_second']} | {figures['Std']['milliseconds_per_page']} |",
         f"| Algorithm 2, position weighted (Pos) | {figures['Pos']['pages_per_second']} | {figures['Pos']['milliseconds_per_page']} |",
-        "",
-    ]
-    (RESULTS / "topic_scoring.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+    ])
 
 
 if __name__ == "__main__":
