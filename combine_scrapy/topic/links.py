@@ -20,9 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from combine_scrapy.topic.definition import TopicDefinition
+from combine_scrapy.topic.matching import term_hits
 from combine_scrapy.topic.text import tokens, url_path_text
 
 METHODS = ("propagate", "RW", "RWB")
+#: Seconds one term may spend on one part of a link (anchors are short: a longer wait means a runaway pattern).
+LINK_REGEX_TIMEOUT = 0.1
 #: How much each part of a link says about its target, relative to the anchor text.
 PART_WEIGHTS = {"anchor": 1.0, "title": 0.5, "url": 0.5}
 
@@ -107,8 +110,7 @@ class LinkScorer:
             if not prepared:
                 continue
             for term in self.definition.terms:
-                hits = min(sum(1 for _ in pattern.finditer(prepared, timeout=0.1)) for pattern in term.patterns)
-                score += hits * term.weight * PART_WEIGHTS[part]
+                score += term_hits(term, prepared, LINK_REGEX_TIMEOUT) * term.weight * PART_WEIGHTS[part]
         return squash(score, self._link_scale)
 
     def select(
@@ -124,10 +126,7 @@ class LinkScorer:
         threshold = self.current_threshold
         chosen = []
         for link in links:
-            try:
-                priority = self.page_weight * page + (1 - self.page_weight) * self.link_relevance(link)
-            except TimeoutError:
-                priority = self.page_weight * page
+            priority = self.page_weight * page + (1 - self.page_weight) * self.link_relevance(link)
             if priority >= threshold or (self.method == "RWB" and self.rng.random() < self.boost_chance):
                 chosen.append((link.url, priority))
         return chosen

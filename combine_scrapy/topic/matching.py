@@ -12,8 +12,6 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import regex
-
 from combine_scrapy.topic.definition import REGEX_CHARACTERS, TopicDefinition, TopicTerm
 from combine_scrapy.topic.text import Document, tokens, url_path_text
 
@@ -90,9 +88,13 @@ class _Tally:
         return Classification(relevant, score, normalized, tuple(kept), matched, algorithm)
 
 
-def _count(pattern: regex.Pattern, text: str, term: TopicTerm) -> int:
+def term_hits(term: TopicTerm, text: str, timeout: float = REGEX_TIMEOUT) -> int:
+    """Matches of a term in prepared text: an ``@and`` term counts its rarest part.
+
+    A part that runs past ``timeout`` seconds is logged and counts 0.
+    """
     try:
-        return sum(1 for _ in pattern.finditer(text, timeout=REGEX_TIMEOUT))
+        return min(sum(1 for _ in pattern.finditer(text, timeout=timeout)) for pattern in term.patterns)
     except TimeoutError:
         logger.warning("topic term on line %d (%s) took too long on a page and was skipped", term.line, term.text)
         return 0
@@ -134,7 +136,7 @@ class PlainMatcher:
             for term in self.definition.terms:
                 if any(literal not in text for literal in self._literals[term]):
                     continue  # a plain word or phrase that is not even a substring cannot match
-                hits = min(_count(pattern, text, term) for pattern in term.patterns)
+                hits = term_hits(term, text)
                 if hits:
                     points = hits * term.weight * weight
                     tally.add(term, points, points / len(words))
