@@ -25,4 +25,4 @@ class Fetch:
     postponed: bool = False      # the fetch was put off (robots.txt read first)
     page: Any = None             # parse.ParsedPage, set by ParsePipeline
     classification: Any = None   # topic.Classification, set by TopicPipeline
-    record_key: str | None = None
+    record_key: str | None = None  # MD5 of the content, the key of its record; set by ParsePipeline

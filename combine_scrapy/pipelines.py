@@ -56,16 +56,17 @@ class OutcomePipeline(_HarvestStage):
 
 
 class ParsePipeline(_HarvestStage):
-    """Turn a successful response into a ParsedPage: title, headings, meta, text, links."""
+    """Turn a successful response into a ParsedPage (title, headings, meta, text, links) and its content key."""
 
     def process_item(self, item: Fetch) -> Fetch:
         if item.outcome is Outcome.SUCCESS:
-            item.page = parse_document(
+            page = item.page = parse_document(
                 item.url,
                 item.body,
                 item.headers,
                 extract_links_from_text=self.harvest.job.extract_links_from_text,
             )
+            item.record_key = content_key(page.title, page.text, item.url, page.mime_type)
         return item
 
 
@@ -110,7 +111,6 @@ class RecordPipeline(_HarvestStage):
                     self.stats.inc_value("records/new")
                 else:
                     self.stats.inc_value("records/known_content")
-                item.record_key = record.key
                 return item
         if item.outcome in (Outcome.SUCCESS, Outcome.NOT_FOUND, Outcome.ROBOTS):
             if store.forget_url(item.url):
@@ -121,7 +121,7 @@ class RecordPipeline(_HarvestStage):
         page, classification = item.page, item.classification
         job = self.harvest.job
         return Record(
-            key=content_key(page.title, page.text, item.url, page.mime_type),
+            key=item.record_key,
             url=item.url,
             title=page.title,
             text=page.text,
@@ -180,9 +180,7 @@ class FrontierPipeline(_HarvestStage):
         """Seconds until the page is due again, from how often it was seen to change."""
         job, frontier = self.harvest.job, self.harvest.frontier
         visits, changes, first_visit, digest = frontier.change_history(item.url)
-        new_digest = None
-        if item.outcome is Outcome.SUCCESS:
-            new_digest = content_key(item.page.title, item.page.text, item.url, item.page.mime_type)
+        new_digest = item.record_key if item.outcome is Outcome.SUCCESS else None
         changed = digest is not None and new_digest is not None and new_digest != digest
         frontier.record_visit(item.url, item.fetched_at, new_digest, changed)
         self.stats.inc_value("revisit/changed" if changed else "revisit/unchanged" if visits else "revisit/first")
