@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from combine_scrapy.frontier import LEASE_SECONDS, Frontier, FrontierEntry
+from combine_scrapy.frontier import LEASE_SECONDS, RANKED_STRATEGIES, Frontier, FrontierEntry
 from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
@@ -70,7 +70,7 @@ class Harvest:
     @property
     def ranks_links(self) -> bool:
         """Whether the strategy orders by PageRank, and so needs the link graph."""
-        return self.job.strategy in ("PageRank", "iPageRank")
+        return self.job.strategy in RANKED_STRATEGIES
 
     def mark(self, candidates: Iterable[tuple[str, float]], source: str | None = None) -> tuple[int, Counter[str]]:
         """Canonicalize, validate and mark ``(url, priority)`` pairs for crawling.

@@ -69,6 +69,10 @@ def locks_for(outcome: Outcome, job) -> Locks:
 
 #: Crawl strategies (CrawlStrategy in combine.cfg).
 STRATEGIES = ("BreadthFirstTime", "BreadthFirst", "BestFirst", "PageRank", "iPageRank")
+#: Strategies whose priorities are ranks in the crawled link graph: they keep the graph and order like BestFirst.
+RANKED_STRATEGIES = ("PageRank", "iPageRank")
+#: Strategies that hand out a whole round before scheduling again; the others take the best few.
+FULL_ROUND_STRATEGIES = ("BreadthFirstTime", "BreadthFirst")
 
 
 @dataclass(frozen=True)

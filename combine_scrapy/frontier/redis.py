@@ -34,7 +34,7 @@ from collections.abc import Iterable
 
 import redis
 
-from combine_scrapy.frontier import FrontierEntry
+from combine_scrapy.frontier import RANKED_STRATEGIES, FrontierEntry
 
 #: How many leased URLs ``next_due`` looks at beyond the first; past that it
 #: answers a lower bound, which only costs the scheduler an early wake-up.
@@ -278,7 +278,7 @@ _ORDERS = {
     "BreadthFirst": ("fifo", lambda entry, seq: seq),
     "BestFirst": ("best", lambda entry, seq: (-entry.priority, seq)),
 }
-_ORDERS["PageRank"] = _ORDERS["iPageRank"] = _ORDERS["BestFirst"]
+_ORDERS.update(dict.fromkeys(RANKED_STRATEGIES, _ORDERS["BestFirst"]))
 
 
 class RedisFrontier:

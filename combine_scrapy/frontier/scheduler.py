@@ -23,7 +23,7 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 
-from combine_scrapy.frontier import FrontierEntry
+from combine_scrapy.frontier import FULL_ROUND_STRATEGIES, FrontierEntry
 
 logger = logging.getLogger(__name__)
 
@@ -101,8 +101,8 @@ class BreadthFirstTimeScheduler(BaseScheduler):
             self._handed_out_since_rerank = 0
             self.stats.inc_value("scheduler/reranked")
             logger.debug("%s recomputed over %d pages", strategy, ranked)
-        full_round = strategy in ("BreadthFirstTime", "BreadthFirst")
-        self.ready.extend(self.harvest.frontier.ready(now, strategy, None if full_round else self.best_batch))
+        limit = None if strategy in FULL_ROUND_STRATEGIES else self.best_batch
+        self.ready.extend(self.harvest.frontier.ready(now, strategy, limit))
 
     def _wake_when_due(self, now: float) -> None:
         """Ask the engine for the next request when the next host unlocks.

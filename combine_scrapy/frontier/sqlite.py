@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from combine_scrapy.frontier import FrontierEntry
+from combine_scrapy.frontier import RANKED_STRATEGIES, FrontierEntry
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls (
@@ -60,7 +60,7 @@ _ORDERS = {
     "BreadthFirst": ("u.seq", "seq"),
     "BestFirst": ("u.priority DESC, u.seq", "priority DESC, seq"),
 }
-_ORDERS["PageRank"] = _ORDERS["iPageRank"] = _ORDERS["BestFirst"]
+_ORDERS.update(dict.fromkeys(RANKED_STRATEGIES, _ORDERS["BestFirst"]))
 
 
 class SqliteFrontier:
