@@ -151,7 +151,7 @@ def _text_links(text: str, seen: set[str]) -> list[Link]:
 
 
 def _parse_html(page: ParsedPage, body: bytes, content_type: str | None, extract_links_from_text: bool) -> None:
-    encoding, html = html_to_unicode(content_type, body, auto_detect_fun=lambda data: _detect_charset(data))
+    encoding, html = html_to_unicode(content_type, body, auto_detect_fun=_detect_charset)
     page.charset = _charset_name(encoding)
     page.html = html
     try:

@@ -24,6 +24,8 @@ TTL_SUCCESS = 345_600
 MAX_BODY_BYTES = 500 * 1024
 MAX_LINE_BYTES = 16_664 - 1
 
+# What a site that cannot answer for its robots.txt allows: nothing.
+_DISALLOW_ALL = Protego.parse("User-agent: *\nDisallow: /\n")
 _BOM = re.compile(r"^(?:\ufeff|\ufffd+|ï»¿)")
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 # A rule path: the value of allow/disallow lines, to percent-encode like URLs.
@@ -90,9 +92,8 @@ def policy_from_response(status: int | None, body: bytes | None, user_agent: str
     2xx: its rules. 4xx: no rules, everything allowed. 5xx, 429 or no
     answer: nothing allowed, retried after a day.
     """
-    token = product_token(user_agent)
     if status is not None and 200 <= status < 300:
         return parse_robots(body or b"", user_agent)
     if status is not None and 400 <= status < 500 and status != 429:
-        return RobotsPolicy(None, token, ttl=TTL_SUCCESS)
-    return RobotsPolicy(Protego.parse("User-agent: *\nDisallow: /\n"), token, ttl=TTL_DEFAULT)
+        return RobotsPolicy(None, product_token(user_agent), ttl=TTL_SUCCESS)
+    return RobotsPolicy(_DISALLOW_ALL, product_token(user_agent), ttl=TTL_DEFAULT)

@@ -125,6 +125,9 @@ class UrlRules:
         return self._sessionid.match(name) is not None
 
 
+DEFAULT_RULES = UrlRules()
+
+
 class InvalidUrl(ValueError):
     """A URL that cannot be canonicalized; ``reason`` is one of the module's reason names."""
 
@@ -201,7 +204,7 @@ def _server(scheme: str, netloc: str, rules: UrlRules) -> str:
 
 def canonicalize(url: str, rules: UrlRules | None = None) -> str:
     """The canonical form of ``url``; raises InvalidUrl (with a reason) when it has none."""
-    rules = rules or UrlRules()
+    rules = rules or DEFAULT_RULES
     text = _TAB_OR_NEWLINE.sub("", url.strip())
     if not text or _CONTROL.search(text):
         raise InvalidUrl(MALFORMED, "empty or holds control characters")
@@ -221,7 +224,7 @@ def canonicalize(url: str, rules: UrlRules | None = None) -> str:
 
 def check_url(url: str, rules: UrlRules | None = None, base: str | None = None) -> Verdict:
     """Canonicalize and validate ``url`` (resolved against ``base``); never raises."""
-    rules = rules or UrlRules()
+    rules = rules or DEFAULT_RULES
     try:
         if base is not None:
             url = urljoin(base, url.strip())
