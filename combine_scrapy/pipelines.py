@@ -77,15 +77,7 @@ class TopicPipeline(_HarvestStage):
         page = item.page
         if page is None:
             return item
-        document = Document(
-            url=item.url,
-            title=page.title,
-            meta=" ".join(value for values in page.meta.values() for value in values),
-            headings=" ".join(page.headings),
-            text=page.text,
-            host=item.host,
-        )
-        item.classification = self.harvest.job.topic_filter.classify(document)
+        item.classification = self.harvest.job.topic_filter.classify(Document.from_page(page, item.host))
         self.stats.inc_value("topic/relevant" if item.classification.relevant else "topic/irrelevant")
         return item
 

@@ -29,16 +29,6 @@ class ExampleError(ValueError):
     """Examples that cannot be used; ``str()`` names the source and what is wrong."""
 
 
-def _document(page: ParsedPage) -> Document:
-    return Document(
-        url=page.url,
-        title=page.title,
-        meta=" ".join(value for values in page.meta.values() for value in values),
-        headings=" ".join(page.headings),
-        text=page.text,
-    )
-
-
 def _fetch(url: str, user_agent: str) -> ParsedPage | None:
     """The page at ``url``, or None (and a line on stderr saying why) when it cannot be had."""
     try:
@@ -82,7 +72,7 @@ def read_examples(sources: list[str], kind: str, user_agent: str) -> list[Docume
     documents = []
     for source in sources:
         for where, page in _pages(Path(source), user_agent):
-            document = _document(page)
+            document = Document.from_page(page)
             if any(tokens(part) for part in (document.title, document.meta, document.headings, document.text)):
                 documents.append(document)
             else:

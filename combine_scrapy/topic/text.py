@@ -25,6 +25,18 @@ class Document:
     text: str = ""
     host: str = ""
 
+    @classmethod
+    def from_page(cls, page, host: str = "") -> Document:
+        """The parts of a parsed page (:class:`combine_scrapy.parse.ParsedPage`) the filter reads."""
+        return cls(
+            url=page.url,
+            title=page.title,
+            meta=" ".join(value for values in page.meta.values() for value in values),
+            headings=" ".join(page.headings),
+            text=page.text,
+            host=host,
+        )
+
 
 def tokens(text: str, stopwords: frozenset[str] = frozenset()) -> list[str]:
     """Prepared, lower-cased tokens of ``text``."""
