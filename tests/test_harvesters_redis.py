@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
+import time
 import uuid
 from collections import Counter
 
@@ -15,8 +17,30 @@ from conftest import PROJECT, SCRAPY, JobDir, free_port
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 HOSTS = [f"127.0.0.{n}" for n in range(31, 37)]
-WAIT = 0.3
-PAGES = [f"/p{i}.html" for i in range(5)]
+WAIT = 0.5
+# Enough pages that the crawl outlasts Scrapy's 5 s idle heartbeat, by which a waiting harvester looks again.
+PAGES = [f"/p{i}.html" for i in range(20)]
+
+
+class GatedPage(Page):
+    """A page served only once ``gate`` is set: the crawl starts when every harvester is up."""
+
+    def __init__(self, body: str, gate: threading.Event):
+        super().__init__(body, headers={"Content-Type": "text/plain"})
+        self.gate = gate
+
+    def payload(self) -> bytes:
+        self.gate.wait(timeout=60)
+        return super().payload()
+
+
+def wait_until_opened(logs: list, harvesters: list[subprocess.Popen], timeout: float = 60) -> None:
+    """Return when every harvester has logged 'Spider opened' (or exited)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(harvester.poll() is not None or "Spider opened" in log.read_text() for log, harvester in zip(logs, harvesters)):
+            return
+        time.sleep(0.1)
 
 
 def site(port: int, host: str) -> dict[str, Page]:
@@ -40,7 +64,10 @@ def job_name():
 def test_harvesters_share_the_frontier_and_keep_the_host_interval(tmp_path, job_name):
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name=job_name)
     port = free_port(HOSTS[0])
-    with LoopbackWeb({host: site(port, host) for host in HOSTS}, port=port) as web:
+    sites = {host: site(port, host) for host in HOSTS}
+    gate = threading.Event()
+    sites[HOSTS[0]]["/robots.txt"] = GatedPage("User-agent: *\nAllow: /\n", gate)
+    with LoopbackWeb(sites, port=port) as web:
         job_dir.write(f"WaitIntervalHost = {WAIT}\n", "100: carnivorous plants=CP\n", [web.url(HOSTS[0])])
         command = [
             *SCRAPY, "crawl", "focused", "-a", f"job={job_name}",
@@ -48,12 +75,17 @@ def test_harvesters_share_the_frontier_and_keep_the_host_interval(tmp_path, job_
             "-s", f"REDIS_URL={REDIS_URL}", "-s", "COMBINE_IDLE_HORIZON=90",  # > the 60 s lease: wait for URLs other harvesters hold
         ]
         env = {**os.environ, "PYTHONPATH": str(PROJECT)}
-        harvesters = [
-            subprocess.Popen(command, cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(3)
-        ]
-        outputs = [harvester.communicate(timeout=120) for harvester in harvesters]
+        logs = [tmp_path / f"harvester{n}.log" for n in range(3)]
+        harvesters = []
+        for log in logs:
+            with log.open("w") as stderr:
+                harvesters.append(subprocess.Popen(command, cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=stderr))
+        wait_until_opened(logs, harvesters)
+        gate.set()
+        for harvester in harvesters:
+            harvester.wait(timeout=120)
         hits = list(web.hits)
+    outputs = [(None, log.read_text()) for log in logs]
     for harvester, (_, stderr) in zip(harvesters, outputs):
         assert harvester.returncode == 0, stderr[-3000:]
         assert "Traceback" not in stderr, stderr[-3000:]
