@@ -10,7 +10,7 @@ from pathlib import Path
 
 from combine_scrapy.frontier import LEASE_SECONDS, RANKED_STRATEGIES, Frontier, FrontierEntry
 from combine_scrapy.frontier.pagerank import pagerank
-from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.frontier.redis import OUTAGE_PATIENCE, RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.job import Job
 from combine_scrapy.store.sqlite import SqliteRecordStore
@@ -50,12 +50,15 @@ class Harvest:
         max_urls_per_host: int | None = None,
         redis_url: str | None = None,
         lease_seconds: float = LEASE_SECONDS,
+        redis_outage_patience: float = OUTAGE_PATIENCE,
     ) -> Harvest:
         """Open the job's backends: the frontier in Redis when ``redis_url`` is given (shared by
         every harvester), else in ``data_dir/<job>/``; the job's maxUrlsPerHost wins over the setting."""
         directory = Path(data_dir) / job.name
         if redis_url:
-            frontier = RedisFrontier.from_url(redis_url, job.name, max_attempts=job.harvest_retries)
+            frontier = RedisFrontier.from_url(
+                redis_url, job.name, max_attempts=job.harvest_retries, outage_patience=redis_outage_patience
+            )
         else:
             frontier = SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.harvest_retries)
         return cls(
@@ -66,6 +69,11 @@ class Harvest:
             link_scorer=link_scorer_for(job),
             lease_seconds=lease_seconds,
         )
+
+    @property
+    def shared(self) -> bool:
+        """Whether other harvesters may use the same frontier at the same time."""
+        return isinstance(self.frontier, RedisFrontier)
 
     @property
     def ranks_links(self) -> bool:

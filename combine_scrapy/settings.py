@@ -15,6 +15,10 @@ COMBINE_MAX_URLS_PER_HOST = 10000
 # Seconds a harvester holds a URL it fetches; a dead harvester's URLs come back after this.
 # Keep COMBINE_IDLE_HORIZON above it when several harvesters share a Redis frontier.
 COMBINE_LEASE_SECONDS = 60
+# Seconds a harvester waits out a Redis restart or outage (retrying with back-off) before it fails.
+COMBINE_REDIS_OUTAGE_PATIENCE = 600
+# A harvester sharing a Redis frontier looks for work the others marked at least this often (seconds).
+COMBINE_SHARED_POLL_INTERVAL = 1.0
 # PageRank strategies: recompute the ranks after this many hand-outs.
 COMBINE_RERANK_EVERY = 50
 

@@ -30,11 +30,20 @@ by the URL, so URLs of equal priority sort first-marked first.
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Iterable
 
 import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
 from combine_scrapy.frontier import RANKED_STRATEGIES, FrontierEntry
+
+logger = logging.getLogger(__name__)
+
+#: Seconds a harvester keeps retrying while Redis is restarted or unreachable, before it gives up.
+OUTAGE_PATIENCE = 600.0
 
 #: How many leased URLs ``next_due`` looks at beyond the first; past that it
 #: answers a lower bound, which only costs the scheduler an early wake-up.
@@ -281,6 +290,43 @@ _ORDERS = {
 _ORDERS.update(dict.fromkeys(RANKED_STRATEGIES, _ORDERS["BestFirst"]))
 
 
+class OutageRetry(Retry):
+    """Ride out a Redis restart or outage: retry every command with capped back-off, and say so.
+
+    redis-py reconnects between attempts; every frontier change is one Lua
+    script or MULTI/EXEC, so a retried command either ran whole or not at all.
+    Only after ``patience`` seconds of failure does the error reach the crawl.
+    """
+
+    def __init__(self, patience: float = OUTAGE_PATIENCE, cap: float = 8.0, base: float = 0.25):
+        # A count this high lets redis-py drop the broken connection after each failure; time bounds the retries.
+        super().__init__(ExponentialBackoff(cap=cap, base=base), retries=1_000_000)
+        self.patience = patience
+
+    def call_with_retry(self, do, fail, is_retryable=None, with_failure_count=False):
+        failures, started = 0, None
+        while True:
+            try:
+                result = do()
+            except self._supported_errors as error:
+                if is_retryable and not is_retryable(error):
+                    raise
+                failures += 1
+                fail(error, failures) if with_failure_count else fail(error)
+                now = time.monotonic()
+                started = started if started is not None else now
+                if now - started >= self.patience:
+                    logger.error("Redis unreachable for %.0f s (%s): giving up", now - started, error)
+                    raise
+                backoff = self._backoff.compute(failures)
+                logger.warning("Redis unreachable (%s): retry %d in %.2f s", error, failures, backoff)
+                time.sleep(backoff)
+            else:
+                if failures:
+                    logger.warning("Redis reachable again after %.1f s and %d retries", time.monotonic() - started, failures)
+                return result
+
+
 class RedisFrontier:
     """The frontier in Redis, shared by every harvester of a job."""
 
@@ -301,8 +347,16 @@ class RedisFrontier:
         }
 
     @classmethod
-    def from_url(cls, url: str, job: str, max_attempts: int = 5) -> RedisFrontier:
-        return cls(redis.Redis.from_url(url), job, max_attempts=max_attempts)
+    def from_url(cls, url: str, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE) -> RedisFrontier:
+        """Connect to the Redis at ``url``; commands wait out an outage of up to ``outage_patience`` seconds."""
+        server = redis.Redis.from_url(
+            url,
+            retry=OutageRetry(outage_patience),
+            retry_on_error=[redis.ConnectionError, redis.TimeoutError],
+            socket_connect_timeout=5,
+            socket_timeout=60,  # a stopped (not dead) server must not hang a harvester for ever
+        )
+        return cls(server, job, max_attempts=max_attempts)
 
     def _run(self, script: str, *args):
         return self._scripts[script](keys=[self.prefix], args=args)

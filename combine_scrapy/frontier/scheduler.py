@@ -29,10 +29,11 @@ logger = logging.getLogger(__name__)
 
 
 class BreadthFirstTimeScheduler(BaseScheduler):
-    def __init__(self, crawler, idle_horizon: float, best_batch: int, rerank_every: int):
+    def __init__(self, crawler, idle_horizon: float, best_batch: int, rerank_every: int, shared_poll: float):
         self.crawler = crawler
         self.stats = crawler.stats
         self.idle_horizon = idle_horizon
+        self.shared_poll = shared_poll
         self.best_batch = best_batch
         self.rerank_every = rerank_every
         self._handed_out_since_rerank = 0
@@ -48,6 +49,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
             idle_horizon=settings.getfloat("COMBINE_IDLE_HORIZON"),
             best_batch=settings.getint("CONCURRENT_REQUESTS"),
             rerank_every=settings.getint("COMBINE_RERANK_EVERY"),
+            shared_poll=settings.getfloat("COMBINE_SHARED_POLL_INTERVAL"),
         )
 
     def open(self, spider):
@@ -109,10 +111,14 @@ class BreadthFirstTimeScheduler(BaseScheduler):
 
         Scrapy polls an idle scheduler every five seconds; with a host interval
         shorter than that the crawl would stall, so wake it at the right time.
+        On a shared frontier other harvesters mark and free URLs too: look
+        again at least every COMBINE_SHARED_POLL_INTERVAL seconds.
         """
         due = self.harvest.frontier.next_due(now)
         if due is None or due > now + self.idle_horizon:
             return
+        if self.harvest.shared:
+            due = min(due, now + self.shared_poll)
         if self._wake_at is not None and self._wake_at <= due:
             return
         if self._wakeup is not None:

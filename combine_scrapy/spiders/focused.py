@@ -49,6 +49,7 @@ class FocusedSpider(scrapy.Spider):
             max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
             redis_url=settings.get("REDIS_URL"),
             lease_seconds=settings.getfloat("COMBINE_LEASE_SECONDS"),
+            redis_outage_patience=settings.getfloat("COMBINE_REDIS_OUTAGE_PATIENCE"),
         )
         crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
         return spider

@@ -1,0 +1,113 @@
+"""``scrapy harvest JOB -n N``: start N harvesters of one job and wait for them (Combine's ``--harvester N``).
+
+Each harvester is an ordinary ``scrapy crawl focused -a job=JOB`` process
+with the same settings, so N of them share the job's Redis frontier
+(REDIS_URL) exactly as harvesters started by hand on several machines do.
+The embedded SQLite frontier belongs to one process, so N > 1 needs Redis.
+SIGINT or SIGTERM is passed on to every harvester, which then stops as a
+Scrapy crawl does: it finishes the fetches in flight and gives back the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from combine_scrapy.job import JobConfigError, load_job
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self):
+        return "[options] <job>"
+
+    def short_desc(self):
+        return "Start N harvester processes of a job (sharing its Redis frontier) and wait for them"
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        parser.add_argument("-n", "--harvesters", type=int, default=1, metavar="N", help="how many harvesters to start (default 1)")
+        parser.add_argument("-a", dest="spargs", action="append", default=[], metavar="NAME=VALUE",
+                            help="spider argument for every harvester, e.g. -a max_pages=1000 or -a continuous=1")
+        parser.add_argument("--log-dir", metavar="DIR", help="where harvester-<i>.log files go (default: the job's data directory)")
+
+    def run(self, args, opts):
+        if len(args) != 1:
+            raise UsageError("name one job: scrapy harvest JOB -n N")
+        if opts.harvesters < 1:
+            raise UsageError(f"-n must be at least 1, got {opts.harvesters}")
+        job_name = args[0]
+        try:
+            load_job(job_name, self.settings.get("COMBINE_TOPICS_DIR"))
+        except JobConfigError as e:
+            print(f"error: bad job: {e}", file=sys.stderr)
+            self.exitcode = 2
+            return
+        if opts.harvesters > 1 and not self.settings.get("REDIS_URL"):
+            print(
+                f"error: {opts.harvesters} harvesters need a shared frontier: set REDIS_URL "
+                "(-s REDIS_URL=redis://host:6379/0); the embedded SQLite frontier serves one process",
+                file=sys.stderr,
+            )
+            self.exitcode = 2
+            return
+        log_dir = Path(opts.log_dir or Path(self.settings.get("COMBINE_DATA_DIR")) / job_name)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.exitcode = supervise(self._commands(job_name, opts, log_dir))
+
+    def _commands(self, job_name: str, opts, log_dir: Path) -> list[tuple[list[str], Path]]:
+        """One ``scrapy crawl`` command line and log file per harvester, with this command's settings."""
+        settings = [arg for setting in opts.set for arg in ("-s", setting)]
+        spargs = [arg for sparg in opts.spargs for arg in ("-a", sparg)]
+        commands = []
+        for number in range(1, opts.harvesters + 1):
+            log_file = log_dir / f"harvester-{number}.log"
+            command = [
+                sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"job={job_name}", *spargs, *settings,
+                "-s", f"LOG_FILE={log_file}",
+            ]
+            commands.append((command, log_file))
+        return commands
+
+
+def supervise(commands: list[tuple[list[str], Path]]) -> int:
+    """Run the harvesters until all have ended; pass SIGINT/SIGTERM on. Returns the worst exit status."""
+    harvesters: list[subprocess.Popen] = []
+
+    def stop(signum, frame):
+        print(f"harvest: {signal.Signals(signum).name}: stopping {len(harvesters)} harvesters", file=sys.stderr)
+        for harvester in harvesters:
+            if harvester.poll() is None:
+                harvester.send_signal(signal.SIGTERM)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for number, (command, log_file) in enumerate(commands, start=1):
+            harvester = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=os.environ.copy())
+            harvesters.append(harvester)
+            print(f"harvest: harvester {number} started, pid {harvester.pid}, log {log_file}", flush=True)
+        started = time.monotonic()
+        running = dict(enumerate(harvesters, start=1))
+        worst = 0
+        while running:
+            for number, harvester in list(running.items()):
+                status = harvester.poll()
+                if status is None:
+                    continue
+                del running[number]
+                worst = max(worst, abs(status))
+                print(f"harvest: harvester {number} ended with status {status} after {time.monotonic() - started:.0f} s", flush=True)
+            time.sleep(0.2)
+        return worst
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
