@@ -25,4 +25,5 @@ class Fetch:
     postponed: bool = False      # the fetch was put off (robots.txt read first)
     page: Any = None             # parse.ParsedPage, set by ParsePipeline
     classification: Any = None   # topic.Classification, set by TopicPipeline
+    analysis: Any = None         # analyse.Analysis (language, country), set by AnalysePipeline with doAnalyse
     record_key: str | None = None  # MD5 of the content, the key of its record; set by ParsePipeline

@@ -48,6 +48,7 @@ ITEM_PIPELINES = {
     "combine_scrapy.pipelines.OutcomePipeline": 50,
     "combine_scrapy.pipelines.ParsePipeline": 100,
     "combine_scrapy.pipelines.TopicPipeline": 200,
+    "combine_scrapy.pipelines.AnalysePipeline": 250,
     "combine_scrapy.pipelines.RecordPipeline": 300,
     "combine_scrapy.pipelines.FrontierPipeline": 900,
 }

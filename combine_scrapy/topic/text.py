@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from combine_scrapy import content
+
 _NOT_WORD = re.compile(r"[^\w/'\-]|_")
 _NUMBER = re.compile(r"^[\d/'\-]+$")
 
@@ -26,14 +28,18 @@ class Document:
     host: str = ""
 
     @classmethod
-    def from_page(cls, page, host: str = "") -> Document:
-        """The parts of a parsed page (:class:`combine_scrapy.parse.ParsedPage`) the filter reads."""
+    def from_page(cls, page, host: str = "", main_content: bool = False) -> Document:
+        """The parts of a parsed page (:class:`combine_scrapy.parse.ParsedPage`) the filter reads.
+
+        With ``main_content`` (topicText = main) the text of an HTML page is
+        only its main content block, without navigation and boilerplate.
+        """
         return cls(
             url=page.url,
             title=page.title,
             meta=" ".join(value for values in page.meta.values() for value in values),
             headings=" ".join(page.headings),
-            text=page.text,
+            text=content.main_content(page.html) if main_content and page.html is not None else page.text,
             host=host,
         )
 

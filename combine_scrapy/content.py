@@ -1,0 +1,162 @@
+"""The main content block of an HTML page, without navigation, headers, footers and boilerplate.
+
+The lecture's "Finding content blocks" (body text extraction): read the page
+as a sequence of tokens, each a tag (1) or a word (0), and find the span
+``[i, j)`` that maximises the tags before ``i``, the words inside and the
+tags after ``j``; the main text is the plateau of words in the middle.
+Two refinements make navigation look like markup: words inside links count
+as tags (link density; a ``#fragment`` link such as a heading's permalink is
+no link away), and so does everything inside elements that are
+boilerplate by their tag (``nav``, ``header``, ``footer``, ``aside``), their
+ARIA role, or a class or id such as ``sidebar`` or ``cookie-banner``.
+Inside the span, blocks mostly made of links are dropped too.
+
+Pure code on lxml; about a millisecond for an ordinary page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import lxml.etree
+import lxml.html
+import regex
+
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote body br dd div dl dt fieldset figcaption figure footer form "
+    "h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table tbody td tfoot th thead tr ul".split()
+)
+_HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
+_SKIPPED_TAGS = frozenset("script style noscript template head select button svg iframe object".split())
+_BOILERPLATE_TAGS = frozenset("nav header footer aside menu".split())
+_BOILERPLATE_ROLES = frozenset("navigation banner contentinfo complementary search menu menubar toolbar".split())
+# Words of a class or id that mark boilerplate, unless a content word is in the same name.
+_BOILERPLATE_WORDS = frozenset(
+    """nav navbar navigation menu breadcrumb breadcrumbs footer header masthead sidebar banner ad ads
+    advert advertisement sponsor sponsored promo cookie cookies share sharing social related comments
+    skip toolbar widget popup newsletter subscribe login""".split()
+)
+_CONTENT_WORDS = frozenset("content main article post entry story text body".split())
+_PAGE_TAGS = frozenset("html body".split())
+# Never boilerplate, and a header or footer inside them is the article's own (its title, byline).
+_ARTICLE_TAGS = frozenset("main article".split())
+_OWN_PARTS = frozenset("header footer".split())
+_NAME_PARTS = regex.compile(r"[^a-z0-9]+")
+# A CJK character is a word of its own; other words are runs of non-space.
+_TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]|[^\s\p{Han}\p{Hiragana}\p{Katakana}]+")
+_WHITESPACE = regex.compile(r"\s+")
+_PARSER = lxml.html.HTMLParser(encoding="utf-8")
+# A block whose words are more than this share link text is navigation.
+MAX_LINK_DENSITY = 0.5
+
+
+@dataclass
+class _Block:
+    """Text between two block-level tags, and where its words are in the token sequence."""
+
+    chunks: list[str] = field(default_factory=list)  # text outside boilerplate elements
+    positions: list[int] = field(default_factory=list)  # token indices of its content words
+    words: int = 0
+    link_words: int = 0
+
+
+def _is_boilerplate(element) -> bool:
+    """Navigation or boilerplate by its tag, its ARIA role, or the words of its class or id."""
+    tag = element.tag
+    if tag in _PAGE_TAGS or tag in _ARTICLE_TAGS:
+        return False
+    if tag in _BOILERPLATE_TAGS:
+        return tag not in _OWN_PARTS or not any(a.tag in _ARTICLE_TAGS for a in element.iterancestors())
+    if (element.get("role") or "").strip().lower() in _BOILERPLATE_ROLES:
+        return True
+    if tag not in _BLOCK_TAGS or tag in _HEADINGS:  # a link or heading of class "header" is no page header
+        return False
+    for name in (element.get("class") or "").split() + [element.get("id") or ""]:
+        parts = set(_NAME_PARTS.split(name.lower()))
+        if parts & _BOILERPLATE_WORDS and not parts & _CONTENT_WORDS:
+            return True
+    return False
+
+
+class _Tokens:
+    """The page as tag/word bits, cut into blocks."""
+
+    def __init__(self):
+        self.bits: list[int] = []
+        self.blocks: list[_Block] = [_Block()]
+
+    def tag(self) -> None:
+        self.bits.append(1)
+
+    def new_block(self) -> None:
+        if self.blocks[-1].words:
+            self.blocks.append(_Block())
+
+    def text(self, text: str | None, in_link: bool, in_boilerplate: bool) -> None:
+        if not text:
+            return
+        block = self.blocks[-1]
+        count = 0
+        for _ in _TOKEN.finditer(text):
+            if not (in_link or in_boilerplate):
+                block.positions.append(len(self.bits))
+            self.bits.append(1 if in_link or in_boilerplate else 0)
+            count += 1
+        if count and not in_boilerplate:
+            block.chunks.append(text)
+            block.words += count
+            block.link_words += count if in_link else 0
+
+    def walk(self, element, in_link: bool = False, in_boilerplate: bool = False) -> None:
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if tag and tag not in _SKIPPED_TAGS:
+            inner_link = in_link or (tag == "a" and not (element.get("href") or "#").startswith("#"))
+            inner_boilerplate = in_boilerplate or _is_boilerplate(element)
+            block = tag in _BLOCK_TAGS
+            if block:
+                self.new_block()
+            self.tag()
+            self.text(element.text, inner_link, inner_boilerplate)
+            for child in element:
+                self.walk(child, inner_link, inner_boilerplate)
+            self.tag()
+            if block:
+                self.new_block()
+        self.text(element.tail, in_link, in_boilerplate)
+
+
+def _densest_span(bits: list[int]) -> tuple[int, int]:
+    """``[i, j)`` maximising tags before i, words inside and tags after j.
+
+    With A(x) = tags - words among the first x tokens, the objective is
+    A(i) - A(j) + all tags, so one pass keeping the best A(i) so far finds it.
+    """
+    best_i = best_start = best_end = 0
+    best_gain = 0
+    a = best_a = 0
+    for position, bit in enumerate(bits, start=1):
+        a += 1 if bit else -1
+        if best_a - a > best_gain:
+            best_gain, best_start, best_end = best_a - a, best_i, position
+        if a > best_a:
+            best_a, best_i = a, position
+    return best_start, best_end
+
+
+def main_content(html: str) -> str:
+    """Text of the page's main content block, one line per block; empty when the page is all boilerplate."""
+    # Parsed as UTF-8 bytes: lxml refuses a str that carries an XML encoding declaration.
+    body = html.replace("\x00", "").encode("utf-8", errors="replace") or b"<html></html>"
+    try:
+        root = lxml.html.document_fromstring(body, parser=_PARSER)
+    except lxml.etree.ParserError:
+        return ""
+    tokens = _Tokens()
+    tokens.walk(root)
+    start, end = _densest_span(tokens.bits)
+    lines = []
+    for block in tokens.blocks:
+        inside = any(start <= position < end for position in block.positions)
+        if inside and block.link_words <= MAX_LINK_DENSITY * block.words:
+            lines.append(_WHITESPACE.sub(" ", "".join(block.chunks)).strip())
+    return "\n".join(line for line in lines if line)
