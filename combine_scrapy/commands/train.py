@@ -17,7 +17,7 @@ from pathlib import Path
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from combine_scrapy.job import JobConfigError, find_job_dir
+from combine_scrapy.job import CONFIG_FILE, JobConfigError, find_job_dir, parse_config
 from combine_scrapy.parse import ParsedPage, parse_document
 from combine_scrapy.topic.text import Document, tokens
 
@@ -67,12 +67,15 @@ def _pages(source: Path, user_agent: str) -> Iterator[tuple[str, ParsedPage]]:
         raise ExampleError(f"{source}: no such folder or URL list")
 
 
-def read_examples(sources: list[str], kind: str, user_agent: str) -> list[Document]:
-    """The example pages of all ``sources``; pages without a word are skipped, with a line on stderr."""
+def read_examples(sources: list[str], kind: str, user_agent: str, main_content: bool = False) -> list[Document]:
+    """The example pages of all ``sources``; pages without a word are skipped, with a line on stderr.
+
+    ``main_content``: read each page as the crawl will (topicText = main), its main content block only.
+    """
     documents = []
     for source in sources:
         for where, page in _pages(Path(source), user_agent):
-            document = Document.from_page(page)
+            document = Document.from_page(page, main_content=main_content)
             if any(tokens(part) for part in (document.title, document.meta, document.headings, document.text)):
                 documents.append(document)
             else:
@@ -107,8 +110,10 @@ class Command(ScrapyCommand):
         user_agent = self.settings.get("USER_AGENT")
         try:
             job_dir = find_job_dir(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
-            positive = read_examples(opts.positive, "positive", user_agent)
-            negative = read_examples(opts.negative, "negative", user_agent)
+            values, _ = parse_config(job_dir / CONFIG_FILE) if (job_dir / CONFIG_FILE).exists() else ({}, {})
+            main_content = values.get("topicText", (0, "all"))[1].strip() == "main"
+            positive = read_examples(opts.positive, "positive", user_agent, main_content)
+            negative = read_examples(opts.negative, "negative", user_agent, main_content)
         except (JobConfigError, ExampleError) as e:
             print(f"error: {e}", file=sys.stderr)
             self.exitcode = 2
