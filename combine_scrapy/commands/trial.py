@@ -1,0 +1,152 @@
+"""``scrapy trial JOB [--pages N]``: the trial phase of the learned URL rules (seed 002, 3.2.1).
+
+Crawls every seed site breadth-first, following every link that stays on the
+seed sites, up to N pages a site (TrialPages in combine.cfg), with the job's
+topic filter; sorts the pages into relevant content pages, relevant
+directory pages and irrelevant ones; learns URL rules for each and writes
+them to ``topics/JOB/learned_urls.txt``, where ``LearnedUrlRules = 1`` puts
+them to use. The trial crawls with a frontier of its own, thrown away
+afterwards: the job's crawl state is not touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+
+import scrapy
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from combine_scrapy.extensions import HarvestSummary
+from combine_scrapy.harvest import Harvest
+from combine_scrapy.items import Fetch
+from combine_scrapy.job import Job, JobConfigError, load_job
+from combine_scrapy.pipelines import RecordPipeline
+from combine_scrapy.spiders.focused import FocusedSpider
+from combine_scrapy.topic.links import LinkCandidate
+from combine_scrapy.topic.urlpatterns import LEARNED_RULES_FILE, TrialPage, format_rules, learn_site_rules
+from combine_scrapy.urls import UrlRules, check_url, host_of
+
+
+def _canonical_links(urls: Iterable[str], rules: UrlRules) -> tuple[str, ...]:
+    verdicts = (check_url(url, rules) for url in urls)
+    return tuple(dict.fromkeys(verdict.url for verdict in verdicts if verdict.ok))
+
+
+class SiteLinks:
+    """The trial's link selection: every link that stays on the seed sites, in the order found."""
+
+    def __init__(self, sites: Iterable[str], url_rules: UrlRules):
+        self.sites = frozenset(sites)
+        self.url_rules = url_rules
+
+    def select(self, links: Iterable[LinkCandidate], page_score: float,
+               page_relevant: bool) -> list[tuple[str, float]]:
+        urls = _canonical_links((link.url for link in links), self.url_rules)
+        return [(url, 0.0) for url in urls if host_of(url) in self.sites]
+
+
+class TrialSpider(FocusedSpider):
+    """The focused spider over the seed sites only: breadth-first, every on-site link, ``pages`` URLs a site.
+
+    It keeps what the rule learner needs of every page it fetches: the URL, the
+    topic filter's verdict and the out-links.
+    """
+
+    name = "trial"
+
+    @classmethod
+    def update_settings(cls, settings):
+        """The trial keeps no records and has no crawl to sum up: its crawl state is thrown away."""
+        super().update_settings(settings)
+        for name, component in (("ITEM_PIPELINES", RecordPipeline), ("EXTENSIONS", HarvestSummary)):
+            settings.set(name, {**settings.getdict(name), component: None}, priority="spider")
+
+    def __init__(self, trial_job: Job, pages: int, data_dir: str, **kwargs):
+        super().__init__(job=trial_job.name, **kwargs)
+        self.trial_job = dataclasses.replace(
+            trial_job, strategy="BreadthFirst", max_urls_per_host=pages, auto_recycle_links=True, revisit=False
+        )
+        self.data_dir = data_dir
+        self.trial_pages: list[TrialPage] = []
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        # Skip FocusedSpider.from_crawler: it loads the job and opens its crawl state, and the trial brings its own.
+        spider = super(FocusedSpider, cls).from_crawler(crawler, *args, **kwargs)
+        job = spider.trial_job
+        spider.harvest = Harvest.open(job, spider.data_dir)
+        spider.harvest.link_scorer = SiteLinks((host_of(seed) for seed in job.seeds), job.url_rules)
+        crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
+        crawler.signals.connect(spider.observe, scrapy.signals.item_scraped)
+        return spider
+
+    def observe(self, item: Fetch) -> None:
+        if item.page is None or item.classification is None:
+            return
+        links = _canonical_links((link.url for link in item.page.links), self.job.url_rules)
+        self.trial_pages.append(TrialPage(item.url, item.classification.relevant, links))
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+
+    def syntax(self):
+        return "[options] <job>"
+
+    def short_desc(self):
+        return "Learn a job's URL rules from a breadth-first trial crawl of its seed sites"
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        parser.add_argument("--pages", type=int, metavar="N",
+                            help="pages to fetch from each seed site (default: TrialPages of the job, 200)")
+
+    def run(self, args, opts):
+        if len(args) != 1:
+            raise UsageError("name one job: scrapy trial JOB [--pages N]")
+        if opts.pages is not None and opts.pages <= 0:
+            raise UsageError("--pages takes a whole number > 0")
+        try:
+            job = load_job(args[0], self.settings.get("COMBINE_TOPICS_DIR"), learned_rules=False)
+        except JobConfigError as e:
+            print(f"error: bad job: {e}", file=sys.stderr)
+            self.exitcode = 2
+            return
+        pages = opts.pages or job.trial_pages
+        with tempfile.TemporaryDirectory(prefix=f"trial-{job.name}-") as data_dir:
+            crawler = self.crawler_process.create_crawler(TrialSpider)
+            self.crawler_process.crawl(crawler, trial_job=job, pages=pages, data_dir=data_dir)
+            self.crawler_process.start()
+        if self.crawler_process.bootstrap_failed:
+            self.exitcode = 1
+            return
+        fetched = crawler.spider.trial_pages
+        if not fetched:
+            print(f"error: the trial fetched no page from {', '.join(job.seeds)}; no rules written", file=sys.stderr)
+            self.exitcode = 1
+            return
+        h1, h2 = job.hub_content_links, job.hub_directory_links
+        trials = learn_site_rules(fetched, h1=h1, h2=h2)
+        header = (
+            f"Learned URL rules of job {job.name}, written by 'scrapy trial {job.name} --pages {pages}'"
+            f" on {time.strftime('%Y-%m-%d %H:%M:%S')}.\n"
+            f"Directory pages link to more than {h1} relevant pages (HubContentLinks)"
+            f" or more than {h2} directory pages (HubDirectoryLinks).\n"
+        )
+        path = job.directory / LEARNED_RULES_FILE
+        if path.exists():
+            previous = path.replace(path.with_name(LEARNED_RULES_FILE + ".old"))
+            print(f"the previous rules are now in {previous}")
+        path.write_text(format_rules(trials, header), encoding="utf-8")
+        for trial in trials:
+            print(f"\n{trial.site}: {trial.pages} pages, {len(trial.content)} relevant, {len(trial.directories)} directory")
+            if not trial.relevant:
+                print("  no relevant page: not a topic-relevant site, no rules")
+            for pattern in trial.patterns:
+                print(f"  {pattern.kind:<10} {pattern.regex}  (support {pattern.support}, precision {pattern.precision:.0%})")
+        print(f"\nwrote {path}; review it, and use it with LearnedUrlRules = 1 in {job.directory / 'combine.cfg'}")
