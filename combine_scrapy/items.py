@@ -23,6 +23,7 @@ class Fetch:
     error: str | None = None
     outcome: Any = None          # a frontier.Outcome, decided by a middleware
     postponed: bool = False      # the fetch was put off (robots.txt read first)
+    response_url: str | None = None  # where a followed redirect ended: the base of the page's relative links
     page: Any = None             # parse.ParsedPage, set by ParsePipeline
     classification: Any = None   # topic.Classification, set by TopicPipeline
     analysis: Any = None         # analyse.Analysis (language, country), set by AnalysePipeline with doAnalyse

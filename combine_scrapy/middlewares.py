@@ -12,8 +12,12 @@ import time
 from urllib.parse import urljoin, urlsplit
 
 from scrapy import Request, signals
-from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
+from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, StopDownload
+from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
+from scrapy.utils._compression import _DecompressionMaxSizeExceeded
+from twisted.internet.error import TimeoutError as TwistedTimeoutError
 
 from combine_scrapy.robots import MAX_BODY_BYTES, RobotsPolicy, policy_from_response
 from combine_scrapy.urls import check_url, host_of
@@ -22,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 #: robots.txt redirects followed at most, as RFC 9309 asks.
 ROBOTS_MAX_REDIRECTS = 5
+REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 
 
 class UrlRejected(IgnoreRequest):
@@ -190,3 +195,136 @@ class JobHeadersMiddleware:
         if job.operator_email:
             request.headers.setdefault(b"From", job.operator_email)
         return None
+
+
+def _limit_reached(stats, limit: str, request: Request, detail: str) -> None:
+    """Count a fetch limit that bit (``fetch/limit/<limit>``) and say so in the log, naming the URL.
+
+    The URL is the frontier's; a redirect followed on the way is named too.
+    """
+    stats.inc_value(f"fetch/limit/{limit}")
+    url = request.meta["frontier_entry"].url
+    where = f"{url} (redirected to {request.url})" if request.url != url else url
+    logger.warning("fetch limit %s reached for %s: %s", limit, where, detail)
+
+
+def _extension(url: str) -> str:
+    name = urlsplit(url).path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
+
+
+class FetchLimitsMiddleware:
+    """The job's fetch modes and limits on every page request, whichever way it came.
+
+    - body size (UAmaxSize): a body declared larger is not read, one that
+      grows past it is cut there (as Combine's user agent did); the page is
+      parsed from what came. Scrapy's own ``download_maxsize`` is set to the
+      same bound, which also stops decompression there;
+    - time (UAtimeout) as ``download_timeout``: a timeout is a failed fetch,
+      the URL unavailable for now, as Combine treated 408;
+    - HEAD instead of GET for Combine's binary extensions (HeadOnlyExtensions):
+      the record keeps what the headers say, the body is never fetched;
+    - redirects: with UserAgentFollowRedirects, followed up to UAmaxRedirects
+      (each hop through every guard again: rules, robots.txt); without it, or
+      past the limit, the 3xx answer goes to the pipelines, which mark its
+      target as a new URL, as Combine recycled redirects.
+
+    Each limit that bites is counted as ``fetch/limit/<name>`` and logged with the URL.
+    """
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        middleware = cls(crawler)
+        crawler.signals.connect(middleware._headers_received, signal=signals.headers_received)
+        crawler.signals.connect(middleware._bytes_received, signal=signals.bytes_received)
+        return middleware
+
+    def process_request(self, request: Request):
+        if "frontier_entry" not in request.meta:
+            return None  # robots.txt: its own bounds (RobotsMiddleware)
+        job = _job(self.crawler)
+        request.meta["download_maxsize"] = job.max_size
+        request.meta["download_timeout"] = job.timeout
+        request.meta["body_bytes"] = 0
+        if request.method == "GET" and _extension(request.url) in job.head_only_extensions:
+            request.method = "HEAD"
+            self.crawler.stats.inc_value("fetch/head")
+        return None
+
+    def _headers_received(self, headers, body_length: int, request: Request, spider) -> None:
+        declared = isinstance(body_length, int)  # else Twisted's UNKNOWN_LENGTH: the body's end will tell
+        if "body_bytes" not in request.meta or request.method == "HEAD":  # a HEAD answer's length is the GET's
+            return
+        if declared and body_length > request.meta["download_maxsize"]:
+            request.meta["body_cut"] = f"{body_length} bytes declared, not read"
+            raise StopDownload(fail=False)
+
+    def _bytes_received(self, data: bytes, request: Request, spider) -> None:
+        if "body_bytes" not in request.meta:
+            return
+        request.meta["body_bytes"] += len(data)
+        if request.meta["body_bytes"] > request.meta["download_maxsize"]:
+            request.meta["body_cut"] = "cut there"
+            raise StopDownload(fail=False)
+
+    async def process_response(self, request: Request, response: Response):
+        if "frontier_entry" not in request.meta:
+            return response
+        job = _job(self.crawler)
+        if "body_cut" in request.meta:
+            _limit_reached(
+                self.crawler.stats, "size", request, f"body over {job.max_size} bytes, {request.meta['body_cut']}"
+            )
+            response = response.replace(body=response.body[:job.max_size])
+        location = response.headers.get(b"Location")
+        if response.status not in REDIRECT_STATUSES or not location or not job.follow_redirects:
+            return response
+        hops = request.meta.get("redirect_times", 0)
+        if hops >= job.max_redirects:
+            _limit_reached(self.crawler.stats, "redirects", request, f"more than {job.max_redirects} redirects")
+            return response
+        target = urljoin(response.url, location.decode("latin-1"))
+        redirected = request.replace(
+            url=target,
+            method="GET" if response.status == 303 else request.method,
+            meta={
+                **request.meta,
+                "redirect_times": hops + 1,
+                "redirect_urls": [*request.meta.get("redirect_urls", []), response.url],
+            },
+        )
+        self.crawler.stats.inc_value("fetch/redirect_followed")
+        return await self.crawler.engine.download_async(redirected)
+
+    def process_exception(self, request: Request, exception: Exception):
+        if "frontier_entry" in request.meta and isinstance(exception, (DownloadTimeoutError, TwistedTimeoutError)):
+            timeout = _job(self.crawler).timeout
+            _limit_reached(self.crawler.stats, "time", request, f"no complete answer within {timeout:g} s")
+        return None
+
+
+class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
+    """Scrapy's decompression, which stops at the request's ``download_maxsize``; a bomb is counted and logged.
+
+    Without the bound a small gzip or brotli answer could inflate to gigabytes
+    in memory. Scrapy drops such a response; here it goes on with an empty
+    body, so the URL counts as fetched (its status and headers are real)
+    instead of as a failure to retry.
+    """
+
+    def process_response(self, request: Request, response: Response):
+        try:
+            return super().process_response(request, response)
+        except IgnoreRequest as e:
+            if not isinstance(e.__cause__, _DecompressionMaxSizeExceeded) or "frontier_entry" not in request.meta:
+                raise
+            limit = request.meta.get("download_maxsize", self._max_size)
+            _limit_reached(
+                self.stats, "decompressed_size", request,
+                f"{len(response.body)} compressed bytes inflate past {limit} bytes; body dropped",
+            )
+            response.headers.pop(b"Content-Encoding", None)
+            return response.replace(body=b"")

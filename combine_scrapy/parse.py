@@ -1,29 +1,57 @@
 """Turn a fetched body into a ParsedPage: the structured record Combine's internal parsers made.
 
-Pure code, no Scrapy. The character set comes from the BOM, the
-Content-Type header, the page's own ``<meta>``, then detection
-(charset-normalizer); everything comes out as ``str``. HTML goes through
-lxml: title, headings, meta (names lower-cased), visible text, links with
-their anchor text, ``<meta name="robots">``. Plain text yields its text and,
-with extractLinksFromText, the URLs written in it.
+Pure code, no Scrapy. The parser is chosen by MIME type (guessed from the
+body's magic bytes and the URL's extension when the server says nothing
+useful): HTML, plain text, TeX and images are parsed here; other types go
+through the job's converters (:mod:`combine_scrapy.convert`) to text or HTML
+first. The character set comes from the BOM (which wins, as in browsers),
+bytes that are UTF-8, the Content-Type header, the page's own ``<meta>``,
+then detection (charset-normalizer); a declaration the bytes contradict is
+passed over.
+Everything comes out as ``str``. HTML is cleaned (scripts, styles,
+comments, event handlers, ``javascript:`` links) and parsed with lxml:
+title, headings, meta (names lower-cased), visible text, links with their
+anchor text, ``<meta name="robots">``. With extractLinksFromText, URLs
+written in the text become links too.
 """
 
 from __future__ import annotations
 
 import codecs
+import logging
+import mimetypes
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from urllib.parse import urljoin
+from typing import Mapping
+from urllib.parse import urljoin, urlsplit
 
 import charset_normalizer
 import lxml.etree
 import lxml.html
-from w3lib.encoding import html_to_unicode, http_content_type_encoding, read_bom
+from lxml_html_clean import Cleaner
+from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding
+
+from combine_scrapy.convert import DEFAULT_CONVERTERS, Conversion, Converter, Limits, convert_document
+from combine_scrapy.convert.image import image_info
+from combine_scrapy.convert.tex import parse_tex
+
+logger = logging.getLogger(__name__)
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_TYPES = ("text/plain",)
+TEX_TYPES = ("application/x-tex", "text/x-tex", "application/x-latex", "text/x-latex")
+# Types a server sends when it does not know better; the body and the URL then say what it is.
+_UNKNOWN_TYPES = ("", "application/octet-stream", "binary/octet-stream", "application/unknown")
+_MAGIC = ((b"%PDF-", "application/pdf"), (b"%!PS", "application/postscript"), (b"{\\rtf", "application/rtf"))
+# Scripts, styles, comments, event handlers and javascript: links go; structure, meta, frames and links stay.
+_CLEANER = Cleaner(
+    scripts=True, javascript=True, comments=True, style=True, processing_instructions=True,
+    embedded=False, frames=False, forms=False, annoying_tags=False, links=False, meta=False,
+    page_structure=False, remove_unknown_tags=False, safe_attrs_only=False,
+)
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _BLOCK_TAGS = frozenset(
     "address article aside blockquote body br dd div dl dt fieldset figcaption figure footer form "
     "h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table tbody td tfoot th thead tr ul".split()
@@ -48,7 +76,7 @@ class Link:
 class ParsedPage:
     url: str
     mime_type: str
-    charset: str | None = None
+    charset: str = ""  # of the decoded text; empty when nothing was decoded (binary, converted, no body)
     title: str = ""
     headings: list[str] = field(default_factory=list)
     meta: dict[str, list[str]] = field(default_factory=dict)
@@ -56,10 +84,11 @@ class ParsedPage:
     links: list[Link] = field(default_factory=list)
     modified: datetime | None = None
     expires: datetime | None = None
-    server: str | None = None
+    server: str = ""
     robots_noindex: bool = False
     robots_nofollow: bool = False
     html: str | None = None
+    conversions: list[Conversion] = field(default_factory=list)  # converter runs, in order; the last may have failed
 
 
 def _http_date(value: str | None) -> datetime | None:
@@ -75,9 +104,25 @@ def _clean(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
+#: The web's fallback for undeclared pages (WHATWG); detection picks it among equally good single-byte guesses.
+WEB_DEFAULT_CHARSET = "cp1252"
+
+
 def _detect_charset(body: bytes) -> str | None:
-    best = charset_normalizer.from_bytes(body[:65536]).best()
-    return best.encoding if best else None
+    """charset-normalizer's guess; among the least chaotic, Windows-1252 when it fits as well as the others.
+
+    Short Western pages decode without chaos in several code pages, and
+    the detector's first pick (cp852, cp1250) is rarely what a server meant.
+    """
+    matches = charset_normalizer.from_bytes(body[:65536])
+    best = matches.best()
+    if best is None:
+        return None
+    least_chaos = min(match.chaos for match in matches)
+    for match in matches:
+        if match.chaos <= least_chaos and WEB_DEFAULT_CHARSET in match.could_be_from_charset:
+            return WEB_DEFAULT_CHARSET
+    return best.encoding
 
 
 def _charset_name(encoding: str) -> str:
@@ -92,19 +137,60 @@ def mime_type_of(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
 
 
-def decode_text(body: bytes, content_type: str | None) -> tuple[str, str]:
-    """(text, charset) of a non-HTML body: BOM, header charset, then detection."""
+def _strict(body: bytes, encoding: str | None) -> str | None:
+    """``body`` decoded with ``encoding`` (a web label: latin-1 reads as Windows-1252), or None if it does not fit."""
+    resolved = resolve_encoding(encoding) if encoding else None
+    if not resolved:
+        return None
+    try:
+        return body.decode(resolved)
+    except (UnicodeDecodeError, LookupError):
+        return None
+
+
+def _utf8(body: bytes) -> str | None:
+    """``body`` as UTF-8 when its bytes say so: non-ASCII text that is (nearly) all valid UTF-8.
+
+    Legacy encodings almost never form valid UTF-8 sequences by chance, so
+    this beats any declaration (servers that say ISO-8859-1 about UTF-8
+    pages are common); a stray bad byte in a UTF-8 page becomes U+FFFD
+    instead of sending the whole page to a wrong guess.
+    """
+    if body.isascii():
+        return None
+    text = body.decode("utf-8", errors="replace")
+    errors = text.count("\ufffd")
+    valid = sum(1 for char in text if ord(char) > 127) - errors
+    return text if valid > 0 and valid >= 10 * errors else None
+
+
+def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tuple[str, str]:
+    """(text, charset): BOM, UTF-8 bytes, the header's charset, the page's ``<meta>`` (HTML), then detection.
+
+    A BOM wins, as in browsers. A declaration the bytes do not fit is passed
+    over for detection; only when nothing fits is the first declaration used
+    with replacement characters.
+    """
     bom_encoding, bom = read_bom(body)
     if bom_encoding:
         return body[len(bom):].decode(bom_encoding, errors="replace"), _charset_name(bom_encoding)
-    declared = http_content_type_encoding(content_type)
-    if declared:
-        try:
-            return body.decode(declared), _charset_name(declared)
-        except UnicodeDecodeError:
-            pass
-    detected = _detect_charset(body) or "utf-8"
-    return body.decode(detected, errors="replace"), _charset_name(detected)
+    utf8 = _utf8(body)
+    if utf8 is not None:
+        return utf8, "utf-8"
+    declared = [http_content_type_encoding(content_type)]
+    if html:
+        declared.append(html_body_declared_encoding(body))
+    for encoding in filter(None, declared):
+        text = _strict(body, encoding)
+        if text is not None:
+            return text, _charset_name(resolve_encoding(encoding))
+    detected = _detect_charset(body)
+    if detected:
+        text = _strict(body, detected)
+        if text is not None:
+            return text, _charset_name(resolve_encoding(detected) or detected)
+    fallback = next((resolve_encoding(e) for e in declared if e and resolve_encoding(e)), None) or "utf-8"
+    return body.decode(fallback, errors="replace"), _charset_name(fallback)
 
 
 def _visible_text(root: lxml.html.HtmlElement) -> str:
@@ -150,12 +236,13 @@ def _text_links(text: str, seen: set[str]) -> list[Link]:
     return links
 
 
-def _parse_html(page: ParsedPage, body: bytes, content_type: str | None, extract_links_from_text: bool) -> None:
-    encoding, html = html_to_unicode(content_type, body, auto_detect_fun=_detect_charset)
-    page.charset = _charset_name(encoding)
+def _parse_html(page: ParsedPage, html: str, extract_links_from_text: bool) -> None:
+    """Fill ``page`` from decoded HTML: cleaned, then title, meta, headings, links and text."""
     page.html = html
     try:
-        root = lxml.html.document_fromstring(html.replace("\x00", "") or "<html></html>")
+        # lxml refuses a str that declares its own encoding; the declaration was read before decoding.
+        root = lxml.html.document_fromstring(_XML_DECLARATION.sub("", html.replace("\x00", ""), count=1) or "<html></html>")
+        root = _CLEANER.clean_html(root)
     except (lxml.etree.ParserError, ValueError):
         return
     page.title = _clean(" ".join(root.xpath("//title//text()")))
@@ -192,25 +279,116 @@ def _parse_html(page: ParsedPage, body: bytes, content_type: str | None, extract
         page.links.extend(_text_links(page.text, seen))
 
 
+def _parse_text(page: ParsedPage, text: str, extract_links_from_text: bool) -> None:
+    page.text = "\n".join(_clean(line) for line in text.splitlines() if line.strip())
+    if extract_links_from_text:
+        page.links = _text_links(page.text, set())
+
+
+def _parse_tex(page: ParsedPage, body: bytes, content_type: str | None, extract_links_from_text: bool) -> None:
+    """Combine's internal TeX parser: title, section headings, prose; URLs from ``\\url`` and ``\\href`` too."""
+    source, page.charset = decode_body(body, content_type)
+    document = parse_tex(source)
+    page.title, page.headings, page.text = document.title, document.headings, document.text
+    if extract_links_from_text:
+        page.links = _text_links(source, set())
+
+
+def _parse_image(page: ParsedPage, body: bytes, headers: Mapping[str, str]) -> None:
+    """An image's record: format, dimensions and embedded text (title, description, comment) as meta.
+
+    A HEAD-only fetch has no body; its record keeps what the headers say.
+    """
+    info = image_info(body) if body else None
+    if info is None:
+        if headers.get("content-length"):
+            page.meta["image-bytes"] = [headers["content-length"]]
+        return
+    page.meta.update({
+        "image-format": [info.format], "image-width": [str(info.width)], "image-height": [str(info.height)],
+        "image-mode": [info.mode], "image-bytes": [str(len(body))],
+    })
+    for key, value in info.text.items():
+        page.meta.setdefault(key, []).append(_clean(value))
+    page.title = _clean(info.text.get("title", ""))
+    page.text = "\n".join(_clean(value) for key, value in info.text.items() if key in ("description", "comment"))
+
+
+def _parse_converted(
+    page: ParsedPage, body: bytes, converters: Mapping[str, tuple[Converter, ...]], limits: Limits, extract_links_from_text: bool
+) -> None:
+    """Run the type's converters; the first output is parsed as HTML or text. A failure is logged, never raised."""
+    page.conversions = convert_document(body, page.mime_type, converters, limits)
+    for conversion in page.conversions:
+        if not conversion.ok:
+            logger.warning(
+                "converter %s for %s (%s) %s: %s",
+                conversion.converter.program, page.url, page.mime_type, conversion.failure, conversion.detail,
+            )
+    if not page.conversions or not page.conversions[-1].ok:
+        return
+    output = page.conversions[-1].output
+    if page.conversions[-1].is_html:
+        html, _ = decode_body(output, None, html=True)
+        _parse_html(page, html, extract_links_from_text)
+        page.html = None  # the original document is not HTML; the converter's HTML is no copy of it
+    else:
+        text, _ = decode_body(output, "text/plain; charset=utf-8")
+        _parse_text(page, text, extract_links_from_text)
+
+
+def guess_mime_type(url: str, body: bytes, content_type: str | None) -> str:
+    """The declared type, or when the server gave none or a generic one: magic bytes, the URL's extension, HTML."""
+    declared = mime_type_of(content_type)
+    if declared not in _UNKNOWN_TYPES:
+        return declared
+    for magic, mime_type in _MAGIC:
+        if body.startswith(magic):
+            return mime_type
+    guessed, _ = mimetypes.guess_type(urlsplit(url).path)
+    if guessed:
+        return guessed
+    if body.lstrip()[:1] == b"<":
+        return "text/html"
+    return declared or "application/octet-stream"
+
+
 def parse_document(
-    url: str, body: bytes, headers: dict[str, str], *, extract_links_from_text: bool = True
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    extract_links_from_text: bool = True,
+    converters: Mapping[str, tuple[Converter, ...]] = DEFAULT_CONVERTERS,
+    limits: Limits = Limits(),
 ) -> ParsedPage:
-    """Parse a response body; ``headers`` has lower-case names."""
+    """Parse a response body; ``headers`` has lower-case names.
+
+    The job's converters come first (a user's mapping wins over the internal
+    parsers), then the internal HTML, TeX, image and text parsers; a type
+    with neither gives a page without text.
+    """
     content_type = headers.get("content-type")
-    mime_type = mime_type_of(content_type) or ("text/html" if body.lstrip()[:1] == b"<" else "application/octet-stream")
+    mime_type = guess_mime_type(url, body, content_type)
     page = ParsedPage(
         url=url,
         mime_type=mime_type,
         modified=_http_date(headers.get("last-modified")),
         expires=_http_date(headers.get("expires")),
-        server=headers.get("server"),
+        server=headers.get("server", ""),
     )
-    if mime_type in HTML_TYPES:
-        _parse_html(page, body, content_type, extract_links_from_text)
+    if mime_type in converters:
+        if body:
+            _parse_converted(page, body, converters, limits, extract_links_from_text)
+    elif mime_type in HTML_TYPES:
+        html, page.charset = decode_body(body, content_type, html=True)
+        _parse_html(page, html, extract_links_from_text)
+    elif mime_type in TEX_TYPES:
+        _parse_tex(page, body, content_type, extract_links_from_text)
+    elif mime_type.startswith("image/"):
+        _parse_image(page, body, headers)
     elif mime_type in TEXT_TYPES or mime_type.startswith("text/"):
-        page.text, page.charset = decode_text(body, content_type)
-        page.text = "\n".join(_clean(line) for line in page.text.splitlines() if line.strip())
-        if extract_links_from_text:
-            page.links = _text_links(page.text, set())
+        text, page.charset = decode_body(body, content_type)
+        _parse_text(page, text, extract_links_from_text)
     _apply_robots(page, headers.get("x-robots-tag", ""))
     return page

@@ -109,3 +109,56 @@ def test_broken_bodies_do_not_raise(body):
 
 def test_a_body_without_content_type_that_looks_like_html_is_html():
     assert parse_document("http://x/", b"<html><title>T</title></html>", {}).title == "T"
+
+
+def test_html_is_cleaned_before_parsing():
+    page = parse(
+        '<html><head><title>T</title><script>document.write("injected")</script></head><body>'
+        '<p onclick="steal()">Visible</p><a href="javascript:steal()">click</a> <a href="/ok.html">ok</a>'
+        "<!--[if IE]><p>conditional</p><![endif]--><style>p{}</style>"
+        "<div><p>Unclosed <b>bold<p>next</div></body></html>"
+    )
+    assert [link.url for link in page.links] == ["http://plants.example/ok.html"]
+    assert "injected" not in page.text and "conditional" not in page.text and "steal" not in page.text
+    assert page.text.splitlines() == ["Visible", "click ok", "Unclosed bold", "next"]
+
+
+def test_urls_in_plain_text_become_links_once_without_trailing_punctuation():
+    text = (
+        "Sundews (see http://a.example/sundews.html), ftp://files.example/list.txt; "
+        "again http://a.example/sundews.html. Not a link: www.b.example or mailto:x@y.z\n"
+        "Query https://c.example/search?q=drosera&lang=en!"
+    )
+    page = parse_document("http://x/a.txt", text.encode(), {"content-type": "text/plain"})
+    assert [(link.url, link.kind) for link in page.links] == [
+        ("http://a.example/sundews.html", "text"),
+        ("ftp://files.example/list.txt", "text"),
+        ("https://c.example/search?q=drosera&lang=en", "text"),
+    ]
+    assert parse_document("http://x/a.txt", text.encode(), {"content-type": "text/plain"}, extract_links_from_text=False).links == []
+
+
+def test_urls_in_html_text_are_links_unless_already_linked():
+    page = parse('<p>Read <a href="http://a.example/x">http://a.example/x</a> and http://b.example/y.</p>')
+    assert [(link.url, link.kind) for link in page.links] == [("http://a.example/x", "a"), ("http://b.example/y", "text")]
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "content_type", "mime_type"),
+    [
+        ("http://x/download", b"%PDF-1.4 ...", "application/octet-stream", "application/pdf"),
+        ("http://x/paper", b"%!PS-Adobe-3.0", None, "application/postscript"),
+        ("http://x/paper.tex", b"\\section{x}", "application/octet-stream", "text/x-tex"),
+        ("http://x/page", b"  <p>hi</p>", None, "text/html"),
+        ("http://x/data.bin", b"\x00\x01", "", "application/octet-stream"),
+        ("http://x/a.pdf", b"<html>", "text/html", "text/html"),  # a type the server states is believed
+    ],
+)
+def test_the_mime_type_comes_from_the_header_else_magic_bytes_else_the_extension(url, body, content_type, mime_type):
+    headers = {"content-type": content_type} if content_type is not None else {}
+    assert parse_document(url, body, headers).mime_type == mime_type
+
+
+def test_a_page_without_server_header_or_text_still_has_strings_for_its_record():
+    page = parse_document("http://x/a.zip", b"", {"content-type": "application/zip"})
+    assert (page.server, page.charset, page.text) == ("", "", "")

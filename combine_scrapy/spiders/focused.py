@@ -97,6 +97,7 @@ class FocusedSpider(scrapy.Spider):
                 for key, values in response.headers.items()
             },
             body=response.body,
+            response_url=response.url if response.url != entry.url else None,
         )
 
     def fetch_failed(self, failure):
