@@ -1,65 +1,281 @@
-"""Scrapy extensions: what a person sees of a crawl."""
+"""Scrapy extensions: what a person sees of a crawl, and what the job commands find of it."""
 
 from __future__ import annotations
 
 import logging
+import os
+import shutil
+import sys
 import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
+from combine_scrapy.control import harvesters_dir, write_pid_file
+from combine_scrapy.harvestlog import FetchRow, HarvestLog, log_path
+
 logger = logging.getLogger(__name__)
+
+#: Hosts with marked URLs looked at for the "hosts waiting" count.
+HOSTS_SCAN = 100_000
+#: Seconds the frontier's numbers are reused between two looks (a big frontier takes a while to count).
+FRONTIER_REFRESH = 10.0
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One look at a running crawl."""
+
+    job: str
+    pages: int
+    per_minute: float
+    relevant: int
+    judged: int
+    records: int
+    frontier_urls: int
+    due: int
+    locked: int
+    hosts_marked: int
+    hosts_waiting: int
+
+    @property
+    def harvest_rate(self) -> str:
+        return f"{self.relevant / self.judged:.0%}" if self.judged else "n/a"
+
+    def log_line(self) -> str:
+        return (
+            f"progress: {self.pages} pages ({self.per_minute:.0f}/min), {self.relevant} relevant "
+            f"(harvest rate {self.harvest_rate}), {self.records} records; frontier {self.frontier_urls} URLs, "
+            f"{self.due} due now, {self.locked} waiting for their host or lock; "
+            f"{self.hosts_waiting} of {self.hosts_marked} hosts waiting"
+        )
+
+    def terminal_line(self) -> str:
+        return (
+            f"{self.job}: {self.pages} pages, {self.per_minute:.0f}/min, harvest rate {self.harvest_rate}, "
+            f"{self.records} records | frontier {self.frontier_urls} URLs, {self.due} due, "
+            f"hosts waiting {self.hosts_waiting}/{self.hosts_marked}"
+        )
+
+
+class PageRate:
+    """Pages per minute over the last ``window`` seconds, from (time, pages so far) samples."""
+
+    def __init__(self, window: float = 60.0):
+        self.window = window
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def add(self, now: float, pages: int) -> float:
+        self._samples.append((now, pages))
+        while len(self._samples) > 2 and self._samples[1][0] <= now - self.window:
+            self._samples.popleft()
+        first_time, first_pages = self._samples[0]
+        return (pages - first_pages) * 60 / (now - first_time) if now > first_time else 0.0
+
+
+class TerminalLine:
+    """One line at the bottom of a terminal, redrawn in place; log records clear it before they print."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.drawn = False
+
+    def draw(self, text: str) -> None:
+        width = shutil.get_terminal_size().columns - 1
+        self.stream.write("\r\x1b[K" + text[:width])
+        self.stream.flush()
+        self.drawn = True
+
+    def clear(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.drawn = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """As a logging filter: make room for the record."""
+        self.clear()
+        return True
 
 
 class HarvestProgress:
-    """Log one progress line every COMBINE_PROGRESS_INTERVAL seconds.
+    """Log one progress line every COMBINE_PROGRESS_INTERVAL seconds, and on a terminal keep one
+    line updated every COMBINE_PROGRESS_TERMINAL_INTERVAL seconds.
 
-    Pages per minute over the last interval, harvest rate so far, and the
-    frontier's size: what a person watching a long crawl wants to know.
+    Pages per minute, harvest rate so far, records, the frontier's size and
+    how many hosts wait for their lock: what a person watching a long crawl wants to know.
     """
 
-    def __init__(self, crawler, interval: float):
+    def __init__(self, crawler, interval: float, terminal_interval: float, stream):
         self.crawler = crawler
         self.interval = interval
+        self.terminal_interval = terminal_interval
+        self.terminal = TerminalLine(stream) if terminal_interval and stream.isatty() else None
         self._last_pages = 0
-        self._task = None
+        self._rate = PageRate()
+        self._tasks = []
+        self._frontier_seen: tuple[float, dict, int, int] | None = None  # (when, counts, hosts marked, waiting)
 
     @classmethod
     def from_crawler(cls, crawler):
-        interval = crawler.settings.getfloat("COMBINE_PROGRESS_INTERVAL")
+        settings = crawler.settings
+        interval = settings.getfloat("COMBINE_PROGRESS_INTERVAL")
         if not interval:
             raise NotConfigured
-        extension = cls(crawler, interval)
+        extension = cls(crawler, interval, settings.getfloat("COMBINE_PROGRESS_TERMINAL_INTERVAL"), sys.stderr)
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
 
     def spider_opened(self, spider):
-        self._task = create_looping_call(self.log_progress)
-        self._task.start(self.interval, now=False)
+        log_task = create_looping_call(self.log_progress)
+        log_task.start(self.interval, now=False)
+        self._tasks.append(log_task)
+        if self.terminal:
+            for handler in logging.getLogger().handlers:
+                if getattr(handler, "stream", None) is self.terminal.stream:
+                    handler.addFilter(self.terminal)
+            terminal_task = create_looping_call(self.draw_progress)
+            terminal_task.start(self.terminal_interval, now=False)
+            self._tasks.append(terminal_task)
 
     def spider_closed(self, spider, reason):
-        if self._task is not None and self._task.running:
-            self._task.stop()
+        for task in self._tasks:
+            if task.running:
+                task.stop()
+        if self.terminal:
+            self.terminal.clear()
+            for handler in logging.getLogger().handlers:
+                handler.removeFilter(self.terminal)
 
-    def log_progress(self):
+    def snapshot(self, per_minute: float) -> Progress | None:
         harvest = getattr(self.crawler.spider, "harvest", None)
         if harvest is None:
-            return
+            return None
         stats = self.crawler.stats
-        pages = stats.get_value("fetch/outcome/success", 0)
         relevant = stats.get_value("topic/relevant", 0)
-        classified = relevant + stats.get_value("topic/irrelevant", 0)
-        per_minute = (pages - self._last_pages) * 60 / self.interval
-        self._last_pages = pages
-        counts = harvest.frontier.counts(time.time())
-        logger.info(
-            "progress: %d pages (%.0f/min), %d relevant (harvest rate %s), %d records; "
-            "frontier %d URLs, %d due now, %d waiting for their host or lock",
-            pages, per_minute, relevant, f"{relevant / classified:.0%}" if classified else "n/a",
-            stats.get_value("records/new", 0), counts["urls"], counts["marked_ready"], counts["marked_locked"],
+        now = time.time()
+        if self._frontier_seen is None or now - self._frontier_seen[0] >= 0.9 * min(FRONTIER_REFRESH, self.interval):
+            hosts = harvest.frontier.hosts(now, limit=HOSTS_SCAN)
+            waiting = sum(wait > 0 for _, _, wait in hosts)
+            self._frontier_seen = (now, harvest.frontier.counts(now), len(hosts), waiting)
+        _, counts, hosts_marked, hosts_waiting = self._frontier_seen
+        return Progress(
+            job=harvest.job.name,
+            pages=stats.get_value("fetch/outcome/success", 0),
+            per_minute=per_minute,
+            relevant=relevant,
+            judged=relevant + stats.get_value("topic/irrelevant", 0),
+            records=stats.get_value("records/new", 0),
+            frontier_urls=counts["urls"],
+            due=counts["marked_ready"],
+            locked=counts["marked_locked"],
+            hosts_marked=hosts_marked,
+            hosts_waiting=hosts_waiting,
         )
+
+    def log_progress(self):
+        pages = self.crawler.stats.get_value("fetch/outcome/success", 0)
+        progress = self.snapshot((pages - self._last_pages) * 60 / self.interval)
+        self._last_pages = pages
+        if progress is not None:
+            logger.info(progress.log_line())
+
+    def draw_progress(self):
+        per_minute = self._rate.add(time.monotonic(), self.crawler.stats.get_value("fetch/outcome/success", 0))
+        progress = self.snapshot(per_minute)
+        if progress is not None:
+            self.terminal.draw(progress.terminal_line())
+
+
+class HarvesterPidFile:
+    """Write ``data/<job>/harvesters/<pid>.pid`` while the spider runs, so ``scrapy stop JOB`` finds it."""
+
+    def __init__(self, data_dir: str):
+        self.data_dir = data_dir
+        self.path: Path | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        extension = cls(crawler.settings.get("COMBINE_DATA_DIR"))
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        return extension
+
+    def spider_opened(self, spider):
+        if getattr(spider, "job_name", None):  # a focused crawl, not some other spider
+            self.path = write_pid_file(harvesters_dir(self.data_dir, spider.job_name), os.getpid())
+
+    def spider_closed(self, spider, reason):
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+class HarvestLogWriter:
+    """Append every fetch to the job's harvest log (data/<job>/harvest_log.sqlite).
+
+    Rows are written in small batches: at most COMBINE_HARVEST_LOG_DELAY
+    seconds late, and all of them when the spider closes.
+    """
+
+    BATCH = 50
+
+    def __init__(self, data_dir: str, delay: float):
+        self.data_dir = data_dir
+        self.delay = delay
+        self.log: HarvestLog | None = None
+        self.pending: list[FetchRow] = []
+        self._written_at = 0.0
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        settings = crawler.settings
+        if not settings.getbool("COMBINE_HARVEST_LOG"):
+            raise NotConfigured
+        extension = cls(settings.get("COMBINE_DATA_DIR"), settings.getfloat("COMBINE_HARVEST_LOG_DELAY"))
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(extension.item_scraped, signal=signals.item_scraped)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        return extension
+
+    def spider_opened(self, spider):
+        if getattr(spider, "job_name", None):
+            self.log = HarvestLog(log_path(self.data_dir, spider.job_name))
+
+    def item_scraped(self, item, spider):
+        if self.log is None or item.postponed or item.outcome is None:
+            return
+        classification = item.classification
+        best = max(classification.classes, key=lambda c: c.absolute, default=None) if classification else None
+        self.pending.append(FetchRow(
+            time=item.fetched_at,
+            url=item.url,
+            host=item.host,
+            status=item.status,
+            outcome=item.outcome.value,
+            relevant=classification.relevant if classification else None,
+            score=classification.score if classification else None,
+            best_class=best.name if best and classification.relevant else None,
+            harvester=os.getpid(),
+        ))
+        now = time.monotonic()
+        if len(self.pending) >= self.BATCH or now - self._written_at >= self.delay:
+            self.flush(now)
+
+    def flush(self, now: float) -> None:
+        if self.pending:
+            self.log.append(self.pending)
+            self.pending = []
+        self._written_at = now
+
+    def spider_closed(self, spider, reason):
+        if self.log is not None:
+            self.flush(time.monotonic())
+            self.log.close()
 
 
 class HarvestSummary:
@@ -91,7 +307,9 @@ class HarvestSummary:
         return "\n".join([
             f"== combine-scrapy: job {job} finished ({reason}) ==",
             f"pages fetched: {fetched}   relevant: {relevant}   harvest rate: {rate}",
-            f"records: {stats.get('records/new', 0)} new this run, {harvest.store.count()} stored in all",
+            f"records: {stats.get('records/new', 0)} new this run "
+            f"({stats.get('records/near_duplicate', 0)} near-duplicate pages joined a record), "
+            f"{harvest.store.count()} stored in all",
             f"frontier: {counts['urls']} URLs on {counts['hosts']} hosts, "
             f"{counts['marked_ready'] + counts['marked_locked']} still marked",
             f"records are in {harvest.store.location}",

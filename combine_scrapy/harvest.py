@@ -13,15 +13,19 @@ from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.redis import OUTAGE_PATIENCE, RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.job import Job
-from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.store import RecordStore, open_store
 from combine_scrapy.topic.links import LinkScorer
+from combine_scrapy.topic.urlpatterns import LearnedLinkScorer
 from combine_scrapy.urls import check_url, host_of
 
 
-def link_scorer_for(job: Job) -> LinkScorer:
-    """The job's link-relevance method; page scores are scaled by the topic filter's total cutoff."""
+def link_scorer_for(job: Job) -> LinkScorer | LearnedLinkScorer:
+    """The job's link-relevance method; page scores are scaled by the topic filter's total cutoff.
+
+    With learned URL rules, the rules choose the links on the sites they were learned for.
+    """
     cutoffs = getattr(job.topic_filter.classifier, "cutoffs", None)
-    return LinkScorer(
+    scorer = LinkScorer(
         job.definition,
         job.link_method,
         threshold=job.link_threshold,
@@ -30,16 +34,25 @@ def link_scorer_for(job: Job) -> LinkScorer:
         dynamic=job.dynamic_threshold,
         page_scale=cutoffs.total if cutoffs and cutoffs.total > 0 else 1.0,
     )
+    if job.learned_url_rules is None:
+        return scorer
+    return LearnedLinkScorer(
+        job.learned_url_rules,
+        scorer,
+        job.url_rules,
+        threshold=job.url_rule_threshold,
+        drop_rejected=job.url_rule_drop,
+    )
 
 
 @dataclass
 class Harvest:
     job: Job
     frontier: Frontier
-    store: SqliteRecordStore
+    store: RecordStore
     max_urls_per_host: int | None = None
     leased: dict[str, FrontierEntry] = field(default_factory=dict)
-    link_scorer: LinkScorer | None = None
+    link_scorer: LinkScorer | LearnedLinkScorer | None = None
     lease_seconds: float = LEASE_SECONDS
 
     @classmethod
@@ -51,9 +64,11 @@ class Harvest:
         redis_url: str | None = None,
         lease_seconds: float = LEASE_SECONDS,
         redis_outage_patience: float = OUTAGE_PATIENCE,
+        mysql_url: str | None = None,
     ) -> Harvest:
         """Open the job's backends: the frontier in Redis when ``redis_url`` is given (shared by
-        every harvester), else in ``data_dir/<job>/``; the job's maxUrlsPerHost wins over the setting."""
+        every harvester), the records in MySQL when ``mysql_url`` is, else both in ``data_dir/<job>/``;
+        the job's maxUrlsPerHost wins over the setting."""
         directory = Path(data_dir) / job.name
         if redis_url:
             frontier = RedisFrontier.from_url(
@@ -64,7 +79,7 @@ class Harvest:
         return cls(
             job=job,
             frontier=frontier,
-            store=SqliteRecordStore(directory / "records.sqlite"),
+            store=open_store(job.name, data_dir, mysql_url),
             max_urls_per_host=job.max_urls_per_host or max_urls_per_host,
             link_scorer=link_scorer_for(job),
             lease_seconds=lease_seconds,

@@ -21,9 +21,12 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
+from combine_scrapy.convert import DEFAULT_CONVERTERS, converter_map
 from combine_scrapy.frontier import STRATEGIES
+from combine_scrapy.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE, MAX_DISTANCE as MAX_NEAR_DUPLICATE_DISTANCE
 from combine_scrapy.topic.filters import PLAIN_NAMES, POSITION_NAMES
 from combine_scrapy.topic.links import METHODS as LINK_METHODS
+from combine_scrapy.topic.urlpatterns import LEARNED_RULES_FILE, LearnedUrlRules, UrlRulesFileError, read_rules
 from combine_scrapy.topic import (
     TopicDefinition,
     TopicDefinitionError,
@@ -37,6 +40,8 @@ CONFIG_FILE = "combine.cfg"
 TOPIC_FILE = "topicdefinition.txt"
 SEEDS_FILE = "seeds.txt"
 SITES_OK_FILE = "sitesOK.txt"
+# What the topic filter reads as a page's text: all of it (Combine), or its main content block.
+TOPIC_TEXTS = ("all", "main")
 
 
 
@@ -86,6 +91,13 @@ def _parse_link_method(text: str) -> str:
     return text
 
 
+def _parse_near_duplicate_distance(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= MAX_NEAR_DUPLICATE_DISTANCE:
+        raise ValueError(f"expected a number of bits from 0 to {MAX_NEAR_DUPLICATE_DISTANCE}, got {text!r}")
+    return value
+
+
 def _parse_fraction(text: str) -> float:
     value = float(text)
     if not 0 <= value <= 1:
@@ -93,8 +105,32 @@ def _parse_fraction(text: str) -> float:
     return value
 
 
+def _parse_extensions(text: str) -> frozenset[str]:
+    return frozenset(word.lstrip(".").lower() for word in text.replace(",", " ").split())
+
+
+def _parse_count(text: str) -> int:
+    value = int(text.replace("_", "").replace(",", ""))
+    if value < 0:
+        raise ValueError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def _parse_ratio(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise ValueError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
 def _parse_optional_float(text: str) -> float | None:
     return None if text.strip() == "" else float(text)
+
+
+def _parse_topic_text(text: str) -> str:
+    if text not in TOPIC_TEXTS:
+        raise ValueError(f"expected {' or '.join(TOPIC_TEXTS)}, got {text!r}")
+    return text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +159,12 @@ VARIABLES: dict[str, _Variable] = {
     "UserAgentFollowRedirects": _Variable("follow_redirects", _parse_bool),
     "UserAgentGetIfModifiedSince": _Variable("get_if_modified_since", _parse_bool),
     "UAtimeout": _Variable("timeout", _parse_seconds),
+    # Fetch limits (not Combine's names): body bytes, redirects followed, converter seconds and MiB.
+    "UAmaxSize": _Variable("max_size", _parse_positive_int),
+    "UAmaxRedirects": _Variable("max_redirects", _parse_positive_int),
+    "HeadOnlyExtensions": _Variable("head_only_extensions", _parse_extensions),
+    "ConverterTimeout": _Variable("converter_timeout", _parse_seconds),
+    "ConverterMemory": _Variable("converter_memory", _parse_positive_int),
     "HarvestRetries": _Variable("harvest_retries", _parse_positive_int),
     "classifyPlugIn": _Variable("classify_plugin", str),
     "tot_cutoff": _Variable("tot_cutoff", _parse_optional_float),
@@ -140,8 +182,25 @@ VARIABLES: dict[str, _Variable] = {
     "LinkPageWeight": _Variable("link_page_weight", _parse_fraction),
     "LinkBoostChance": _Variable("link_boost_chance", _parse_fraction),
     "DynamicThreshold": _Variable("dynamic_threshold", _parse_bool),
+    # Near-duplicates (not Combine's): a page within this many simhash bits of a stored record joins it.
+    "nearDuplicates": _Variable("near_duplicates", _parse_bool),
+    "nearDuplicateDistance": _Variable("near_duplicate_distance", _parse_near_duplicate_distance),
+    # Learned URL rules (the study's UBFC, seed 002 3.2): `scrapy trial` writes learned_urls.txt, the crawl uses it.
+    "LearnedUrlRules": _Variable("use_learned_url_rules", _parse_bool),
+    "TrialPages": _Variable("trial_pages", _parse_positive_int),
+    "UrlRuleThreshold": _Variable("url_rule_threshold", _parse_ratio),
+    "UrlRuleDrop": _Variable("url_rule_drop", _parse_bool),
+    "HubContentLinks": _Variable("hub_content_links", _parse_count),
+    "HubDirectoryLinks": _Variable("hub_directory_links", _parse_count),
+    # Main-content extraction (not Combine's): the topic filter scores all of the text, or only the main content block.
+    "topicText": _Variable("topic_text", _parse_topic_text),
 }
-BLOCKS = ("allow", "exclude", "sessionids", "serveralias")
+BLOCKS = ("allow", "exclude", "sessionids", "serveralias", "converters")
+#: Combine's binary extensions, fetched with HEAD only (conf/default.cfg).
+HEAD_ONLY_EXTENSIONS = _parse_extensions(
+    "arff au avi class exe fig gif gz hqx ica jpeg jpg mat mdb mov mp3 mpeg mpg msi pcx pdb psd ram rar raw rmd "
+    "rmx sav sdd shar tar tga tgz tif tiff vo wav wmv wmz xbm xpm z zip"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,6 +231,13 @@ class Job:
     follow_redirects: bool = False
     get_if_modified_since: bool = True
     timeout: float = 30
+    max_size: int = 16 * 1024 * 1024
+    max_redirects: int = 5
+    head_only_extensions: frozenset[str] = HEAD_ONLY_EXTENSIONS
+    # {mime type: (Converter, ...)}, see combine_scrapy.convert
+    converters: Any = dataclasses.field(default_factory=lambda: DEFAULT_CONVERTERS)
+    converter_timeout: float = 30
+    converter_memory: int = 1024  # MiB of address space
     harvest_retries: int = 5
     max_urls_per_host: int | None = None
     user_agent: str = "combine-scrapy/0.1"
@@ -184,6 +250,16 @@ class Job:
     link_page_weight: float = 0.5
     link_boost_chance: float = 0.1
     dynamic_threshold: bool = False
+    near_duplicates: bool = True
+    near_duplicate_distance: int = NEAR_DUPLICATE_DISTANCE
+    use_learned_url_rules: bool = False
+    trial_pages: int = 200
+    url_rule_threshold: float = 1.0
+    url_rule_drop: bool = True
+    hub_content_links: int = 5
+    hub_directory_links: int = 30
+    learned_url_rules: LearnedUrlRules | None = None
+    topic_text: str = "all"
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -272,6 +348,16 @@ def _url_rules(path: Path, limits: dict[str, int], blocks: dict[str, list[tuple[
     return dataclasses.replace(UrlRules(), **changes)
 
 
+def _converters(path: Path, entries: list[tuple[int, str]]):
+    """The job's converter lines on top of the defaults; a type it maps replaces the default for that type."""
+    for number, entry in entries:
+        try:
+            converter_map([entry])
+        except ValueError as e:
+            raise JobConfigError(path, number, f"bad converter {entry!r}: {e}") from e
+    return converter_map([entry for _, entry in entries], DEFAULT_CONVERTERS)
+
+
 def _list_file(path: Path) -> list[tuple[int, str]]:
     """Non-empty, non-comment lines of an optional one-entry-per-line file."""
     if not path.exists():
@@ -305,8 +391,21 @@ def find_job_dir(name: str, topics_dir: Path | str) -> Path:
     return directory
 
 
-def load_job(name: str, topics_dir: Path | str = "topics") -> Job:
-    """Load and validate job ``name`` from ``topics_dir/name/``."""
+def _learned_url_rules(directory: Path, config_path: Path, line: int) -> LearnedUrlRules:
+    path = directory / LEARNED_RULES_FILE
+    if not path.exists():
+        raise JobConfigError(config_path, line, f"LearnedUrlRules = 1, but {path} is missing: run 'scrapy trial {directory.name}' first")
+    try:
+        return read_rules(path)
+    except UrlRulesFileError as e:
+        raise JobConfigError(e.source, e.line, e.message) from e
+
+
+def load_job(name: str, topics_dir: Path | str = "topics", learned_rules: bool = True) -> Job:
+    """Load and validate job ``name`` from ``topics_dir/name/``.
+
+    ``learned_rules=False`` leaves the learned URL rules unread, for the trial that writes them.
+    """
     directory = find_job_dir(name, topics_dir)
     config_path = directory / CONFIG_FILE
     if not config_path.exists():
@@ -327,6 +426,8 @@ def load_job(name: str, topics_dir: Path | str = "topics") -> Job:
         blocks,
     )
     sites_ok = frozenset(host.lower() for _, host in _list_file(directory / SITES_OK_FILE))
+    if "converters" in blocks:
+        fields["converters"] = _converters(config_path, blocks["converters"])
 
     topic_path = directory / TOPIC_FILE
     classify_plugin = fields.get("classify_plugin", "plain")
@@ -352,6 +453,8 @@ def load_job(name: str, topics_dir: Path | str = "topics") -> Job:
         missing = f" ({TOPIC_FILE} is missing)" if needs_definition and not topic_path.exists() else ""
         raise JobConfigError(config_path, line, f"classifyPlugIn {classify_plugin!r}: {e}{missing}") from e
 
+    if learned_rules and fields.get("use_learned_url_rules"):
+        fields["learned_url_rules"] = _learned_url_rules(directory, config_path, values["LearnedUrlRules"][0])
     return Job(
         name=directory.name,
         directory=directory,

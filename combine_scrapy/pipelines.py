@@ -11,9 +11,16 @@ from __future__ import annotations
 import logging
 from urllib.parse import urljoin
 
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.threads import deferToThread
+
+from combine_scrapy.analyse import Analysis, analyse
+from combine_scrapy.content import main_content
+from combine_scrapy.convert import Limits
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
 from combine_scrapy.items import Fetch
+from combine_scrapy.neardup import page_fingerprint
 from combine_scrapy.parse import parse_document
 from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.topic import Document
@@ -56,16 +63,25 @@ class OutcomePipeline(_HarvestStage):
 
 
 class ParsePipeline(_HarvestStage):
-    """Turn a successful response into a ParsedPage (title, headings, meta, text, links) and its content key."""
+    """Turn a successful response into a ParsedPage (title, headings, meta, text, links) and its content key.
 
-    def process_item(self, item: Fetch) -> Fetch:
+    Parsing runs in a worker thread: a converter may take up to its timeout, and the crawl goes on meanwhile.
+    """
+
+    async def process_item(self, item: Fetch) -> Fetch:
         if item.outcome is Outcome.SUCCESS:
-            page = item.page = parse_document(
-                item.url,
+            job = self.harvest.job
+            page = item.page = await maybe_deferred_to_future(deferToThread(
+                parse_document,
+                item.response_url or item.url,
                 item.body,
                 item.headers,
-                extract_links_from_text=self.harvest.job.extract_links_from_text,
-            )
+                extract_links_from_text=job.extract_links_from_text,
+                converters=job.converters,
+                limits=Limits(timeout=job.converter_timeout, memory=job.converter_memory * 1024 * 1024),
+            ))
+            for conversion in page.conversions:
+                self.stats.inc_value(f"convert/{conversion.failure or 'ok'}")
             item.record_key = content_key(page.title, page.text, item.url, page.mime_type)
         return item
 
@@ -77,8 +93,23 @@ class TopicPipeline(_HarvestStage):
         page = item.page
         if page is None:
             return item
-        item.classification = self.harvest.job.topic_filter.classify(Document.from_page(page, item.host))
+        job = self.harvest.job
+        document = Document.from_page(page, item.host, main_content=job.topic_text == "main")
+        item.classification = job.topic_filter.classify(document)
         self.stats.inc_value("topic/relevant" if item.classification.relevant else "topic/irrelevant")
+        return item
+
+
+class AnalysePipeline(_HarvestStage):
+    """doAnalyse: the language of a relevant page and the country of its server, for its record."""
+
+    def process_item(self, item: Fetch) -> Fetch:
+        page, classification = item.page, item.classification
+        if not self.harvest.job.do_analyse or page is None or not classification.relevant:
+            return item
+        item.analysis = analyse(item.url, f"{page.title}\n{page.text}")
+        self.stats.inc_value(f"analyse/language/{item.analysis.language or 'unknown'}")
+        self.stats.inc_value(f"analyse/country/{item.analysis.country or 'unknown'}")
         return item
 
 
@@ -89,8 +120,10 @@ def _timestamp(value) -> float | None:
 class RecordPipeline(_HarvestStage):
     """Keep relevant pages, one record per content (MD5), all its URLs on it.
 
-    A URL that stopped serving a relevant page leaves its record, and the
-    record goes when its last URL has left.
+    A page whose MD5 is new but whose simhash is within the job's
+    nearDuplicateDistance of another record joins that record instead (unless
+    nearDuplicates = 0). A URL that stopped serving a relevant page leaves its
+    record, and the record goes when its last URL has left.
     """
 
     def process_item(self, item: Fetch) -> Fetch:
@@ -98,11 +131,10 @@ class RecordPipeline(_HarvestStage):
         if item.outcome is Outcome.SUCCESS:
             page, classification = item.page, item.classification
             if classification.relevant and not page.robots_noindex:
-                record = self._record(item)
-                if store.store(record):
-                    self.stats.inc_value("records/new")
-                else:
-                    self.stats.inc_value("records/known_content")
+                job = self.harvest.job
+                near = job.near_duplicate_distance if job.near_duplicates else None
+                stored = store.store(self._record(item), near_duplicate_distance=near)
+                self.stats.inc_value(f"records/{stored.value}")
                 return item
         if item.outcome in (Outcome.SUCCESS, Outcome.NOT_FOUND, Outcome.ROBOTS):
             if store.forget_url(item.url):
@@ -112,6 +144,7 @@ class RecordPipeline(_HarvestStage):
     def _record(self, item: Fetch) -> Record:
         page, classification = item.page, item.classification
         job = self.harvest.job
+        analysis = item.analysis or Analysis()
         return Record(
             key=item.record_key,
             url=item.url,
@@ -132,6 +165,9 @@ class RecordPipeline(_HarvestStage):
             algorithm=classification.algorithm,
             classes=[TopicClass(c.name, c.absolute, c.relative, tuple(c.terms)) for c in classification.classes],
             terms=list(classification.terms),
+            language=analysis.language,
+            country=analysis.country,
+            fingerprint=page_fingerprint(page.text, main_content(page.html) if page.html is not None else None),
         )
 
 

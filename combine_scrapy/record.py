@@ -2,7 +2,8 @@
 
 Combine keyed records by the MD5 of their visible content, so one page served
 under several URLs is one record with all its URLs (COMBINE_REFERENCE.md,
-"Record and dedup").
+"Record and dedup"). The simhash ``fingerprint`` finds near-duplicates, which
+the MD5 cannot (combine_scrapy.neardup).
 """
 
 from __future__ import annotations
@@ -65,3 +66,4 @@ class Record:
     terms: list[str] = field(default_factory=list)
     language: str | None = None
     country: str | None = None
+    fingerprint: int | None = None  # 64-bit simhash of the text; None when too short to compare

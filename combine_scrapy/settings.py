@@ -10,6 +10,9 @@ COMBINE_TOPICS_DIR = "topics"
 COMBINE_DATA_DIR = "data"
 # A crawl that is not continuous ends when no marked URL comes due within this many seconds.
 COMBINE_IDLE_HORIZON = 300
+# Records in MySQL/MariaDB, shared by harvesters on several machines: mysql://user:password@host:port/database
+# (each job's tables are prefixed combine_<job>_). None: a SQLite file under COMBINE_DATA_DIR.
+MYSQL_URL = None
 # Spider-trap bound: new URLs marked per host at most (None: no bound).
 COMBINE_MAX_URLS_PER_HOST = 10000
 # Seconds a harvester holds a URL it fetches; a dead harvester's URLs come back after this.
@@ -42,6 +45,9 @@ DOWNLOADER_MIDDLEWARES = {
     "combine_scrapy.middlewares.RobotsMiddleware": 100,
     "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
     "combine_scrapy.middlewares.JobHeadersMiddleware": 400,
+    "combine_scrapy.middlewares.FetchLimitsMiddleware": 450,
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "combine_scrapy.middlewares.BoundedHttpCompressionMiddleware": 590,
 }
 
 ITEM_PIPELINES = {
@@ -56,10 +62,17 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "combine_scrapy.extensions.HarvestProgress": 500,
     "combine_scrapy.extensions.HarvestSummary": 510,
+    "combine_scrapy.extensions.HarvesterPidFile": 520,
+    "combine_scrapy.extensions.HarvestLogWriter": 530,
     "scrapy.extensions.logstats.LogStats": None,
 }
 # Seconds between two progress lines in the log (0: none).
 COMBINE_PROGRESS_INTERVAL = 30
+# On a terminal, seconds between two redraws of the one-line progress display (0: none).
+COMBINE_PROGRESS_TERMINAL_INTERVAL = 2
+# Log every fetch to data/<job>/harvest_log.sqlite (scrapy status, scrapy report), at most this many seconds late.
+COMBINE_HARVEST_LOG = True
+COMBINE_HARVEST_LOG_DELAY = 2
 
 LOG_LEVEL = "INFO"
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"

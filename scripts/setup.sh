@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 # Libraries to build mysqlclient, the converters' programs, the test servers.
 SYSTEM_PACKAGES=(
   pkg-config gcc libmariadb-dev
-  poppler-utils ghostscript antiword unrtf catdoc
+  poppler-utils ghostscript antiword unrtf catdoc util-linux
   mariadb-server redis-server
+  docker-compose  # the tests validate docker-compose.yml with it (no Docker engine needed)
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -103,6 +103,11 @@ def assert_clean_exit(process: subprocess.Popen, log: Path) -> str:
     return text
 
 
+def stored_urls(job_dir: JobDir) -> list[str]:
+    """The URLs on the job's records (a near-duplicate page joins a record: its URL is there, not a record of its own)."""
+    return [url for (url,) in job_dir.records().execute("SELECT url FROM record_urls")]
+
+
 def redis_counts(redis_url: str, job: str) -> dict[str, int]:
     """The shared frontier's counters: URLs known, marked (still to fetch), done."""
     values = redis.Redis.from_url(redis_url).hgetall(f"combine:{{{job}}}:stats")

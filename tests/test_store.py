@@ -1,25 +1,85 @@
-"""The embedded record store: one record per content, all its URLs, deletion with the last URL."""
+"""The record stores, one suite run on SQLite and on the real MariaDB: one record per content,
+all its URLs, deletion with the last URL, schema upgrades, near-duplicates, search, and
+(MariaDB) a connection killed in the middle of a transaction."""
 
 from __future__ import annotations
 
+import threading
+import uuid
+import zlib
+
+import MySQLdb
 import pytest
 
+from combine_scrapy import neardup
 from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
+from combine_scrapy.store import Stored, open_store
+from combine_scrapy.store.mysql import MysqlRecordStore, connection_arguments, table_prefix
+from combine_scrapy.store.sql import SCHEMA_VERSION, url_hash
 from combine_scrapy.store.sqlite import SqliteRecordStore
+
+MYSQL_URL = "mysql://root@127.0.0.1:3306/test"
+ARTICLE = (
+    "Sundews catch insects with sticky glands on their leaves. The glands glisten like dew and lure flies, "
+    "which stick to the mucilage; the tentacles then bend over the prey and enzymes digest it over days. "
+    "Drosera capensis is the easiest species to grow on a sunny windowsill, in a pot of peat and sand kept "
+    "standing in rain water. Feed it a fly now and then in spring, let it rest cooler in winter, and it "
+    "flowers every summer with small pink blooms on long stalks, setting seed that sprouts readily. "
+)
+
+
+def mysql_admin():
+    return MySQLdb.connect(**{**connection_arguments(MYSQL_URL), "autocommit": True})
+
+
+def drop_mysql_tables(prefix: str) -> None:
+    """Drop this test's tables only (they all start with its own prefix)."""
+    with mysql_admin() as db:
+        cursor = db.cursor()
+        cursor.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()")
+        tables = [name for (name,) in cursor.fetchall() if name.startswith(prefix)]
+        cursor.execute("SET FOREIGN_KEY_CHECKS = 0")
+        for name in tables:
+            cursor.execute(f"DROP TABLE `{name}`")
+
+
+@pytest.fixture(params=["sqlite", "mysql"])
+def backend(request, tmp_path):
+    """A factory of stores of one backend, all on the same records; each test has its own file or table prefix."""
+    job = f"t{uuid.uuid4().hex[:12]}"
+    opened = []
+
+    def open_(cls=None):
+        if request.param == "sqlite":
+            store = (cls or SqliteRecordStore)(tmp_path / job / "records.sqlite")
+        else:
+            store = (cls or MysqlRecordStore).from_url(MYSQL_URL, job, reconnect_timeout=10)
+        opened.append(store)
+        return store
+
+    open_.kind = request.param
+    open_.job = job
+    yield open_
+    for store in opened:
+        store.close()
+    if request.param == "mysql":
+        drop_mysql_tables(table_prefix(job))
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = SqliteRecordStore(tmp_path / "records.sqlite")
-    yield s
-    s.close()
+def store(backend):
+    return backend()
 
 
-def record(url, text="sundews catch insects", title="Sundews"):
-    return Record(
-        key=content_key(title, text, url, "text/html"), url=url, title=title, text=text, mime_type="text/html",
+def record(url, text="sundews catch insects", title="Sundews", **fields):
+    values = dict(
         headings=["Drosera"], meta={"keywords": ["sundew"]}, links=[RecordLink("http://x/", "x", "a")],
         classes=[TopicClass("CP", 500.0, 12.5, ("sundews",))], terms=["sundews"], checked=1.0, score=500.0,
+        fingerprint=neardup.simhash(text),
+    )
+    return Record(
+        key=content_key(title, text, url, "text/html"), url=url, title=title, text=text, mime_type="text/html",
+        **{**values, **fields},
     )
 
 
@@ -31,16 +91,32 @@ def test_content_key_ignores_whitespace_and_falls_back_to_url():
 
 
 def test_same_content_under_two_urls_is_one_record(store):
-    assert store.store(record("http://a/1")) is True
-    assert store.store(record("http://b/copy")) is False
+    assert store.store(record("http://a/1")) is Stored.NEW
+    assert store.store(record("http://b/copy")) is Stored.KNOWN
     assert store.count() == 1
     assert store.urls(record("http://a/1").key) == ["http://a/1", "http://b/copy"]
+    assert store.key_for_url("http://b/copy") == record("http://a/1").key
 
 
-def test_record_round_trip(store):
-    original = record("http://a/1")
+def test_record_round_trip_keeps_every_field(store):
+    original = record(
+        "http://a/1", text=ARTICLE + " Emoji 🪴 and 中文 survive.", title="Sundews 🌱",
+        html="<html><body>Sundews 🌱 catch insects</body></html>", charset="utf-8", server="Apache",
+        modified=1700000000.5, expires=1800000000.0, normalized=0.25, algorithm="plain",
+        language="en", country="se", meta={"keywords": ["sundew", "drosera"], "author": ["Å. Nilsson"]},
+    )
+    original.links = [RecordLink(f"http://x/{i}", f"anchor {i}", "a") for i in range(5)] + [RecordLink("http://x/i.png", "", "img")]
+    original.classes = [TopicClass("CP.Drosera", 300.0, 7.5, ("sundews", "drosera")), TopicClass("CP", 500.0, 12.5, ())]
     store.store(original)
     assert store.get(original.key) == original
+    assert store.get("0" * 32) is None
+
+
+def test_fingerprint_with_the_top_bit_set_round_trips(store):
+    high = record("http://a/1", text=ARTICLE)
+    high.fingerprint = 2**64 - 2
+    store.store(high)
+    assert store.get(high.key).fingerprint == 2**64 - 2
 
 
 def test_record_deleted_only_with_its_last_url(store):
@@ -60,18 +136,249 @@ def test_changed_content_moves_the_url_and_drops_the_orphan(store):
     assert [r.text for r in store] == ["new text"]
 
 
-def test_iteration_reads_every_record(store):
-    for i in range(1203):
+def test_iteration_reads_every_record_in_order(store):
+    for i in range(1003):
         store.store(record(f"http://a/{i}", text=f"text {i}"))
-    assert sum(1 for _ in store) == 1203
+    texts = [r.text for r in store]
+    assert texts == [f"text {i}" for i in range(1003)]
+    assert [r.links for r in store][-1] == [RecordLink("http://x/", "x", "a")]
 
 
-def test_newer_schema_is_refused(tmp_path):
-    path = tmp_path / "r.sqlite"
-    SqliteRecordStore(path).close()
-    import sqlite3
-
-    with sqlite3.connect(path) as db:
-        db.execute("PRAGMA user_version = 99")
+def test_newer_schema_is_refused(backend):
+    store = backend()
+    store._write(lambda c: store._run(c, "INSERT INTO {p}schema_version (version, description, applied) VALUES (99, 'x', 0)"))
     with pytest.raises(RuntimeError, match="schema version 99 is newer"):
-        SqliteRecordStore(path)
+        backend()
+
+
+def _insert_version_1_record(store, kind: str, item: Record) -> None:
+    """Write ``item`` as the version 1 schema held it, by hand."""
+    if kind == "sqlite":
+        db = store._db
+        db.execute(
+            "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (item.key, item.url, item.title, item.text, item.mime_type, '["Drosera"]', '{"keywords": ["sundew"]}',
+             item.html, "", "", None, None, item.checked, item.score, 0.0, "", '["sundews"]', "en", None),
+        )
+        db.execute("INSERT INTO record_urls VALUES (?, ?, ?)", (item.url, item.key, item.checked))
+        db.executemany("INSERT INTO links VALUES (?, ?, ?, ?)", [(item.key, l.url, l.anchor, l.kind) for l in item.links])
+        db.execute("INSERT INTO topics VALUES (?, 'CP', 500.0, 12.5, '[\"sundews\"]')", (item.key,))
+        db.execute("DROP TABLE schema_version")  # the first store kept its version here instead
+        db.execute("PRAGMA user_version = 1")
+        return
+
+    def work(c):
+        store._run(
+            c,
+            "INSERT INTO {p}records (`key`, url, title, text, mime_type, headings, meta, html, charset, server, "
+            "checked, score, normalized, algorithm, terms, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', '', ?, ?, 0, '', ?, 'en')",
+            (item.key, item.url, item.title, item.text, item.mime_type, '["Drosera"]', '{"keywords": ["sundew"]}',
+             zlib.compress(item.html.encode()), item.checked, item.score, '["sundews"]'),
+        )
+        record_id = c.lastrowid
+        store._run(
+            c, "INSERT INTO {p}record_urls (url_hash, url, `key`, host, checked) VALUES (?, ?, ?, 'a', ?)",
+            (url_hash(item.url), item.url, item.key, item.checked),
+        )
+        for position, link in enumerate(item.links):
+            store._run(c, "INSERT INTO {p}links VALUES (?, ?, ?, ?, ?)", (record_id, position, link.url, link.anchor, link.kind))
+        store._run(c, "INSERT INTO {p}topics VALUES (?, 0, 'CP', 500.0, 12.5, '[\"sundews\"]')", (record_id,))
+
+    store._write(work)
+
+
+def test_upgrade_from_version_1_keeps_records_and_fingerprints_and_indexes_them(backend):
+    first = backend(type("FirstStore", (SqliteRecordStore if backend.kind == "sqlite" else MysqlRecordStore,), {"schema_version": 1}))
+    assert first.schema() == 1
+    old = record("http://a/1", text=ARTICLE, html="<p>Sundews</p>", language="en")
+    old.links = [RecordLink("http://x/1", "one", "a"), RecordLink("http://x/2", "two", "a")]
+    _insert_version_1_record(first, backend.kind, old)
+    first.close()
+
+    upgraded = backend()
+    assert upgraded.schema() == SCHEMA_VERSION
+    assert upgraded.get(old.key) == old  # fingerprint computed by the upgrade
+    assert upgraded.urls(old.key) == ["http://a/1"]
+    assert [hit.key for hit in upgraded.search("glands")] == [old.key]
+    assert upgraded.near_duplicate(old.fingerprint ^ 0b101, 3) == (old.key, 2)
+    assert upgraded.store(record("http://b/2", text=ARTICLE)) is Stored.KNOWN
+
+
+def test_near_duplicate_joins_the_stored_record_and_a_different_page_does_not(store):
+    store.store(record("http://a/1", text="Posted 23 November 2026. " + ARTICLE + " Advert: buy cheap pots today!"))
+    dated = record("http://b/1", text="Posted 24 November 2026. " + ARTICLE + " Advert: buy cheap pots today!")
+    assert store.store(dated, near_duplicate_distance=neardup.DEFAULT_DISTANCE) is Stored.NEAR_DUPLICATE
+    advert = record("http://c/1", text="Posted 23 November 2026. " + ARTICLE + " Advert: new garden gloves on sale!")
+    assert store.store(advert, near_duplicate_distance=neardup.MAX_DISTANCE) is Stored.NEAR_DUPLICATE
+    other = record("http://d/1", text=ARTICLE.replace("Sundews", "Pitcher plants").replace("sticky glands", "slippery rims")
+                   .replace("Drosera capensis", "Sarracenia flava").replace("pink", "yellow").replace("seed", "runners")
+                   .replace("rest cooler", "go dormant"))
+    assert store.store(other, near_duplicate_distance=neardup.MAX_DISTANCE) is Stored.NEW
+    assert store.count() == 2
+    assert store.urls(store.key_for_url("http://a/1")) == ["http://a/1", "http://b/1", "http://c/1"]
+
+
+def test_a_page_that_changed_a_little_replaces_its_own_record(store):
+    store.store(record("http://a/1", text="Posted 23 November 2026. " + ARTICLE))
+    changed = record("http://a/1", text="Posted 24 December 2026. " + ARTICLE)
+    assert store.store(changed, near_duplicate_distance=neardup.DEFAULT_DISTANCE) is Stored.NEW
+    assert [r.text for r in store] == [changed.text]
+
+
+def test_band_lookup_finds_every_fingerprint_within_seven_bits(store):
+    base = 0x0123_4567_89AB_CDEF
+    stored = record("http://a/1", text=ARTICLE)
+    stored.fingerprint = base
+    store.store(stored)
+    # bit positions spread over the bands: 2 + 2 + 2 + 1 is the worst case for seven bits
+    worst = [0, 1, 16, 17, 32, 33, 48]
+    for distance in range(8):
+        probe = base
+        for bit in worst[:distance]:
+            probe ^= 1 << bit
+        assert store.near_duplicate(probe, neardup.MAX_DISTANCE) == (stored.key, distance)
+    assert store.near_duplicate(base ^ 0b11 ^ 0b11 << 16 ^ 0b11 << 32 ^ 0b1, 3) is None  # 7 bits away, asked for 3
+    with pytest.raises(ValueError, match="distance must be 0 to 7"):
+        store.store(record("http://b/1"), near_duplicate_distance=8)
+
+
+def test_search_ranks_matches_with_snippets(store):
+    store.store(record("http://a/1", text=ARTICLE, title="Sundews"))
+    store.store(record("http://a/2", text="Pitcher plants drown insects in fluid. " * 5, title="Pitchers"))
+    store.store(record("http://a/3", text="Baseball pitchers throw fastballs. " * 5, title="Baseball"))
+    hits = store.search("sticky glands insects")
+    assert [hit.url for hit in hits] == ["http://a/1", "http://a/2"]
+    assert hits[0].score > hits[1].score
+    assert "[sticky] [glands]" in hits[0].snippet
+    assert store.search("orchids") == []
+    store.forget_url("http://a/1")
+    assert [hit.url for hit in store.search("glands")] == []  # the index follows deletions
+    with pytest.raises(ValueError, match="no word"):
+        store.search("!!!")
+
+
+def test_maintenance_lookups(store):
+    store.store(record("http://a.example/1"))
+    store.store(record("http://b.example:8080/x"))
+    store.store(record("http://b.example:8080/y", text="other text"))
+    key = store.key_for_url("http://a.example/1")
+    assert store.urls_on_host("b.example:8080") == ["http://b.example:8080/x", "http://b.example:8080/y"]
+    assert sorted(store.url_keys()) == sorted(
+        [("http://a.example/1", key), ("http://b.example:8080/x", key), ("http://b.example:8080/y", store.key_for_url("http://b.example:8080/y"))]
+    )
+    first_id = next(iter(store._read(lambda c: store._all(c, "SELECT id FROM {p}records WHERE `key` = ?", (key,)))))[0]
+    assert store.key_for_id(first_id) == key
+    assert store.rename_url("http://b.example:8080/x", "http://c.example/x") is True
+    assert store.urls(key) == ["http://a.example/1", "http://c.example/x"]
+    assert store.rename_url("http://nowhere/", "http://c.example/") is False
+    assert store.delete(key) == ["http://a.example/1", "http://c.example/x"]
+    assert store.count() == 1 and store.key_for_url("http://c.example/x") is None
+    assert store.orphans() == []
+
+
+def test_open_store_picks_the_backend(tmp_path):
+    with pytest.raises(FileNotFoundError, match="job j has no records yet"):
+        open_store("j", tmp_path, create=False)
+    sqlite_store = open_store("j", tmp_path)
+    assert sqlite_store.location == str(tmp_path / "j" / "records.sqlite")
+    sqlite_store.close()
+    job = f"t{uuid.uuid4().hex[:12]}"
+    mysql_store = open_store(job, tmp_path, MYSQL_URL)
+    try:
+        assert mysql_store.location == f"mysql://root@127.0.0.1:3306/test (tables combine_{job}_*)"
+    finally:
+        mysql_store.close()
+        drop_mysql_tables(table_prefix(job))
+
+
+def test_mysql_url_errors_name_the_problem():
+    with pytest.raises(ValueError, match="name one database"):
+        connection_arguments("mysql://root:pw@db:3306/")
+    with pytest.raises(ValueError, match=r"expected mysql://") as caught:
+        connection_arguments("postgres://root:pw@db/x")
+    assert "pw" not in str(caught.value)  # the password never shows
+    assert table_prefix("glass") == "combine_glass_"
+    assert table_prefix("my-job.v2") != table_prefix("my_job_v2")
+
+
+# -- MariaDB only: jobs side by side, connections killed --------------------------------
+
+
+@pytest.fixture
+def mysql_backend(backend):
+    if backend.kind != "mysql":
+        pytest.skip("MariaDB only")
+    return backend
+
+
+def kill(connection_id: int) -> None:
+    with mysql_admin() as db:
+        db.cursor().execute(f"KILL {connection_id}")
+
+
+def test_jobs_in_one_database_do_not_see_each_other(mysql_backend):
+    mine = mysql_backend()
+    other_job = f"t{uuid.uuid4().hex[:12]}"
+    other = MysqlRecordStore.from_url(MYSQL_URL, other_job)
+    try:
+        mine.store(record("http://a/1"))
+        assert other.count() == 0
+        assert other.store(record("http://a/1")) is Stored.NEW
+    finally:
+        other.close()
+        drop_mysql_tables(table_prefix(other_job))
+
+
+def test_killed_connection_between_transactions_reconnects(mysql_backend):
+    store = mysql_backend()
+    store.store(record("http://a/1"))
+    kill(store.connection_id)
+    assert store.store(record("http://a/2", text="second text")) is Stored.NEW
+    assert store.count() == 2
+
+
+def test_killed_connection_inside_a_transaction_retries_it_whole(mysql_backend, monkeypatch):
+    """The connection dies after the record row went in but before its URL did: the server rolls the
+    transaction back, the store runs it again, and the record is there once, complete."""
+    store = mysql_backend()
+    store.store(record("http://a/0", text="first text"))
+    original = store._put_url
+    calls = []
+
+    def put_url_then_die(cursor, url, key, checked):
+        calls.append(url)
+        if len(calls) == 1:
+            kill(store.connection_id)
+        original(cursor, url, key, checked)
+
+    monkeypatch.setattr(store, "_put_url", put_url_then_die)
+    item = record("http://a/1", text=ARTICLE)
+    item.links = [RecordLink(f"http://x/{i}", f"link {i}", "a") for i in range(50)]
+    assert store.store(item) is Stored.NEW
+    assert calls == ["http://a/1", "http://a/1"]
+    monkeypatch.undo()
+    assert store.count() == 2
+    assert store.get(item.key) == item
+    assert store.urls(item.key) == ["http://a/1"]
+    assert store.orphans() == []
+
+
+def test_server_away_for_a_while_is_waited_for_and_then_given_up_on(mysql_backend):
+    """While the server cannot be reached (as during a restart) the store keeps trying, up to its reconnect timeout."""
+    store = mysql_backend()
+    store.store(record("http://a/1"))
+    port = store._arguments["port"]
+    store._arguments["port"] = 1  # nothing listens there: connecting fails at once, as with a server restarting
+    kill(store.connection_id)
+    back = threading.Timer(1.0, store._arguments.update, kwargs={"port": port})
+    back.start()
+    assert store.store(record("http://a/2", text="second text")) is Stored.NEW
+    back.join()
+    assert store.count() == 2
+
+    store.reconnect_timeout = 0.5
+    store._arguments["port"] = 1
+    kill(store.connection_id)
+    with pytest.raises(MySQLdb.OperationalError):
+        store.store(record("http://a/3", text="third text"))
+    store._arguments["port"] = port

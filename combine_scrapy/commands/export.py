@@ -1,54 +1,98 @@
-"""``scrapy export JOB``: write a job's records out (combineExport)."""
+"""``scrapy export JOB``: write a job's records out (combineExport), streamed record by record."""
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 
-from scrapy.commands import ScrapyCommand
-from scrapy.exceptions import UsageError
+from tqdm import tqdm
 
-from combine_scrapy.export.jsonl import write_jsonl
-from combine_scrapy.job import JobConfigError, find_job_dir
-from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.control import CommandError, JobCommand
+from combine_scrapy.export import FORMATS, export_store
+from combine_scrapy.export.select import DATE_FIELDS, Selection, parse_date
+from combine_scrapy.store import open_store
 
 
-class Command(ScrapyCommand):
-    requires_project = True
-    default_settings = {"LOG_ENABLED": False}
-
-    def syntax(self):
-        return "[options] <job>"
-
+class Command(JobCommand):
     def short_desc(self):
-        return "Export a job's records (JSON Lines)"
+        return "Export a job's records as Dublin Core, ALVIS XML or JSON Lines"
+
+    def long_desc(self):
+        return (
+            "Export a job's records, one at a time, in constant memory. Formats: dc (Dublin Core, one "
+            "oai_dc:dc element a record), alvis (ALVIS enriched XML with the original document), "
+            "alvis-light (Combine's compact XML), jsonl (every field, one JSON object a line). "
+            "A progress bar goes to standard error when it is a terminal."
+        )
 
     def add_options(self, parser):
         super().add_options(parser)
+        parser.add_argument(
+            "-f", "--format", default="jsonl", metavar="FORMAT",
+            help=f"one of {', '.join(FORMATS)} (default: jsonl)",
+        )
         parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+        parser.add_argument(
+            "--class", dest="topic_class", metavar="NAME",
+            help="only records classified in topic class NAME or one of its sub-classes (NAME.x)",
+        )
+        parser.add_argument("--since", metavar="DATE", help="only records dated on or after DATE (YYYY-MM-DD or ISO 8601, UTC)")
+        parser.add_argument("--until", metavar="DATE", help="only records dated before DATE; a bare date includes that day")
+        parser.add_argument(
+            "--date", dest="date_field", default="checked", metavar="FIELD",
+            help=f"the date --since/--until look at: {' or '.join(DATE_FIELDS)} (default: checked, last checked by the crawler)",
+        )
 
-    def run(self, args, opts):
-        if len(args) != 1:
-            raise UsageError("name one job: scrapy export JOB")
+    def run_job(self, job, args, opts):
         try:
-            job_dir = find_job_dir(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
-        except JobConfigError as e:
-            print(f"error: {e}", file=sys.stderr)
-            self.exitcode = 2
-            return
-        path = Path(self.settings.get("COMBINE_DATA_DIR")) / job_dir.name / "records.sqlite"
-        if not path.exists():
-            print(f"error: job {job_dir.name} has no records yet ({path} does not exist)", file=sys.stderr)
+            selection = self._selection(opts)
+        except ValueError as e:
+            raise CommandError(str(e), exitcode=2) from e
+        try:
+            store = open_store(job.name, self.data_dir, self.settings.get("MYSQL_URL"), create=False)
+        except FileNotFoundError as e:
+            raise CommandError(str(e)) from e
+        except ValueError as e:  # a malformed MYSQL_URL
+            raise CommandError(str(e), exitcode=2) from e
+        try:
+            total = store.count()
+            with tqdm(total=total, unit=" records", desc=f"export {job.name}", file=sys.stderr,
+                      disable=not sys.stderr.isatty()) as progress:
+                count = self._export(store, selection, opts, progress)
+        except BrokenPipeError:  # the reader went away (scrapy export JOB | head): stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             self.exitcode = 1
             return
-        store = SqliteRecordStore(path)
-        try:
-            pairs = ((record, store.urls(record.key)) for record in store)
-            if opts.output:
-                with open(opts.output, "w", encoding="utf-8") as out:
-                    count = write_jsonl(pairs, out)
-                print(f"exported {count} records of job {job_dir.name} to {opts.output}", file=sys.stderr)
-            else:
-                write_jsonl(pairs, sys.stdout)
+        except OSError as e:
+            raise CommandError(f"cannot write {e.filename or opts.output}: {e.strerror}") from e
         finally:
             store.close()
+        where = opts.output or "standard output"
+        print(f"exported {count} of {total} records of job {job.name} as {opts.format} to {where}", file=sys.stderr)
+
+    @staticmethod
+    def _selection(opts) -> Selection:
+        if opts.format not in FORMATS:
+            raise ValueError(f"unknown format {opts.format!r}: use one of {', '.join(FORMATS)}")
+        return Selection(
+            topic_class=opts.topic_class,
+            since=parse_date(opts.since) if opts.since else None,
+            until=parse_date(opts.until, end_of_day=True) if opts.until else None,
+            date_field=opts.date_field,
+        )
+
+    @staticmethod
+    def _export(store, selection: Selection, opts, progress) -> int:
+        if not opts.output:
+            sys.stdout.reconfigure(encoding="utf-8", newline="\n")
+            return export_store(store, opts.format, sys.stdout, selection, progress.update)
+        # Written beside the target and renamed when complete: a failed export never looks finished.
+        partial = f"{opts.output}.part"
+        try:
+            with open(partial, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as out:
+                count = export_store(store, opts.format, out, selection, progress.update)
+            os.replace(partial, opts.output)
+        finally:
+            if os.path.exists(partial):
+                os.remove(partial)
+        return count

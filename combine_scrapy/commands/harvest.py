@@ -17,18 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-from scrapy.commands import ScrapyCommand
-from scrapy.exceptions import UsageError
-
-from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.control import CommandError, JobCommand
 
 
-class Command(ScrapyCommand):
-    requires_project = True
-    default_settings = {"LOG_ENABLED": False}
-
-    def syntax(self):
-        return "[options] <job>"
+class Command(JobCommand):
 
     def short_desc(self):
         return "Start N harvester processes of a job (sharing its Redis frontier) and wait for them"
@@ -40,29 +32,18 @@ class Command(ScrapyCommand):
                             help="spider argument for every harvester, e.g. -a max_pages=1000 or -a continuous=1")
         parser.add_argument("--log-dir", metavar="DIR", help="where harvester-<i>.log files go (default: the job's data directory)")
 
-    def run(self, args, opts):
-        if len(args) != 1:
-            raise UsageError("name one job: scrapy harvest JOB -n N")
+    def run_job(self, job, args, opts):
         if opts.harvesters < 1:
-            raise UsageError(f"-n must be at least 1, got {opts.harvesters}")
-        job_name = args[0]
-        try:
-            load_job(job_name, self.settings.get("COMBINE_TOPICS_DIR"))
-        except JobConfigError as e:
-            print(f"error: bad job: {e}", file=sys.stderr)
-            self.exitcode = 2
-            return
+            raise CommandError(f"-n must be at least 1, got {opts.harvesters}", exitcode=2)
         if opts.harvesters > 1 and not self.settings.get("REDIS_URL"):
-            print(
-                f"error: {opts.harvesters} harvesters need a shared frontier: set REDIS_URL "
+            raise CommandError(
+                f"{opts.harvesters} harvesters need a shared frontier: set REDIS_URL "
                 "(-s REDIS_URL=redis://host:6379/0); the embedded SQLite frontier serves one process",
-                file=sys.stderr,
+                exitcode=2,
             )
-            self.exitcode = 2
-            return
-        log_dir = Path(opts.log_dir or Path(self.settings.get("COMBINE_DATA_DIR")) / job_name)
+        log_dir = Path(opts.log_dir) if opts.log_dir else self.data_dir / job.name
         log_dir.mkdir(parents=True, exist_ok=True)
-        self.exitcode = supervise(self._commands(job_name, opts, log_dir))
+        self.exitcode = supervise(self._commands(job.name, opts, log_dir))
 
     def _commands(self, job_name: str, opts, log_dir: Path) -> list[tuple[list[str], Path]]:
         """One ``scrapy crawl`` command line and log file per harvester, with this command's settings."""

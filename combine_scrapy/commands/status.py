@@ -1,55 +1,59 @@
-"""``scrapy status JOB``: what the frontier and the record store hold (combineCtrl stat/howmany/hosts)."""
+"""``scrapy status JOB``: what the frontier, the records and the harvest log say of a job
+(combineCtrl stat, howmany, hosts).
+"""
 
 from __future__ import annotations
 
-import sys
 import time
 
-from scrapy.commands import ScrapyCommand
-from scrapy.exceptions import UsageError
-
-from combine_scrapy.harvest import Harvest
-from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.control import CommandError, JobCommand, harvesters_dir, running_harvesters
+from combine_scrapy.harvestlog import HarvestLog, log_path
 
 
-class Command(ScrapyCommand):
-    requires_project = True
-    default_settings = {"LOG_ENABLED": False}
-
-    def syntax(self):
-        return "[options] <job>"
-
+class Command(JobCommand):
     def short_desc(self):
-        return "Show a job's frontier (URLs marked, waiting, done, by host) and records"
+        return "Show a job's frontier (URLs marked, locked, done, by host), records, harvest rate and speed"
 
     def add_options(self, parser):
         super().add_options(parser)
         parser.add_argument("--hosts", type=int, default=10, metavar="N", help="list the N hosts with most marked URLs")
+        parser.add_argument(
+            "--minutes", type=float, default=5, metavar="M", help="measure the fetch rate over the last M minutes (default 5)"
+        )
 
-    def run(self, args, opts):
-        if len(args) != 1:
-            raise UsageError("name one job: scrapy status JOB")
-        try:
-            job = load_job(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
-        except JobConfigError as e:
-            print(f"error: bad job: {e}", file=sys.stderr)
-            self.exitcode = 2
-            return
-        harvest = Harvest.open(job, self.settings.get("COMBINE_DATA_DIR"))
-        try:
-            now = time.time()
+    def run_job(self, job, args, opts):
+        if opts.hosts < 0 or opts.minutes <= 0:
+            raise CommandError("--hosts must be 0 or more and --minutes more than 0", exitcode=2)
+        now = time.time()
+        with self.harvest(job) as harvest:
             counts = harvest.frontier.counts(now)
-            print(f"job {job.name}")
-            print(f"  URLs known:      {counts['urls']} on {counts['hosts']} hosts")
-            print(f"  marked, due:     {counts['marked_ready']}")
-            print(f"  marked, locked:  {counts['marked_locked']}")
-            print(f"  done:            {counts['done']}")
-            print(f"  records:         {harvest.store.count()} ({harvest.store.location})")
-            hosts = harvest.frontier.hosts(now, limit=opts.hosts)
-            if hosts:
-                print("  hosts with marked URLs:")
-                for host, marked, wait in hosts:
-                    state = "READY" if wait <= 0 else f"WAITING {wait:.0f} s"
-                    print(f"    {host:40} {marked:6}  {state}")
+            hosts = harvest.frontier.hosts(now, limit=opts.hosts) if opts.hosts else []
+            records, location = harvest.store.count(), harvest.store.location
+        print(f"job {job.name}")
+        print(f"  URLs known:      {counts['urls']} on {counts['hosts']} hosts")
+        print(f"  marked, due:     {counts['marked_ready']}")
+        print(f"  marked, locked:  {counts['marked_locked']}")
+        print(f"  done:            {counts['done']}")
+        print(f"  records:         {records} ({location})")
+        self._print_log(job.name, now, opts.minutes)
+        pids = running_harvesters(harvesters_dir(self.data_dir, job.name))
+        print(f"  harvesters:      {len(pids)} running here" + (f" (pids {', '.join(map(str, pids))})" if pids else ""))
+        if hosts:
+            print("  hosts with marked URLs:")
+            for host, marked, wait in hosts:
+                state = "READY" if wait <= 0 else f"WAITING {wait:.0f} s"
+                print(f"    {host:40} {marked:6}  {state}")
+
+    def _print_log(self, job: str, now: float, minutes: float) -> None:
+        path = log_path(self.data_dir, job)
+        if not path.exists():
+            print("  pages fetched:   none logged yet")
+            return
+        log = HarvestLog(path)
+        try:
+            totals = log.totals(now, minutes * 60)
         finally:
-            harvest.close()
+            log.close()
+        rate = "n/a" if totals.harvest_rate is None else f"{totals.harvest_rate:.0%}"
+        print(f"  pages fetched:   {totals.fetched}, {totals.relevant} relevant of {totals.judged} judged (harvest rate {rate})")
+        print(f"  rate:            {totals.recent_per_minute:.1f} pages/min over the last {minutes:g} minutes")

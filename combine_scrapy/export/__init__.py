@@ -1,1 +1,55 @@
-"""Exports of a job's records."""
+"""Exports of a job's records: Dublin Core (oai_dc), ALVIS XML full and lightweight, JSON Lines.
+
+Every writer takes ``(record, urls)`` pairs and writes each record as it is
+read, so memory stays flat however many records there are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TextIO
+
+from combine_scrapy.export.alvis import LinkTargets, write_alvis, write_alvis_light
+from combine_scrapy.export.dc import write_dc
+from combine_scrapy.export.jsonl import write_jsonl
+from combine_scrapy.export.select import Selection
+from combine_scrapy.record import Record
+from combine_scrapy.store import RecordStore
+
+FORMATS = ("dc", "alvis", "alvis-light", "jsonl")
+
+
+def write_records(
+    format: str,
+    records: Iterable[tuple[Record, list[str]]],
+    out: TextIO,
+    link_targets: LinkTargets | None = None,
+) -> int:
+    """Write the records in ``format``; ``link_targets`` finds the record a link leads to (ALVIS)."""
+    if format == "dc":
+        return write_dc(records, out)
+    if format == "alvis":
+        return write_alvis(records, out, link_targets)
+    if format == "alvis-light":
+        return write_alvis_light(records, out, link_targets)
+    if format == "jsonl":
+        return write_jsonl(records, out)
+    raise ValueError(f"unknown export format {format!r}: use one of {', '.join(FORMATS)}")
+
+
+def export_store(
+    store: RecordStore,
+    format: str,
+    out: TextIO,
+    selection: Selection = Selection(),
+    on_record: Callable[[], None] = lambda: None,
+) -> int:
+    """Write the store's selected records in ``format``; ``on_record`` is called for every record read."""
+
+    def selected():
+        for record in store:
+            on_record()
+            if selection.matches(record):
+                yield record, store.urls(record.key)
+
+    return write_records(format, selected(), out, store.key_for_url)

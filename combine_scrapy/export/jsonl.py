@@ -1,4 +1,4 @@
-"""JSON Lines export: one record a line, with all its URLs, streamed in constant memory."""
+"""JSON Lines export: one record a line, every field of the record and all its URLs, streamed."""
 
 from __future__ import annotations
 
@@ -7,20 +7,34 @@ import json
 from collections.abc import Iterable
 from typing import TextIO
 
+from combine_scrapy.export.xmltext import repair_surrogates
 from combine_scrapy.record import Record
 
 
+def _json_value(value: object) -> object:
+    """A dataclass (a record, a link, a topic class) as an object of its fields; any other unknown type as text."""
+    if dataclasses.is_dataclass(value):
+        return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+    return str(value)
+
+
 def record_document(record: Record, urls: list[str]) -> dict:
-    document = dataclasses.asdict(record)
+    """Every field of the record (fields added later included) and its URLs."""
+    document = _json_value(record)
     document["urls"] = urls
     return document
 
 
 def write_jsonl(records: Iterable[tuple[Record, list[str]]], out: TextIO) -> int:
-    """Write ``(record, urls)`` pairs, one JSON object a line; returns how many."""
+    """Write ``(record, urls)`` pairs, one JSON object a line; returns how many.
+
+    Lone surrogates (text that no UTF-8 file can hold) become U+FFFD; values
+    JSON has no type for (a date, bytes) are written as their ``str``.
+    """
     count = 0
     for record, urls in records:
-        out.write(json.dumps(record_document(record, urls), ensure_ascii=False))
+        line = json.dumps(record_document(record, urls), ensure_ascii=False, default=_json_value)
+        out.write(repair_surrogates(line))
         out.write("\n")
         count += 1
     return count

@@ -120,6 +120,9 @@ class Frontier(Protocol):
 
     def retries(self, url: str) -> int: ...
 
+    def statuses(self, urls: Iterable[str]) -> dict[str, int | None]:
+        """The last HTTP status of each of ``urls`` the frontier knows (None: not fetched yet); unknown URLs left out."""
+
     def change_history(self, url: str) -> tuple[int, int, float | None, str | None]:
         """(visits, changes, first visit, last content digest), for the revisit interval."""
 

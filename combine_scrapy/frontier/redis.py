@@ -449,6 +449,19 @@ class RedisFrontier:
     def retries(self, url: str) -> int:
         return int(self.server.hget(self._key("url", url), "retries") or 0)
 
+    def statuses(self, urls: Iterable[str]) -> dict[str, int | None]:
+        """The last HTTP status of each known URL (None: not fetched yet); unknown URLs left out."""
+        urls = list(urls)
+        with self.server.pipeline(transaction=False) as pipe:
+            for url in urls:
+                pipe.hmget(self._key("url", url), "host", "status")
+            answers = pipe.execute()
+        return {
+            url: None if status is None else int(status)
+            for url, (host, status) in zip(urls, answers)
+            if host is not None
+        }
+
     def change_history(self, url: str) -> tuple[int, int, float | None, str | None]:
         """``(visits, changes, first visit, last content digest)`` of a page, for its revisit interval."""
         visits, changes, first_visit, digest = self.server.hmget(

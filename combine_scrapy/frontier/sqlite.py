@@ -281,6 +281,16 @@ class SqliteFrontier:
         row = self._db.execute("SELECT retries FROM urls WHERE url = ?", (url,)).fetchone()
         return row[0] if row else 0
 
+    def statuses(self, urls: Iterable[str]) -> dict[str, int | None]:
+        """The last HTTP status of each known URL (None: not fetched yet); unknown URLs left out."""
+        urls, known = list(urls), {}
+        for start in range(0, len(urls), 500):
+            chunk = urls[start:start + 500]
+            known.update(self._db.execute(
+                f"SELECT url, status FROM urls WHERE url IN ({', '.join('?' * len(chunk))})", chunk
+            ).fetchall())
+        return known
+
     def set_host_delay(self, host: str, delay: float | None) -> None:
         self._db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
         self._db.execute("UPDATE hosts SET delay = ? WHERE host = ?", (delay, host))

@@ -50,6 +50,7 @@ class FocusedSpider(scrapy.Spider):
             redis_url=settings.get("REDIS_URL"),
             lease_seconds=settings.getfloat("COMBINE_LEASE_SECONDS"),
             redis_outage_patience=settings.getfloat("COMBINE_REDIS_OUTAGE_PATIENCE"),
+            mysql_url=settings.get("MYSQL_URL"),
         )
         crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
         return spider

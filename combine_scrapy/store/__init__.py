@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Protocol
 
 from combine_scrapy.record import Record
+from combine_scrapy.store.search import SearchHit
+
+RECORDS_FILE = "records.sqlite"
+
+
+class Stored(enum.Enum):
+    """What storing a page did; the value is the crawl statistic it counts under (``records/<value>``)."""
+
+    NEW = "new"                        # new content: a new record
+    KNOWN = "known_content"            # the MD5 of a stored record: the URL joined it
+    NEAR_DUPLICATE = "near_duplicate"  # new MD5, but within the simhash distance of a stored record: the URL joined it
 
 
 class RecordStore(Protocol):
@@ -13,8 +26,12 @@ class RecordStore(Protocol):
 
     location: str  # where the records are, for people (a file path, a server URL without password)
 
-    def store(self, record: Record) -> bool:
-        """Store under ``record.url``; True when the content is new. One transaction."""
+    def store(self, record: Record, near_duplicate_distance: int | None = None) -> Stored:
+        """Store under ``record.url``, in one transaction.
+
+        With ``near_duplicate_distance``, content whose MD5 is unknown but whose
+        fingerprint is that close to another record's joins that record.
+        """
 
     def forget_url(self, url: str) -> str | None:
         """Drop a URL from its record; returns the record's key if that deleted the record."""
@@ -28,6 +45,45 @@ class RecordStore(Protocol):
     def get(self, key: str) -> Record | None: ...
 
     def __iter__(self) -> Iterator[Record]:
-        """Every record, read in pages so memory stays flat."""
+        """Every record, oldest first, read in pages so memory stays flat."""
+
+    def near_duplicate(self, fingerprint: int, distance: int) -> tuple[str, int] | None:
+        """The key and distance of the stored record nearest to ``fingerprint``, if within ``distance``."""
+
+    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
+        """Records matching any word of ``query``, best first."""
+
+    def key_for_id(self, record_id: int) -> str | None: ...
+
+    def delete(self, key: str) -> list[str]:
+        """Delete a record with all its URLs; returns the URLs it had."""
+
+    def rename_url(self, old: str, new: str) -> bool:
+        """Move a URL's record to another URL (a server alias resolved); False if ``old`` is unknown."""
+
+    def url_keys(self) -> Iterator[tuple[str, str]]:
+        """Every ``(url, key)``, read in pages."""
+
+    def urls_on_host(self, host: str) -> list[str]: ...
+
+    def orphans(self) -> list[str]:
+        """Keys of records left without any URL (they should not exist)."""
 
     def close(self) -> None: ...
+
+
+def open_store(job: str, data_dir: str | Path, mysql_url: str | None = None, *, create: bool = True) -> RecordStore:
+    """The job's record store: its tables in MySQL when ``mysql_url`` is given, else ``data_dir/<job>/records.sqlite``.
+
+    With ``create=False`` a job without records raises FileNotFoundError instead of starting an empty file.
+    """
+    if mysql_url:
+        from combine_scrapy.store.mysql import MysqlRecordStore  # MySQLdb only when asked for
+
+        return MysqlRecordStore.from_url(mysql_url, job)
+    from combine_scrapy.store.sqlite import SqliteRecordStore
+
+    path = Path(data_dir) / job / RECORDS_FILE
+    if not create and not path.exists():
+        raise FileNotFoundError(f"job {job} has no records yet ({path} does not exist)")
+    return SqliteRecordStore(path)

@@ -1,209 +1,243 @@
 """The embedded record store: one SQLite file, nothing to install or start.
 
-The MD5 content key is the primary key, so storing the same content under a
-second URL adds the URL to the existing record instead of a second record.
-Each store or removal is one transaction: a crash never leaves half a record.
+The MD5 content key is unique, so storing the same content under a second URL
+adds the URL to the existing record instead of a second record. Each store or
+removal is one ``BEGIN IMMEDIATE`` transaction: a crash never leaves half a
+record, and harvesters sharing the file take turns. Records are indexed for
+search as they are stored (an FTS5 table kept by triggers).
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Iterator
+import time
+import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
-from combine_scrapy.record import Record, RecordLink, TopicClass
+from combine_scrapy import neardup
+from combine_scrapy.store.sql import SCHEMA_VERSION, SqlRecordStore, url_hash
+from combine_scrapy.urls import host_of
 
-SCHEMA_VERSION = 1
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS records (
-    key TEXT PRIMARY KEY,             -- upper-case hex MD5 of the content
-    url TEXT NOT NULL,                -- the URL it was first stored from
-    title TEXT NOT NULL,
-    text TEXT NOT NULL,
-    mime_type TEXT NOT NULL,
-    headings TEXT NOT NULL,           -- JSON list
-    meta TEXT NOT NULL,               -- JSON object: name -> list of values
-    html TEXT,                        -- original document, when saveHTML
-    charset TEXT NOT NULL,
-    server TEXT NOT NULL,
-    modified REAL,
-    expires REAL,
-    checked REAL NOT NULL,
-    score REAL NOT NULL,
-    normalized REAL NOT NULL,
-    algorithm TEXT NOT NULL,
-    terms TEXT NOT NULL,              -- JSON list
-    language TEXT,
-    country TEXT
-);
-CREATE TABLE IF NOT EXISTS record_urls (
-    url TEXT PRIMARY KEY,
-    key TEXT NOT NULL REFERENCES records (key) ON DELETE CASCADE,
-    checked REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS record_urls_key ON record_urls (key);
-CREATE TABLE IF NOT EXISTS links (
-    key TEXT NOT NULL REFERENCES records (key) ON DELETE CASCADE,
-    url TEXT NOT NULL,
-    anchor TEXT NOT NULL,
-    kind TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS links_key ON links (key);
-CREATE TABLE IF NOT EXISTS topics (
-    key TEXT NOT NULL REFERENCES records (key) ON DELETE CASCADE,
-    class TEXT NOT NULL,
-    absolute REAL NOT NULL,
-    relative REAL NOT NULL,
-    terms TEXT NOT NULL               -- JSON list
-);
-CREATE INDEX IF NOT EXISTS topics_key ON topics (key);
-CREATE INDEX IF NOT EXISTS topics_class ON topics (class);
-"""
+T = TypeVar("T")
 
-_RECORD_COLUMNS = (
-    "key", "url", "title", "text", "mime_type", "headings", "meta", "html", "charset", "server",
-    "modified", "expires", "checked", "score", "normalized", "algorithm", "terms", "language", "country",
-)
+# Version 1: the first store, keyed by MD5 (its version was kept in PRAGMA user_version).
+_V1 = [
+    """CREATE TABLE records (
+        key TEXT PRIMARY KEY, url TEXT NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL, mime_type TEXT NOT NULL,
+        headings TEXT NOT NULL, meta TEXT NOT NULL, html TEXT, charset TEXT NOT NULL, server TEXT NOT NULL,
+        modified REAL, expires REAL, checked REAL NOT NULL, score REAL NOT NULL, normalized REAL NOT NULL,
+        algorithm TEXT NOT NULL, terms TEXT NOT NULL, language TEXT, country TEXT
+    )""",
+    """CREATE TABLE record_urls (
+        url TEXT PRIMARY KEY, key TEXT NOT NULL REFERENCES records (key) ON DELETE CASCADE, checked REAL NOT NULL
+    )""",
+    "CREATE INDEX record_urls_key ON record_urls (key)",
+    """CREATE TABLE links (
+        key TEXT NOT NULL REFERENCES records (key) ON DELETE CASCADE, url TEXT NOT NULL, anchor TEXT NOT NULL,
+        kind TEXT NOT NULL
+    )""",
+    "CREATE INDEX links_key ON links (key)",
+    """CREATE TABLE topics (
+        key TEXT NOT NULL REFERENCES records (key) ON DELETE CASCADE, class TEXT NOT NULL, absolute REAL NOT NULL,
+        relative REAL NOT NULL, terms TEXT NOT NULL
+    )""",
+    "CREATE INDEX topics_key ON topics (key)",
+    "CREATE INDEX topics_class ON topics (class)",
+]
+
+# Version 2: record ids, URL hashes and hosts, ordered links and topics, simhash fingerprints with their band index.
+_V2_TABLES = [
+    """CREATE TABLE records (
+        id INTEGER PRIMARY KEY,
+        `key` TEXT NOT NULL UNIQUE,        -- upper-case hex MD5 of the content
+        url TEXT NOT NULL,                 -- the URL it was first stored from
+        title TEXT NOT NULL, text TEXT NOT NULL, mime_type TEXT NOT NULL,
+        headings TEXT NOT NULL,            -- JSON list
+        meta TEXT NOT NULL,                -- JSON object: name -> list of values
+        html BLOB,                         -- original document, zlib-compressed, when saveHTML
+        charset TEXT NOT NULL, server TEXT NOT NULL,
+        modified REAL, expires REAL, checked REAL NOT NULL,
+        score REAL NOT NULL, normalized REAL NOT NULL, algorithm TEXT NOT NULL,
+        terms TEXT NOT NULL,               -- JSON list
+        language TEXT, country TEXT,
+        fingerprint INTEGER,               -- simhash, as a signed 64-bit integer
+        band0 INTEGER, band1 INTEGER, band2 INTEGER, band3 INTEGER
+    )""",
+    *(f"CREATE INDEX records_band{band} ON records (band{band})" for band in range(neardup.BANDS)),
+    """CREATE TABLE record_urls (
+        url_hash BLOB PRIMARY KEY, url TEXT NOT NULL,
+        `key` TEXT NOT NULL REFERENCES records (`key`) ON DELETE CASCADE,
+        host TEXT NOT NULL, checked REAL NOT NULL
+    ) WITHOUT ROWID""",
+    "CREATE INDEX record_urls_key ON record_urls (`key`)",
+    "CREATE INDEX record_urls_host ON record_urls (host)",
+    """CREATE TABLE links (
+        record INTEGER NOT NULL REFERENCES records (id) ON DELETE CASCADE, position INTEGER NOT NULL,
+        url TEXT NOT NULL, anchor TEXT NOT NULL, kind TEXT NOT NULL,
+        PRIMARY KEY (record, position)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE topics (
+        record INTEGER NOT NULL REFERENCES records (id) ON DELETE CASCADE, position INTEGER NOT NULL,
+        class TEXT NOT NULL, absolute REAL NOT NULL, relative REAL NOT NULL, terms TEXT NOT NULL,
+        PRIMARY KEY (record, position)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX topics_class ON topics (class)",
+]
+
+# Version 3: full-text search, kept by triggers as records come and go. Without token positions (detail=column):
+# bm25 ranks by counts alone and snippets are cut in Python, so positions would only double the index.
+_V3 = [
+    """CREATE VIRTUAL TABLE search USING fts5(
+        title, text, content='records', content_rowid='id', tokenize='unicode61 remove_diacritics 2', detail=column
+    )""",
+    """CREATE TRIGGER records_search_insert AFTER INSERT ON records BEGIN
+        INSERT INTO search (rowid, title, text) VALUES (new.id, new.title, new.text);
+    END""",
+    """CREATE TRIGGER records_search_delete AFTER DELETE ON records BEGIN
+        INSERT INTO search (search, rowid, title, text) VALUES ('delete', old.id, old.title, old.text);
+    END""",
+    """CREATE TRIGGER records_search_update AFTER UPDATE OF title, text ON records BEGIN
+        INSERT INTO search (search, rowid, title, text) VALUES ('delete', old.id, old.title, old.text);
+        INSERT INTO search (rowid, title, text) VALUES (new.id, new.title, new.text);
+    END""",
+    "INSERT INTO search (search) VALUES ('rebuild')",
+]
 
 
-class SqliteRecordStore:
-    """Records keyed by content MD5, with all the URLs that served them."""
+def _upgrade_to_v2(db: sqlite3.Connection) -> None:
+    """Rebuild the version 1 tables in the version 2 layout, fingerprinting every record."""
+    for index in ("record_urls_key", "links_key", "topics_key", "topics_class"):
+        db.execute(f"DROP INDEX {index}")
+    for table in ("records", "record_urls", "links", "topics"):
+        db.execute(f"ALTER TABLE {table} RENAME TO {table}_v1")
+    for statement in _V2_TABLES:
+        db.execute(statement)
+    columns = (
+        "key", "url", "title", "text", "mime_type", "headings", "meta", "html", "charset", "server", "modified",
+        "expires", "checked", "score", "normalized", "algorithm", "terms", "language", "country",
+    )
+    for row in db.execute(f"SELECT {', '.join(columns)} FROM records_v1").fetchall():
+        values = dict(zip(columns, row))
+        html = values["html"]
+        values["html"] = None if html is None else zlib.compress(html.encode("utf-8"))
+        fingerprint = neardup.simhash(values["text"])
+        values["fingerprint"] = None if fingerprint is None else neardup.to_signed(fingerprint)
+        for band, value in enumerate(neardup.bands(fingerprint) if fingerprint is not None else (None,) * neardup.BANDS):
+            values[f"band{band}"] = value
+        names = list(values)
+        db.execute(
+            f"INSERT INTO records ({', '.join(f'`{name}`' for name in names)}) VALUES ({', '.join('?' * len(names))})",
+            [values[name] for name in names],
+        )
+    db.executemany(
+        "INSERT INTO record_urls (url_hash, url, `key`, host, checked) VALUES (?, ?, ?, ?, ?)",
+        [(url_hash(url), url, key, host_of(url), checked)
+         for url, key, checked in db.execute("SELECT url, key, checked FROM record_urls_v1").fetchall()],
+    )
+    db.execute(
+        """INSERT INTO links (record, position, url, anchor, kind)
+           SELECT r.id, ROW_NUMBER() OVER (PARTITION BY l.key ORDER BY l.rowid) - 1, l.url, l.anchor, l.kind
+           FROM links_v1 l JOIN records r ON r.`key` = l.key"""
+    )
+    db.execute(
+        """INSERT INTO topics (record, position, class, absolute, relative, terms)
+           SELECT r.id, ROW_NUMBER() OVER (PARTITION BY t.key ORDER BY t.absolute DESC, t.rowid) - 1,
+                  t.class, t.absolute, t.relative, t.terms
+           FROM topics_v1 t JOIN records r ON r.`key` = t.key"""
+    )
+    for table in ("links", "topics", "record_urls", "records"):
+        db.execute(f"DROP TABLE {table}_v1")
+
+
+def _statements(statements: list[str]) -> Callable[[sqlite3.Connection], None]:
+    def apply(db: sqlite3.Connection) -> None:
+        for statement in statements:
+            db.execute(statement)
+
+    return apply
+
+
+#: (version, what it brings, how) in order; each runs in one transaction.
+MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
+    (1, "records keyed by MD5, their URLs, links and topics", _statements(_V1)),
+    (2, "record ids, URL hashes and hosts, simhash fingerprints and their band index", _upgrade_to_v2),
+    (3, "full-text search (FTS5)", _statements(_V3)),
+]
+assert MIGRATIONS[-1][0] == SCHEMA_VERSION
+
+
+class SqliteRecordStore(SqlRecordStore):
+    """Records keyed by content MD5, with all the URLs that served them, in one SQLite file."""
 
     def __init__(self, path: str | Path):
+        super().__init__()
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.location = str(path)
         self._db = sqlite3.connect(self.location, isolation_level=None, timeout=30)  # harvesters share it
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise RuntimeError(f"{self.location}: record schema version {version} is newer than this program ({SCHEMA_VERSION})")
-        self._db.executescript(SCHEMA)
-        self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self._migrate()
 
     def close(self) -> None:
         self._db.close()
 
-    def store(self, record: Record) -> bool:
-        """Store a record under ``record.url``; returns True when the content is new.
-
-        Known content gets the URL added and its check time refreshed; a URL
-        that served other content before is moved to the new record, and the
-        old record goes when no URL is left on it.
-        """
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
+    def _write(self, work: Callable[[Any], T]) -> T:
+        cursor = self._db.cursor()
+        cursor.execute("BEGIN IMMEDIATE")
         try:
-            previous = self.key_for_url(record.url)
-            new = db.execute("SELECT 1 FROM records WHERE key = ?", (record.key,)).fetchone() is None
-            if new:
-                self._insert(record)
-            else:
-                db.execute("UPDATE records SET checked = ? WHERE key = ?", (record.checked, record.key))
-            db.execute(
-                "INSERT OR REPLACE INTO record_urls (url, key, checked) VALUES (?, ?, ?)",
-                (record.url, record.key, record.checked),
-            )
-            if previous and previous != record.key:
-                self._drop_if_orphan(previous)
-            db.execute("COMMIT")
+            result = work(cursor)
+            cursor.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            cursor.execute("ROLLBACK")
             raise
-        return new
+        return result
 
-    def forget_url(self, url: str) -> str | None:
-        """Remove a URL that no longer serves its record; the record goes with its last URL.
+    def _read(self, work: Callable[[Any], T]) -> T:
+        return work(self._db.cursor())
 
-        Returns the key of the record that was deleted, if one was.
-        """
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            key = self.key_for_url(url)
-            deleted = None
-            if key:
-                db.execute("DELETE FROM record_urls WHERE url = ?", (url,))
-                deleted = key if self._drop_if_orphan(key) else None
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        return deleted
-
-    def key_for_url(self, url: str) -> str | None:
-        row = self._db.execute("SELECT key FROM record_urls WHERE url = ?", (url,)).fetchone()
-        return row[0] if row else None
-
-    def _drop_if_orphan(self, key: str) -> bool:
-        if self._db.execute("SELECT 1 FROM record_urls WHERE key = ?", (key,)).fetchone():
-            return False
-        self._db.execute("DELETE FROM records WHERE key = ?", (key,))
-        return True
-
-    def _insert(self, record: Record) -> None:
-        values = {
-            **{name: getattr(record, name) for name in _RECORD_COLUMNS},
-            "headings": json.dumps(record.headings, ensure_ascii=False),
-            "meta": json.dumps(record.meta, ensure_ascii=False),
-            "terms": json.dumps(record.terms, ensure_ascii=False),
-        }
-        placeholders = ", ".join(f":{name}" for name in _RECORD_COLUMNS)
-        self._db.execute(f"INSERT INTO records ({', '.join(_RECORD_COLUMNS)}) VALUES ({placeholders})", values)
-        self._db.executemany(
-            "INSERT INTO links (key, url, anchor, kind) VALUES (?, ?, ?, ?)",
-            [(record.key, link.url, link.anchor, link.kind) for link in record.links],
-        )
-        self._db.executemany(
-            "INSERT INTO topics (key, class, absolute, relative, terms) VALUES (?, ?, ?, ?, ?)",
-            [
-                (record.key, topic.name, topic.absolute, topic.relative, json.dumps(list(topic.terms)))
-                for topic in record.classes
-            ],
+    def _search_rows(self, cursor, words: list[str], limit: int) -> list[tuple]:
+        match = " OR ".join(f'"{word}"' for word in words)  # \w+ words: no quote to escape
+        return self._all(
+            cursor,
+            """SELECT r.id, r.`key`, r.title, (SELECT MIN(u.url) FROM record_urls u WHERE u.`key` = r.`key`),
+                      -bm25(search, 5.0, 1.0) AS score, r.text
+               FROM search JOIN records r ON r.id = search.rowid
+               WHERE search MATCH ? ORDER BY score DESC, r.id LIMIT ?""",
+            (match, limit),
         )
 
-    def urls(self, key: str) -> list[str]:
-        rows = self._db.execute("SELECT url FROM record_urls WHERE key = ? ORDER BY url", (key,))
-        return [row[0] for row in rows]
+    def schema(self) -> int:
+        """The schema version of the file: 0 when empty; version 1 kept it in PRAGMA user_version."""
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "schema_version" in tables:
+            return self._db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
+        if "records" in tables:
+            return max(self._db.execute("PRAGMA user_version").fetchone()[0], 1)
+        return 0
 
-    def count(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
-
-    def get(self, key: str) -> Record | None:
-        row = self._db.execute(
-            f"SELECT {', '.join(_RECORD_COLUMNS)} FROM records WHERE key = ?", (key,)
-        ).fetchone()
-        return self._record(row) if row else None
-
-    def __iter__(self) -> Iterator[Record]:
-        """All records, oldest key first, read in pages so memory stays flat."""
-        last = ""
-        while True:
-            rows = self._db.execute(
-                f"SELECT {', '.join(_RECORD_COLUMNS)} FROM records WHERE key > ? ORDER BY key LIMIT 500", (last,)
-            ).fetchall()
-            if not rows:
-                return
-            for row in rows:
-                yield self._record(row)
-            last = rows[-1][0]
-
-    def _record(self, row: tuple) -> Record:
-        values = dict(zip(_RECORD_COLUMNS, row))
-        key = values["key"]
-        values["headings"] = json.loads(values["headings"])
-        values["meta"] = json.loads(values["meta"])
-        values["terms"] = json.loads(values["terms"])
-        values["links"] = [
-            RecordLink(*link)
-            for link in self._db.execute("SELECT url, anchor, kind FROM links WHERE key = ?", (key,))
-        ]
-        values["classes"] = [
-            TopicClass(name, absolute, relative, tuple(json.loads(terms)))
-            for name, absolute, relative, terms in self._db.execute(
-                "SELECT class, absolute, relative, terms FROM topics WHERE key = ? ORDER BY absolute DESC", (key,)
-            )
-        ]
-        return Record(**values)
+    def _migrate(self) -> None:
+        """Bring the file to ``schema_version``, one transaction per migration; refuse a newer file."""
+        version = self.schema()
+        if version > SCHEMA_VERSION:
+            raise self._newer_schema_error(self.location, version)
+        for number, description, apply in MIGRATIONS:
+            if version < number <= self.schema_version:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    if self.schema() < number:  # another harvester may have got there first
+                        apply(self._db)
+                        self._db.execute(
+                            "CREATE TABLE IF NOT EXISTS schema_version "
+                            "(version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied REAL NOT NULL)"
+                        )
+                        self._db.execute(
+                            "INSERT INTO schema_version (version, description, applied) VALUES (?, ?, ?)",
+                            (number, description, time.time()),
+                        )
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise

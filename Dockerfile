@@ -1,0 +1,26 @@
+# One image for the harvesters and for scrapyd: the project, its pinned Python packages and the
+# programs the document converters call. docker-compose.yml runs it both ways.
+FROM python:3.11-slim-bookworm
+
+# scripts/setup.sh's SYSTEM_PACKAGES less the development servers and tools (tests/test_compose.py checks).
+ARG SYSTEM_PACKAGES="pkg-config gcc libmariadb-dev poppler-utils ghostscript antiword unrtf catdoc util-linux"
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${SYSTEM_PACKAGES} \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY requirements.txt ./
+RUN pip install --no-cache-dir -r requirements.txt
+
+COPY scrapy.cfg ./
+COPY combine_scrapy ./combine_scrapy
+COPY topics ./topics
+
+# scrapyd listens on every interface of the container; eggs, logs and queues go to one volume.
+RUN mkdir -p /etc/scrapyd /var/lib/scrapyd \
+ && printf '%s\n' '[scrapyd]' 'bind_address = 0.0.0.0' 'http_port = 6800' \
+      'eggs_dir = /var/lib/scrapyd/eggs' 'logs_dir = /var/lib/scrapyd/logs' 'dbs_dir = /var/lib/scrapyd/dbs' \
+      'items_dir =' > /etc/scrapyd/scrapyd.conf
+EXPOSE 6800
+
+CMD ["scrapy", "crawl", "focused", "-a", "job=glass"]

@@ -1,0 +1,89 @@
+"""``scrapy aliases JOB [--write]``: find hosts that serve identical content (combineUtil serverAlias).
+
+Two hosts are aliases when several paths give the same record on both and no
+path gives different ones. With --write each group becomes a serveralias
+line in the job's combine.cfg (the host with most records first: the others'
+URLs are rewritten to it from then on), and the records' URLs on the other
+hosts are renamed to it, so no record is lost.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from combine_scrapy.job import CONFIG_FILE, JobConfigError, load_job
+from combine_scrapy.store import open_store
+from combine_scrapy.store.maintenance import MIN_SHARED_PATHS, add_serveralias, find_aliases
+from combine_scrapy.urls import check_url
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self):
+        return "[options] <job>"
+
+    def short_desc(self):
+        return "Find server aliases in a job's records (--write: add them to its combine.cfg)"
+
+    def long_desc(self):
+        return __doc__.split("\n\n", 1)[1]
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        parser.add_argument("--write", action="store_true", help="add the groups to combine.cfg and rename the URLs")
+        parser.add_argument(
+            "--min-shared", type=int, default=MIN_SHARED_PATHS, metavar="N",
+            help=f"paths two hosts must share with identical content (default {MIN_SHARED_PATHS})",
+        )
+
+    def run(self, args, opts):
+        if len(args) != 1:
+            raise UsageError("name one job: scrapy aliases JOB [--write]")
+        if opts.min_shared < 1:
+            raise UsageError("--min-shared must be at least 1")
+        topics = self.settings.get("COMBINE_TOPICS_DIR")
+        try:
+            job = load_job(args[0], topics)
+            store = open_store(job.name, self.settings.get("COMBINE_DATA_DIR"), self.settings.get("MYSQL_URL"), create=False)
+        except (JobConfigError, OSError, ValueError, RuntimeError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            self.exitcode = 2
+            return
+        try:
+            groups = [
+                group for group in find_aliases(store.url_keys(), opts.min_shared)
+                if any(host not in job.url_rules.serveralias for host in group[1:])
+            ]
+            if not groups:
+                print(f"job {job.name}: no server aliases found")
+                return
+            for group in groups:
+                print(" ".join(group))
+            if not opts.write:
+                print(f"{len(groups)} alias groups; run with --write to add them to {job.directory / CONFIG_FILE}")
+                return
+            config = job.directory / CONFIG_FILE
+            original = config.read_text(encoding="utf-8")
+            add_serveralias(config, groups)
+            try:
+                job = load_job(job.name, topics)
+            except JobConfigError as e:
+                config.write_text(original, encoding="utf-8")
+                print(f"error: {config} left as it was: the aliases did not load: {e}", file=sys.stderr)
+                self.exitcode = 1
+                return
+            renamed = 0
+            for group in groups:
+                for alias in group[1:]:
+                    for url in store.urls_on_host(alias):
+                        verdict = check_url(url, job.url_rules)
+                        if verdict.ok and verdict.url != url:
+                            renamed += store.rename_url(url, verdict.url)
+            print(f"added {len(groups)} serveralias lines to {config}; renamed {renamed} record URLs")
+        finally:
+            store.close()

@@ -1,0 +1,35 @@
+"""``scrapy recycle JOB``: mark the links of stored records for crawling (combineCtrl recyclelinks).
+
+For a job crawled with ``AutoRecycleLinks = 0``, or after changing its URL
+rules: every link of every stored record goes through the job's URL rules and
+link method, as in a crawl, and new URLs are marked. URLs the frontier knows
+keep their state (``scrapy reharvest`` fetches the stored pages again).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from combine_scrapy.control import JobCommand
+from combine_scrapy.topic.links import LinkCandidate
+
+
+class Command(JobCommand):
+    def short_desc(self):
+        return "Mark the links of a job's stored records for crawling"
+
+    def run_job(self, job, args, opts):
+        records = links = marked = 0
+        rejected: Counter[str] = Counter()
+        with self.harvest(job) as harvest:
+            for record in harvest.store:
+                records += 1
+                links += len(record.links)
+                candidates = [LinkCandidate(link.url, link.anchor) for link in record.links]
+                new, refused = harvest.mark(harvest.link_scorer.select(candidates, record.score, True), record.url)
+                marked += new
+                rejected.update(refused)
+        print(f"job {job.name}: {links} links of {records} records, {marked} URLs newly marked, "
+              f"{sum(rejected.values())} refused")
+        for reason, count in sorted(rejected.items(), key=lambda pair: (-pair[1], pair[0])):
+            print(f"  refused, {reason}: {count}")

@@ -1,0 +1,29 @@
+"""``scrapy reharvest JOB``: mark every stored page for harvesting again (combineCtrl reharvest).
+
+Every URL of every record is marked and unlocked, so the next crawl fetches
+it again (a conditional GET when the job uses them) and updates or deletes
+the record.
+"""
+
+from __future__ import annotations
+
+from combine_scrapy.control import JobCommand
+
+
+class Command(JobCommand):
+    def short_desc(self):
+        return "Mark every stored page of a job for harvesting again"
+
+    def run_job(self, job, args, opts):
+        records = marked = missing = 0
+        with self.harvest(job) as harvest:
+            for record in harvest.store:
+                records += 1
+                for url in harvest.store.urls(record.key):
+                    if harvest.frontier.remark(url):
+                        marked += 1
+                    else:
+                        missing += 1
+        print(f"job {job.name}: {marked} URLs of {records} records marked for harvesting again")
+        if missing:
+            print(f"  {missing} URLs of records are not in this frontier (a frontier reset or another backend?)")

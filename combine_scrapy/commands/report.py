@@ -1,0 +1,52 @@
+"""``scrapy report JOB``: an HTML harvest report with plots, for a finished or running job."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from combine_scrapy.control import CommandError, JobCommand
+from combine_scrapy.harvestlog import HarvestLog, log_path
+from combine_scrapy.report import ReportData, render
+
+
+class Command(JobCommand):
+    def short_desc(self):
+        return "Write an HTML harvest report (relevant pages against pages fetched, top hosts and classes)"
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        parser.add_argument("-o", "--output", metavar="DIR", help="write the report here (default: data/<job>/report)")
+        parser.add_argument("--top", type=int, default=20, metavar="N", help="rows in the hosts and classes tables (default 20)")
+        parser.add_argument(
+            "--compare", action="append", default=[], metavar="JOB",
+            help="draw this job's curve in the main plot too (another strategy on the same topic); repeatable",
+        )
+
+    def run_job(self, job, args, opts):
+        if opts.top < 1:
+            raise CommandError(f"--top must be at least 1, got {opts.top}", exitcode=2)
+        compared = {}
+        for name in opts.compare:
+            other = self.load_job(name)
+            compared[other.name] = self._read_log(other.name, opts.top)[0]
+        curve, hosts, classes = self._read_log(job.name, opts.top)
+        with self.harvest(job) as harvest:
+            frontier, records = harvest.frontier.counts(time.time()), harvest.store.count()
+        output = Path(opts.output) if opts.output else self.data_dir / job.name / "report"
+        data = ReportData(job.name, curve, hosts, classes, records, frontier, compared, generated=time.time())
+        try:
+            index = render(data, output)
+        except OSError as e:
+            raise CommandError(f"cannot write the report to {output}: {e.strerror or e}") from e
+        print(f"job {job.name}: {curve[-1][1] if curve else 0} pages fetched; report written to {index}")
+
+    def _read_log(self, job: str, top: int):
+        path = log_path(self.data_dir, job)
+        if not path.exists():
+            return [], [], []
+        log = HarvestLog(path)
+        try:
+            return log.curve(), log.top_hosts(top), log.top_classes(top)
+        finally:
+            log.close()

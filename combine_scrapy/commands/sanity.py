@@ -1,0 +1,97 @@
+"""``scrapy sanity JOB [--restore]``: check (and restore) consistency between a job's records and frontier
+(combineUtil sanity / restoreSanity).
+
+Found and, with --restore, mended:
+  record URLs the frontier does not know       marked for crawling, so the crawler checks them
+  record URLs the frontier found gone (4xx)    removed (the record goes with its last URL)
+  record URLs the job's rules now refuse       removed
+  record URLs not canonical under today's rules (a new serveralias, say)   renamed
+  records without any URL                      deleted
+Exit status 1 when something was found and not restored.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from combine_scrapy.harvest import Harvest
+from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.store.maintenance import SanityReport, check_sanity
+
+SHOWN = 5  # example URLs printed per problem
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self):
+        return "[options] <job>"
+
+    def short_desc(self):
+        return "Check (--restore: mend) consistency between a job's records and its frontier"
+
+    def long_desc(self):
+        return __doc__.split("\n\n", 1)[1]
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        parser.add_argument("--restore", action="store_true", help="mend what the check finds")
+
+    def run(self, args, opts):
+        if len(args) != 1:
+            raise UsageError("name one job: scrapy sanity JOB [--restore]")
+        try:
+            job = load_job(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
+            harvest = Harvest.open(
+                job, self.settings.get("COMBINE_DATA_DIR"),
+                redis_url=self.settings.get("REDIS_URL"), mysql_url=self.settings.get("MYSQL_URL"),
+            )
+        except (JobConfigError, OSError, ValueError, RuntimeError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            self.exitcode = 2
+            return
+        try:
+            store = harvest.store
+            report = check_sanity(store.url_keys(), harvest.frontier.statuses, job.url_rules, store.orphans())
+            _print(report)
+            if not report.problems:
+                print(f"job {job.name}: records and frontier agree ({store.count()} records)")
+            elif opts.restore:
+                _restore(report, harvest)
+                print(f"job {job.name}: restored; {store.count()} records")
+            else:
+                print(f"job {job.name}: {report.problems} problems; run with --restore to mend them")
+                self.exitcode = 1
+        finally:
+            harvest.close()
+
+
+def _print(report: SanityReport) -> None:
+    for label, items in (
+        ("record URLs the frontier does not know", report.unknown),
+        ("record URLs the frontier found gone", report.gone),
+        ("record URLs the job's rules refuse", [f"{url} ({reason})" for url, reason in report.rejected]),
+        ("record URLs not canonical", [f"{url} -> {new}" for url, new in report.renamed]),
+        ("records without a URL", report.orphans),
+    ):
+        if items:
+            print(f"{len(items)} {label}:")
+            for item in items[:SHOWN]:
+                print(f"    {item}")
+            if len(items) > SHOWN:
+                print(f"    ... and {len(items) - SHOWN} more")
+
+
+def _restore(report: SanityReport, harvest: Harvest) -> None:
+    store = harvest.store
+    for url, new in report.renamed:
+        store.rename_url(url, new)
+    for url in [*report.gone, *(url for url, _ in report.rejected)]:
+        store.forget_url(url)
+    for key in report.orphans:
+        store.delete(key)
+    harvest.mark([(url, 0.0) for url in [*report.unknown, *(new for _, new in report.renamed)]])

@@ -1,0 +1,69 @@
+"""``scrapy shell``, with the project's settings, outside any crawl.
+
+The crawl's scheduler, middlewares, pipelines and extensions work on a job's
+frontier; the shell fetches single pages, so it swaps those for Scrapy's own
+and keeps every other project setting. ``--job JOB`` sends the job's
+User-Agent and From headers and puts the job in the shell as ``job``;
+``score(response)`` (or ``score(response, "glass")``) shows what the job's
+topic filter makes of the page (``combine_scrapy.debug``).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+from scrapy.commands.shell import Command as ScrapyShellCommand
+
+from combine_scrapy.debug import score
+from combine_scrapy.job import JobConfigError, load_job
+
+
+class Command(ScrapyShellCommand):
+    job = None
+
+    def syntax(self):
+        return "[options] [url|file]"
+
+    def long_desc(self):
+        return (
+            "Interactive console for scraping the given url or file, with the project's settings. "
+            "With --job JOB, score(response) shows what the job's topic filter makes of the page."
+        )
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        parser.add_argument("--job", metavar="JOB", help="send the job's headers; score(response) uses its topic filter")
+
+    def process_options(self, args, opts):
+        super().process_options(args, opts)
+        settings = self.settings
+        settings.set("SCHEDULER", "scrapy.core.scheduler.Scheduler", priority="cmdline")
+        settings.set("ITEM_PIPELINES", {}, priority="cmdline")
+        settings.set("EXTENSIONS", {"scrapy.extensions.logstats.LogStats": None}, priority="cmdline")
+        settings.set(
+            "DOWNLOADER_MIDDLEWARES",
+            {name: None for name in settings.getdict("DOWNLOADER_MIDDLEWARES") if name.startswith("combine_scrapy.")},
+            priority="cmdline",
+        )
+        if opts.job:
+            try:
+                self.job = load_job(opts.job, settings.get("COMBINE_TOPICS_DIR"))
+            except JobConfigError as e:
+                print(f"error: bad job: {e}", file=sys.stderr)
+                raise SystemExit(2) from e
+            settings.set("USER_AGENT", self.job.user_agent, priority="cmdline")
+            if self.job.operator_email:
+                headers = {**settings.getdict("DEFAULT_REQUEST_HEADERS"), "From": self.job.operator_email}
+                settings.set("DEFAULT_REQUEST_HEADERS", headers, priority="cmdline")
+
+    def update_vars(self, vars):
+        if self.job is not None:
+            vars["job"] = self.job
+            vars["score"] = functools.partial(_score_with_default, default=self.job)
+        else:
+            vars["score"] = score
+
+
+def _score_with_default(response, job=None, *, default):
+    return score(response, job or default)

@@ -1,0 +1,155 @@
+"""The harvest log: one row per fetch, what status and the harvest report read.
+
+The frontier keeps only the last fetch of each URL and not whether the page
+was relevant; the rate of a running crawl and the curve of relevant pages
+against pages fetched (Figure 3.10 of the Combine study) need every fetch in
+order. The log is a SQLite file beside the job's other files,
+``data/<job>/harvest_log.sqlite``; harvesters on one machine share it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+LOG_FILE = "harvest_log.sqlite"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS fetches (
+    time REAL NOT NULL,
+    url TEXT NOT NULL,
+    host TEXT NOT NULL,
+    status INTEGER,            -- NULL: no response (refused by robots.txt or the URL rules, network error)
+    outcome TEXT NOT NULL,     -- frontier.Outcome value
+    relevant INTEGER,          -- 1 / 0 for a page the topic filter judged, NULL otherwise
+    score REAL,
+    class TEXT,                -- the best class of a relevant page
+    harvester INTEGER          -- process id
+);
+CREATE INDEX IF NOT EXISTS fetches_time ON fetches (time);
+"""
+
+
+@dataclass(frozen=True)
+class FetchRow:
+    time: float
+    url: str
+    host: str
+    status: int | None
+    outcome: str
+    relevant: bool | None
+    score: float | None
+    best_class: str | None
+    harvester: int
+
+
+@dataclass(frozen=True)
+class LogTotals:
+    """Counts over the whole log and over the recent window."""
+
+    fetched: int            # fetches that got a response
+    judged: int             # pages the topic filter judged
+    relevant: int
+    recent_fetched: int     # fetches with a response within the window
+    window: float           # seconds
+    first: float | None
+    last: float | None
+
+    @property
+    def harvest_rate(self) -> float | None:
+        """Relevant pages per judged page."""
+        return self.relevant / self.judged if self.judged else None
+
+    @property
+    def recent_per_minute(self) -> float:
+        return self.recent_fetched * 60 / self.window
+
+
+@dataclass(frozen=True)
+class HostRow:
+    host: str
+    fetched: int
+    relevant: int
+
+
+def log_path(data_dir: str | Path, job: str) -> Path:
+    return Path(data_dir) / job / LOG_FILE
+
+
+class HarvestLog:
+    """Append fetches, read back counts, curves and the busiest hosts and classes."""
+
+    def __init__(self, path: str | Path):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(path)
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)  # harvesters share it
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def append(self, rows: Iterable[FetchRow]) -> None:
+        """Add fetches in one transaction."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany(
+                "INSERT INTO fetches (time, url, host, status, outcome, relevant, score, class, harvester)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (r.time, r.url, r.host, r.status, r.outcome, None if r.relevant is None else int(r.relevant),
+                     r.score, r.best_class, r.harvester)
+                    for r in rows
+                ],
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def totals(self, now: float, window: float) -> LogTotals:
+        fetched, judged, relevant, recent, first, last = self._db.execute(
+            """
+            SELECT COUNT(status), COUNT(relevant), COALESCE(SUM(relevant), 0),
+                   COUNT(CASE WHEN status IS NOT NULL AND time > :since THEN 1 END), MIN(time), MAX(time)
+            FROM fetches
+            """,
+            {"since": now - window},
+        ).fetchone()
+        return LogTotals(fetched, judged, relevant, recent, window, first, last)
+
+    def curve(self) -> list[tuple[float, int, int]]:
+        """``(time, pages fetched so far, relevant pages so far)`` after every fetch with a response."""
+        points = []
+        fetched = relevant = 0
+        for time, is_relevant in self._db.execute(
+            "SELECT time, relevant FROM fetches WHERE status IS NOT NULL ORDER BY time"
+        ):
+            fetched += 1
+            relevant += bool(is_relevant)
+            points.append((time, fetched, relevant))
+        return points
+
+    def top_hosts(self, limit: int) -> list[HostRow]:
+        rows = self._db.execute(
+            """
+            SELECT host, COUNT(*), COALESCE(SUM(relevant), 0) FROM fetches WHERE status IS NOT NULL
+            GROUP BY host ORDER BY COUNT(*) DESC, host LIMIT ?
+            """,
+            (limit,),
+        )
+        return [HostRow(*row) for row in rows]
+
+    def top_classes(self, limit: int) -> list[tuple[str, int]]:
+        """Classes by the number of relevant pages they were the best class of."""
+        rows = self._db.execute(
+            """
+            SELECT class, COUNT(*) FROM fetches WHERE relevant = 1 AND class IS NOT NULL
+            GROUP BY class ORDER BY COUNT(*) DESC, class LIMIT ?
+            """,
+            (limit,),
+        )
+        return [(name, count) for name, count in rows]

@@ -1,0 +1,291 @@
+"""The record store in MySQL or MariaDB, through mysqlclient, for harvesters on several machines.
+
+Chosen by the ``MYSQL_URL`` setting (``mysql://user:password@host:port/database``).
+Each job's tables carry the prefix ``combine_<job>_``, so several jobs share a
+database. Text is utf8mb4, so any crawled character fits.
+
+Every operation is one InnoDB transaction, retried whole when the connection
+is lost (a server restarted, a connection killed): the store reconnects,
+waiting up to ``reconnect_timeout`` seconds for the server, and runs the
+transaction again. A transaction cut off before its COMMIT was rolled back by
+the server; one whose COMMIT went through but whose answer was lost finds its
+work done when it runs again (the MD5 and URL keys make every write
+idempotent), so no record is lost or stored twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
+
+import MySQLdb
+
+from combine_scrapy import neardup
+from combine_scrapy.store.sql import SCHEMA_VERSION, SqlRecordStore
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Errors after which the connection is gone: server gone or lost, connection killed, cannot connect, shutting down.
+LOST_CONNECTION = {2002, 2003, 2006, 2013, 2055, 1927, 1053, 4031}
+#: Errors after which the transaction is worth running again at once: deadlock, lock wait timeout,
+#: and a duplicate key (another harvester stored the same content first; the retry finds it stored).
+TRANSIENT = {1213, 1205, 1062}
+TRANSIENT_RETRIES = 3
+RECONNECT_TIMEOUT = 60.0
+
+# Pages compressed (zlib, 8 KB on disk for 16 KB in memory): page text is most of a record, and compresses about 3:1.
+_TABLE_OPTIONS = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"
+
+# Version 1: records, their URLs (keyed by the URL's MD5: a URL can be longer than an index allows), links, topics.
+_V1 = [
+    f"""CREATE TABLE {{p}}records (
+        id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        `key` CHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL UNIQUE,
+        url TEXT NOT NULL, title MEDIUMTEXT NOT NULL, text LONGTEXT NOT NULL, mime_type TEXT NOT NULL,
+        headings MEDIUMTEXT NOT NULL, meta MEDIUMTEXT NOT NULL, html LONGBLOB,
+        charset TEXT NOT NULL, server TEXT NOT NULL,
+        modified DOUBLE, expires DOUBLE, checked DOUBLE NOT NULL,
+        score DOUBLE NOT NULL, normalized DOUBLE NOT NULL, algorithm TEXT NOT NULL,
+        terms MEDIUMTEXT NOT NULL, language VARCHAR(64), country VARCHAR(64)
+    ) {_TABLE_OPTIONS}""",
+    f"""CREATE TABLE {{p}}record_urls (
+        url_hash BINARY(16) NOT NULL PRIMARY KEY, url TEXT NOT NULL,
+        `key` CHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, host VARCHAR(300) NOT NULL, checked DOUBLE NOT NULL,
+        INDEX {{p}}record_urls_key (`key`), INDEX {{p}}record_urls_host (host),
+        CONSTRAINT {{p}}record_urls_record FOREIGN KEY (`key`) REFERENCES {{p}}records (`key`) ON DELETE CASCADE
+    ) {_TABLE_OPTIONS}""",
+    f"""CREATE TABLE {{p}}links (
+        record BIGINT NOT NULL, position INT NOT NULL, url TEXT NOT NULL, anchor TEXT NOT NULL, kind VARCHAR(32) NOT NULL,
+        PRIMARY KEY (record, position),
+        CONSTRAINT {{p}}links_record FOREIGN KEY (record) REFERENCES {{p}}records (id) ON DELETE CASCADE
+    ) {_TABLE_OPTIONS}""",
+    f"""CREATE TABLE {{p}}topics (
+        record BIGINT NOT NULL, position INT NOT NULL, class VARCHAR(255) NOT NULL,
+        absolute DOUBLE NOT NULL, relative DOUBLE NOT NULL, terms MEDIUMTEXT NOT NULL,
+        PRIMARY KEY (record, position), INDEX {{p}}topics_class (class),
+        CONSTRAINT {{p}}topics_record FOREIGN KEY (record) REFERENCES {{p}}records (id) ON DELETE CASCADE
+    ) {_TABLE_OPTIONS}""",
+]
+
+# Version 2: simhash fingerprints and their band index, filled in for the records already there.
+_V2 = [
+    "ALTER TABLE {p}records ADD COLUMN fingerprint BIGINT, "
+    + ", ".join(f"ADD COLUMN band{band} SMALLINT UNSIGNED" for band in range(neardup.BANDS))
+    + ", "
+    + ", ".join(f"ADD INDEX {{p}}records_band{band} (band{band})" for band in range(neardup.BANDS)),
+    SqlRecordStore.fill_fingerprints,
+]
+
+# Version 3: full-text search.
+_V3 = ["ALTER TABLE {p}records ADD FULLTEXT INDEX {p}records_search (title, text)"]
+
+
+def retry_delays(timeout: float, first: float = 0.2, longest: float = 5.0) -> Iterator[float]:
+    """Pauses between reconnection attempts: doubling from ``first`` to ``longest``, for ``timeout`` seconds in all."""
+    deadline = time.monotonic() + timeout
+    delay = first
+    while time.monotonic() < deadline:
+        yield min(delay, max(deadline - time.monotonic(), 0))
+        delay = min(delay * 2, longest)
+
+
+def table_prefix(job: str) -> str:
+    """``combine_<job>_``; a job name that is not a plain identifier (or is long) gets a hash to stay unique."""
+    safe = re.sub(r"\W", "_", job, flags=re.ASCII)
+    if safe != job or len(safe) > 32:
+        safe = f"{safe[:24]}_{hashlib.md5(job.encode()).hexdigest()[:8]}"
+    return f"combine_{safe}_"
+
+
+def connection_arguments(url: str) -> dict[str, Any]:
+    """mysqlclient's connect() arguments from ``mysql://user:password@host:port/database``; ValueError naming what is wrong."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("mysql", "mariadb"):
+        raise ValueError(f"MYSQL_URL {_redacted(url)!r}: expected mysql://user:password@host:port/database")
+    database = parts.path.lstrip("/")
+    if not database or "/" in database:
+        raise ValueError(f"MYSQL_URL {_redacted(url)!r}: name one database after the host, as in mysql://host/crawl")
+    try:
+        port = parts.port or 3306
+    except ValueError as e:
+        raise ValueError(f"MYSQL_URL {_redacted(url)!r}: {e}") from e
+    return {
+        "host": parts.hostname or "localhost",
+        "port": port,
+        "user": unquote(parts.username or "root"),
+        "password": unquote(parts.password or ""),
+        "database": unquote(database),
+        "charset": "utf8mb4",
+        "autocommit": False,
+    }
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for logs and messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return parts._replace(netloc=netloc).geturl()
+
+
+class MysqlRecordStore(SqlRecordStore):
+    """A job's records in its own tables of a MySQL or MariaDB database."""
+
+    placeholder = "%s"
+
+    def __init__(self, arguments: dict[str, Any], job: str, *, location: str, reconnect_timeout: float = RECONNECT_TIMEOUT):
+        super().__init__()
+        self.prefix = table_prefix(job)
+        self.location = f"{location} (tables {self.prefix}*)"
+        self.reconnect_timeout = reconnect_timeout
+        self._arguments = arguments
+        try:
+            self._db = self._connect()
+        except MySQLdb.Error as e:
+            raise ConnectionError(f"{self.location}: cannot connect: {e}") from e
+        self._migrate()
+
+    @classmethod
+    def from_url(cls, url: str, job: str, *, reconnect_timeout: float = RECONNECT_TIMEOUT) -> MysqlRecordStore:
+        return cls(connection_arguments(url), job, location=_redacted(url), reconnect_timeout=reconnect_timeout)
+
+    def _connect(self):
+        db = MySQLdb.connect(**self._arguments)
+        cursor = db.cursor()
+        cursor.execute("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")
+        cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        return db
+
+    @property
+    def connection_id(self) -> int:
+        """The server's id of this store's connection (what KILL takes)."""
+        return self._db.thread_id()
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _write(self, work: Callable[[Any], T]) -> T:
+        """Run ``work`` as one transaction; on a lost connection reconnect and run it again."""
+        delays = None
+        transient = 0
+        while True:
+            try:
+                if self._db is None:
+                    self._db = self._connect()
+                cursor = self._db.cursor()
+                try:
+                    result = work(cursor)
+                    self._db.commit()
+                    return result
+                except BaseException:
+                    self._rollback()
+                    raise
+            except (MySQLdb.OperationalError, MySQLdb.InterfaceError, MySQLdb.IntegrityError) as e:
+                code = e.args[0] if e.args else 0
+                if isinstance(e, MySQLdb.InterfaceError) or code in LOST_CONNECTION:
+                    delays = delays or retry_delays(self.reconnect_timeout)
+                    delay = next(delays, None)
+                    if delay is None:
+                        raise
+                    logger.warning("lost the connection to %s (%s); reconnecting in %.1f s", self.location, e, delay)
+                    self._drop_connection()
+                    time.sleep(delay)
+                elif code in TRANSIENT and transient < TRANSIENT_RETRIES:
+                    transient += 1
+                    logger.info("%s: %s; running the transaction again", self.location, e)
+                else:
+                    raise
+
+    def _rollback(self) -> None:
+        try:
+            self._db.rollback()
+        except MySQLdb.Error:  # the connection is already gone; the server rolled back
+            pass
+
+    def _drop_connection(self) -> None:
+        if self._db is not None:
+            try:
+                self._db.close()
+            except MySQLdb.Error:
+                pass
+            self._db = None
+
+    def _search_rows(self, cursor, words: list[str], limit: int) -> list[tuple]:
+        text = " ".join(words)
+        return self._all(
+            cursor,
+            """SELECT r.id, r.`key`, r.title, (SELECT MIN(u.url) FROM {p}record_urls u WHERE u.`key` = r.`key`),
+                      MATCH (r.title, r.text) AGAINST (?) AS score, r.text
+               FROM {p}records r WHERE MATCH (r.title, r.text) AGAINST (?)
+               ORDER BY score DESC, r.id LIMIT ?""",
+            (text, text, limit),
+        )
+
+    def schema(self) -> int:
+        """The schema version of the job's tables (0: none yet)."""
+
+        def work(cursor) -> int:
+            if not self._one(
+                cursor,
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
+                (f"{self.prefix}schema_version",),
+            ):
+                return 0
+            return self._one(cursor, "SELECT COALESCE(MAX(version), 0) FROM {p}schema_version")[0]
+
+        return self._write(work)
+
+    def _migrate(self) -> None:
+        """Bring the job's tables to ``schema_version``, holding a named lock so harvesters starting together take turns.
+
+        MySQL commits each DDL statement by itself, so a migration is not one
+        transaction; its version row is written after its last statement.
+        """
+        version = self.schema()
+        if version > SCHEMA_VERSION:
+            raise self._newer_schema_error(self.location, version)
+        if version >= self.schema_version:
+            return
+        lock = f"combine-schema-{self.prefix}"
+        cursor = self._db.cursor()
+        cursor.execute("SELECT GET_LOCK(%s, 300)", (lock,))
+        try:
+            cursor.execute(
+                self._sql(
+                    "CREATE TABLE IF NOT EXISTS {p}schema_version "
+                    f"(version INT PRIMARY KEY, description TEXT NOT NULL, applied DOUBLE NOT NULL) {_TABLE_OPTIONS}"
+                )
+            )
+            for number, description, statements in MIGRATIONS:
+                if self.schema() < number <= self.schema_version:
+                    for step in statements:
+                        if callable(step):
+                            self._write(lambda c: step(self, c))
+                        else:
+                            cursor.execute(self._sql(step))
+                    self._write(
+                        lambda c: self._run(
+                            c, "INSERT INTO {p}schema_version (version, description, applied) VALUES (?, ?, ?)",
+                            (number, description, time.time()),
+                        )
+                    )
+        finally:
+            cursor.execute("SELECT RELEASE_LOCK(%s)", (lock,))
+
+
+#: (version, what it brings, steps: SQL or a store method run in a transaction) in order.
+MIGRATIONS: list[tuple[int, str, list]] = [
+    (1, "records keyed by MD5, their URLs, links and topics", _V1),
+    (2, "simhash fingerprints and their band index", _V2),
+    (3, "full-text search (FULLTEXT)", _V3),
+]

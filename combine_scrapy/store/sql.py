@@ -1,0 +1,401 @@
+"""What the SQLite and MySQL record stores share: the record layout and every query but the full-text one.
+
+A backend supplies its connection, how it runs one transaction (SQLite:
+``BEGIN IMMEDIATE``; MySQL: retried over a lost connection), its migrations and
+its full-text query. Everything else is one SQL text for both, written with
+``?`` parameters and ``{p}`` for the table prefix.
+
+Layout (the current schema version):
+
+``records``      id, key (MD5, unique), the document's fields, fingerprint and its four 16-bit bands
+``record_urls``  url_hash (MD5 of the URL: the primary key, as long URLs cannot be one in MySQL), url,
+                 key of its record, host, checked
+``links``        record id, position, url, anchor, kind
+``topics``       record id, position, class, absolute and relative score, matched terms
+``schema_version`` one row per migration applied
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from combine_scrapy import neardup
+from combine_scrapy.record import Record, RecordLink, TopicClass
+from combine_scrapy.store import Stored
+from combine_scrapy.store.search import SearchHit, query_words, snippet
+from combine_scrapy.urls import host_of
+
+T = TypeVar("T")
+
+#: The schema this program writes; each backend lists the migrations that lead to it.
+SCHEMA_VERSION = 3
+#: Rows read at a time when iterating.
+PAGE = 500
+
+#: Columns of ``records`` that hold a Record field under the same name.
+_FIELDS = (
+    "url", "title", "text", "mime_type", "headings", "meta", "html", "charset", "server", "modified", "expires",
+    "checked", "score", "normalized", "algorithm", "terms", "language", "country", "fingerprint",
+)
+_COLUMNS = ("id", "`key`", *_FIELDS)
+_BANDS = tuple(f"band{band}" for band in range(neardup.BANDS))
+
+
+def url_hash(url: str) -> bytes:
+    """The 16-byte MD5 of a URL, its primary key in ``record_urls``."""
+    return hashlib.md5(url.encode("utf-8")).digest()
+
+
+def record_row(record: Record) -> dict[str, Any]:
+    """A Record as values of ``records`` columns (JSON lists, compressed original, signed fingerprint)."""
+    fingerprint = record.fingerprint
+    row: dict[str, Any] = {name: getattr(record, name) for name in _FIELDS}
+    row.update(
+        key=record.key,
+        headings=json.dumps(record.headings, ensure_ascii=False),
+        meta=json.dumps(record.meta, ensure_ascii=False),
+        terms=json.dumps(record.terms, ensure_ascii=False),
+        html=None if record.html is None else zlib.compress(record.html.encode("utf-8")),
+        fingerprint=None if fingerprint is None else neardup.to_signed(fingerprint),
+    )
+    row.update(zip(_BANDS, neardup.bands(fingerprint) if fingerprint is not None else (None,) * neardup.BANDS))
+    return row
+
+
+class SqlRecordStore:
+    """Records keyed by content MD5, with all the URLs that served them, in one SQL database."""
+
+    location: str
+    prefix: str = ""
+    placeholder: str = "?"
+    #: The version migrations bring the schema to (a test may stop earlier).
+    schema_version: int = SCHEMA_VERSION
+
+    def __init__(self) -> None:
+        self._statements: dict[str, str] = {}
+
+    # -- what a backend supplies -------------------------------------------------
+
+    def _write(self, work: Callable[[Any], T]) -> T:
+        """Run ``work(cursor)`` as one transaction."""
+        raise NotImplementedError
+
+    def _read(self, work: Callable[[Any], T]) -> T:
+        return self._write(work)
+
+    def _search_rows(self, cursor, words: list[str], limit: int) -> list[tuple]:
+        """``(id, key, title, url, score, text)`` of the best matches."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    # -- SQL helpers --------------------------------------------------------------
+
+    def _sql(self, text: str) -> str:
+        statement = self._statements.get(text)
+        if statement is None:
+            statement = text.replace("{p}", self.prefix)
+            if self.placeholder != "?":
+                statement = statement.replace("?", self.placeholder)
+            self._statements[text] = statement
+        return statement
+
+    def _run(self, cursor, text: str, parameters: Sequence = ()) -> Any:
+        cursor.execute(self._sql(text), tuple(parameters))
+        return cursor
+
+    def _one(self, cursor, text: str, parameters: Sequence = ()) -> tuple | None:
+        return self._run(cursor, text, parameters).fetchone()
+
+    def _all(self, cursor, text: str, parameters: Sequence = ()) -> list[tuple]:
+        return list(self._run(cursor, text, parameters).fetchall())
+
+    def _marks(self, count: int) -> str:
+        return ", ".join("?" * count)
+
+    # -- storing ------------------------------------------------------------------
+
+    def store(self, record: Record, near_duplicate_distance: int | None = None) -> Stored:
+        """Store a record under ``record.url``, in one transaction.
+
+        Known content gets the URL added and its check time refreshed. New
+        content that is a near-duplicate (within ``near_duplicate_distance``)
+        of another record joins that record instead of being stored; the
+        URL's own earlier record is not "another record", so a page that
+        changed a little is stored anew. A URL that served other content
+        before is moved, and the old record goes when no URL is left on it.
+        """
+        if near_duplicate_distance is not None and not 0 <= near_duplicate_distance <= neardup.MAX_DISTANCE:
+            raise ValueError(f"near-duplicate distance must be 0 to {neardup.MAX_DISTANCE}, got {near_duplicate_distance}")
+
+        def work(cursor) -> Stored:
+            previous = self._key_for_url(cursor, record.url)
+            target = record.key if self._one(cursor, "SELECT 1 FROM {p}records WHERE `key` = ?", (record.key,)) else None
+            outcome = Stored.KNOWN
+            if target is None and near_duplicate_distance is not None and record.fingerprint is not None:
+                match = self._nearest(cursor, record.fingerprint, near_duplicate_distance, exclude=previous)
+                if match:
+                    target, outcome = match[0], Stored.NEAR_DUPLICATE
+            if target is None:
+                self._insert(cursor, record)
+                target, outcome = record.key, Stored.NEW
+            else:
+                self._run(cursor, "UPDATE {p}records SET checked = ? WHERE `key` = ?", (record.checked, target))
+            self._put_url(cursor, record.url, target, record.checked)
+            if previous and previous != target:
+                self._drop_if_orphan(cursor, previous)
+            return outcome
+
+        return self._write(work)
+
+    def _insert(self, cursor, record: Record) -> None:
+        row = record_row(record)
+        names = ("`key`", *_FIELDS, *_BANDS)
+        values = [row[name.strip("`")] for name in names]
+        self._run(cursor, f"INSERT INTO {{p}}records ({', '.join(names)}) VALUES ({self._marks(len(names))})", values)
+        record_id = cursor.lastrowid
+        if record.links:
+            cursor.executemany(
+                self._sql("INSERT INTO {p}links (record, position, url, anchor, kind) VALUES (?, ?, ?, ?, ?)"),
+                [(record_id, position, link.url, link.anchor, link.kind) for position, link in enumerate(record.links)],
+            )
+        if record.classes:
+            cursor.executemany(
+                self._sql(
+                    "INSERT INTO {p}topics (record, position, class, absolute, relative, terms) VALUES (?, ?, ?, ?, ?, ?)"
+                ),
+                [
+                    (record_id, position, topic.name, topic.absolute, topic.relative, json.dumps(list(topic.terms), ensure_ascii=False))
+                    for position, topic in enumerate(record.classes)
+                ],
+            )
+
+    def _put_url(self, cursor, url: str, key: str, checked: float) -> None:
+        self._run(cursor, "DELETE FROM {p}record_urls WHERE url_hash = ?", (url_hash(url),))
+        self._run(
+            cursor,
+            "INSERT INTO {p}record_urls (url_hash, url, `key`, host, checked) VALUES (?, ?, ?, ?, ?)",
+            (url_hash(url), url, key, host_of(url), checked),
+        )
+
+    def _key_for_url(self, cursor, url: str) -> str | None:
+        row = self._one(cursor, "SELECT `key` FROM {p}record_urls WHERE url_hash = ?", (url_hash(url),))
+        return row[0] if row else None
+
+    def _drop_if_orphan(self, cursor, key: str) -> bool:
+        if self._one(cursor, "SELECT 1 FROM {p}record_urls WHERE `key` = ? LIMIT 1", (key,)):
+            return False
+        self._delete_record(cursor, key)
+        return True
+
+    def _delete_record(self, cursor, key: str) -> None:
+        """Delete a record and what hangs on it (links, topics, URLs; foreign keys cascade)."""
+        self._run(cursor, "DELETE FROM {p}records WHERE `key` = ?", (key,))
+
+    def forget_url(self, url: str) -> str | None:
+        """Remove a URL that no longer serves its record; the record goes with its last URL.
+
+        Returns the key of the record that was deleted, if one was.
+        """
+
+        def work(cursor) -> str | None:
+            key = self._key_for_url(cursor, url)
+            if key is None:
+                return None
+            self._run(cursor, "DELETE FROM {p}record_urls WHERE url_hash = ?", (url_hash(url),))
+            return key if self._drop_if_orphan(cursor, key) else None
+
+        return self._write(work)
+
+    def rename_url(self, old: str, new: str) -> bool:
+        """Let ``new`` serve what ``old`` served (``old`` removed); the record ``new`` had is dropped if orphaned."""
+
+        def work(cursor) -> bool:
+            row = self._one(cursor, "SELECT `key`, checked FROM {p}record_urls WHERE url_hash = ?", (url_hash(old),))
+            if row is None:
+                return False
+            key, checked = row
+            replaced = self._key_for_url(cursor, new)
+            self._run(cursor, "DELETE FROM {p}record_urls WHERE url_hash = ?", (url_hash(old),))
+            self._put_url(cursor, new, key, checked)
+            if replaced and replaced != key:
+                self._drop_if_orphan(cursor, replaced)
+            return True
+
+        return self._write(work)
+
+    def delete(self, key: str) -> list[str]:
+        """Delete a record with all its URLs; returns the URLs it had (none: no such record)."""
+
+        def work(cursor) -> list[str]:
+            urls = [row[0] for row in self._all(cursor, "SELECT url FROM {p}record_urls WHERE `key` = ?", (key,))]
+            self._run(cursor, "DELETE FROM {p}record_urls WHERE `key` = ?", (key,))
+            self._delete_record(cursor, key)
+            return sorted(urls)
+
+        return self._write(work)
+
+    # -- near-duplicates ------------------------------------------------------------
+
+    def _nearest(self, cursor, fingerprint: int, distance: int, exclude: str | None = None) -> tuple[str, int] | None:
+        """The closest record within ``distance`` bits, found through the band index, never a full scan."""
+        if distance < neardup.BANDS:  # pigeonhole: one band is equal
+            probes = [(value,) for value in neardup.bands(fingerprint)]
+        else:  # one band is equal or one bit off
+            probes = neardup.probes(fingerprint)
+        query = " UNION ".join(
+            f"SELECT `key`, fingerprint FROM {{p}}records WHERE {band} IN ({self._marks(len(values))})"
+            for band, values in zip(_BANDS, probes)
+        )
+        best: tuple[int, str] | None = None
+        for key, stored in self._all(cursor, query, [value for values in probes for value in values]):
+            apart = neardup.distance(fingerprint, neardup.to_unsigned(stored))
+            if apart <= distance and key != exclude and (best is None or (apart, key) < best):
+                best = (apart, key)
+        return (best[1], best[0]) if best else None
+
+    def near_duplicate(self, fingerprint: int, distance: int) -> tuple[str, int] | None:
+        """``(key, distance)`` of the stored record closest to ``fingerprint``, if within ``distance``."""
+        return self._read(lambda cursor: self._nearest(cursor, fingerprint, distance))
+
+    # -- reading ------------------------------------------------------------------
+
+    def key_for_url(self, url: str) -> str | None:
+        return self._read(lambda cursor: self._key_for_url(cursor, url))
+
+    def key_for_id(self, record_id: int) -> str | None:
+        row = self._read(lambda cursor: self._one(cursor, "SELECT `key` FROM {p}records WHERE id = ?", (record_id,)))
+        return row[0] if row else None
+
+    def urls(self, key: str) -> list[str]:
+        rows = self._read(lambda cursor: self._all(cursor, "SELECT url FROM {p}record_urls WHERE `key` = ?", (key,)))
+        return sorted(row[0] for row in rows)
+
+    def urls_on_host(self, host: str) -> list[str]:
+        rows = self._read(lambda cursor: self._all(cursor, "SELECT url FROM {p}record_urls WHERE host = ?", (host,)))
+        return sorted(row[0] for row in rows)
+
+    def url_keys(self) -> Iterator[tuple[str, str]]:
+        """Every ``(url, key)``, in pages of PAGE rows by URL hash."""
+        last = b""
+        while True:
+            rows = self._read(
+                lambda cursor: self._all(
+                    cursor,
+                    "SELECT url_hash, url, `key` FROM {p}record_urls WHERE url_hash > ? ORDER BY url_hash LIMIT ?",
+                    (last, PAGE),
+                )
+            )
+            if not rows:
+                return
+            for _, url, key in rows:
+                yield url, key
+            last = bytes(rows[-1][0])
+
+    def orphans(self) -> list[str]:
+        rows = self._read(
+            lambda cursor: self._all(
+                cursor,
+                "SELECT `key` FROM {p}records r WHERE NOT EXISTS "
+                "(SELECT 1 FROM {p}record_urls u WHERE u.`key` = r.`key`) ORDER BY `key`",
+            )
+        )
+        return [row[0] for row in rows]
+
+    def count(self) -> int:
+        return self._read(lambda cursor: self._one(cursor, "SELECT COUNT(*) FROM {p}records"))[0]
+
+    def get(self, key: str) -> Record | None:
+        records = self._read(lambda cursor: self._records(cursor, "`key` = ?", (key,)))
+        return records[0][1] if records else None
+
+    def __iter__(self) -> Iterator[Record]:
+        """All records, oldest first, read in pages of PAGE so memory stays flat."""
+        last = 0
+        while True:
+            page = self._read(lambda cursor: self._records(cursor, "id > ? ORDER BY id LIMIT ?", (last, PAGE)))
+            if not page:
+                return
+            yield from (record for _, record in page)
+            last = page[-1][0]
+
+    def _records(self, cursor, where: str, parameters: Sequence) -> list[tuple[int, Record]]:
+        """``(id, record)`` of the records ``where`` selects, with their links and topics (three queries in all)."""
+        rows = self._all(cursor, f"SELECT {', '.join(_COLUMNS)} FROM {{p}}records WHERE {where}", parameters)
+        if not rows:
+            return []
+        ids = [row[0] for row in rows]
+        links: dict[int, list[RecordLink]] = {record_id: [] for record_id in ids}
+        classes: dict[int, list[TopicClass]] = {record_id: [] for record_id in ids}
+        marks = self._marks(len(ids))
+        for record_id, url, anchor, kind in self._all(
+            cursor, f"SELECT record, url, anchor, kind FROM {{p}}links WHERE record IN ({marks}) ORDER BY record, position", ids
+        ):
+            links[record_id].append(RecordLink(url, anchor, kind))
+        for record_id, name, absolute, relative, terms in self._all(
+            cursor,
+            f"SELECT record, class, absolute, relative, terms FROM {{p}}topics WHERE record IN ({marks}) "
+            "ORDER BY record, position",
+            ids,
+        ):
+            classes[record_id].append(TopicClass(name, absolute, relative, tuple(json.loads(terms))))
+        return [(row[0], self._record(row, links[row[0]], classes[row[0]])) for row in rows]
+
+    @staticmethod
+    def _record(row: tuple, links: list[RecordLink], classes: list[TopicClass]) -> Record:
+        values = dict(zip(("id", "key", *_FIELDS), row))
+        del values["id"]
+        html, fingerprint = values["html"], values["fingerprint"]
+        values.update(
+            headings=json.loads(values["headings"]),
+            meta=json.loads(values["meta"]),
+            terms=json.loads(values["terms"]),
+            html=None if html is None else zlib.decompress(html).decode("utf-8"),
+            fingerprint=None if fingerprint is None else neardup.to_unsigned(fingerprint),
+        )
+        return Record(**values, links=links, classes=classes)
+
+    # -- search -------------------------------------------------------------------
+
+    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
+        """Records with any word of ``query``, best first, each with a snippet; ValueError for a query without words."""
+        words = query_words(query)
+        rows = self._read(lambda cursor: self._search_rows(cursor, words, limit))
+        return [
+            SearchHit(record_id, key, title, url or "", float(score), snippet(text, words))
+            for record_id, key, title, url, score, text in rows
+        ]
+
+    # -- schema -------------------------------------------------------------------
+
+    def fill_fingerprints(self, cursor) -> None:
+        """Fingerprint records stored before fingerprints were (a migration step)."""
+        last = 0
+        while True:
+            rows = self._all(
+                cursor, "SELECT id, text FROM {p}records WHERE id > ? AND fingerprint IS NULL ORDER BY id LIMIT ?", (last, PAGE)
+            )
+            if not rows:
+                return
+            for record_id, text in rows:
+                fingerprint = neardup.simhash(text)
+                if fingerprint is not None:
+                    self._run(
+                        cursor,
+                        f"UPDATE {{p}}records SET fingerprint = ?, {', '.join(f'{band} = ?' for band in _BANDS)} WHERE id = ?",
+                        (neardup.to_signed(fingerprint), *neardup.bands(fingerprint), record_id),
+                    )
+            last = rows[-1][0]
+
+    @staticmethod
+    def _newer_schema_error(location: str, version: int) -> RuntimeError:
+        return RuntimeError(
+            f"{location}: record schema version {version} is newer than this program ({SCHEMA_VERSION}); "
+            "upgrade combine-scrapy"
+        )
+

@@ -1,0 +1,67 @@
+"""Simhash fingerprints: close for pages that differ in a date or an advert, far for different pages."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from combine_scrapy import neardup
+
+WORDS = (
+    "sundew pitcher flytrap bog peat moss rain water leaf gland insect prey enzyme root seed flower stalk pot "
+    "window winter summer spring light humid tropical highland lowland species grower nursery tray cutting"
+).split()
+
+
+def text(seed: int, words: int = 400) -> str:
+    chooser = random.Random(seed)
+    return " ".join(chooser.choice(WORDS) for _ in range(words))
+
+
+def test_digits_are_folded_so_a_changed_date_changes_no_shingle():
+    body = text(1)
+    assert neardup.simhash(f"Updated 23.11.2026 {body}") == neardup.simhash(f"Updated 1.2.1999 {body}")
+    assert neardup.shingles(neardup.words("Price 12 euros now")) == ["price 0 euros", "0 euros now"]
+
+
+def test_a_small_change_moves_few_bits_and_another_page_many():
+    body = text(2)
+    fingerprint = neardup.simhash(body)
+    assert neardup.distance(fingerprint, neardup.simhash(body + " buy cheap pots today")) <= neardup.DEFAULT_DISTANCE
+    assert neardup.distance(fingerprint, neardup.simhash(body.replace("sundew", "orchid", 1))) <= neardup.DEFAULT_DISTANCE
+    assert neardup.distance(fingerprint, neardup.simhash(text(3))) > 2 * neardup.MAX_DISTANCE
+
+
+def test_short_texts_get_no_fingerprint():
+    assert neardup.simhash("Page not found") is None
+    assert neardup.simhash(" ".join(["word"] * (neardup.MIN_WORDS - 1))) is None
+    assert neardup.simhash(" ".join(["word"] * neardup.MIN_WORDS)) is not None
+
+
+def test_main_content_is_fingerprinted_when_it_has_enough_words():
+    main, page = text(4, 100), text(5, 50) + " " + text(4, 100)
+    assert neardup.page_fingerprint(page, main) == neardup.simhash(main)
+    assert neardup.page_fingerprint(page, "too short") == neardup.simhash(page)
+    assert neardup.page_fingerprint(page, None) == neardup.simhash(page)
+
+
+def test_distance_and_bands():
+    assert neardup.distance(0, 2**64 - 1) == 64
+    assert neardup.distance(0b1011, 0b0001) == 2
+    assert neardup.bands(0x0001_0002_0003_0004) == (4, 3, 2, 1)
+    assert neardup.to_unsigned(neardup.to_signed(2**64 - 1)) == 2**64 - 1
+    assert neardup.to_signed(2**63) == -(2**63)
+
+
+@pytest.mark.parametrize("distance", range(neardup.MAX_DISTANCE + 1))
+def test_probes_find_every_fingerprint_within_max_distance(distance):
+    """Pigeonhole: flip ``distance`` bits anywhere, some band still shows one of the probed values."""
+    chooser = random.Random(distance)
+    for _ in range(200):
+        fingerprint = chooser.getrandbits(64)
+        other = fingerprint
+        for bit in chooser.sample(range(64), distance):
+            other ^= 1 << bit
+        probes = neardup.probes(fingerprint)
+        assert any(band in values for band, values in zip(neardup.bands(other), probes))
