@@ -83,7 +83,19 @@ class ParsePipeline(_HarvestStage):
             for conversion in page.conversions:
                 self.stats.inc_value(f"convert/{conversion.failure or 'ok'}")
             item.record_key = content_key(page.title, page.text, item.url, page.mime_type)
+            if page.mime_type.startswith("image/"):
+                # After the key: two images shown with the same alt text are still two images.
+                self._add_alt_texts(item)
         return item
+
+    def _add_alt_texts(self, item: Fetch) -> None:
+        """An image says little of itself: the alt texts of stored pages showing it become its meta and text."""
+        alts = [anchor for anchor, kind in self.harvest.store.anchors_to(item.url) if kind == "img"]
+        if alts:
+            page = item.page
+            page.meta.setdefault("alt", []).extend(alts)
+            page.text = "\n".join([*alts, page.text] if page.text else alts)
+            self.stats.inc_value("parse/image_alt_texts")
 
 
 class TopicPipeline(_HarvestStage):

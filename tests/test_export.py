@@ -343,3 +343,4 @@ def test_crawl_then_export_every_format(job_dir, tmp_path):
         "CP.Drosera" in [c.text for c in r.iter(f"{A}class")] for r in records
     )
     assert any(r.find(f".//{A}location[@documentId]") is not None for r in records)  # links to stored pages
+    assert any(r.find(f".//{A}inlinks") is not None for r in records)  # and the stored pages that link to it

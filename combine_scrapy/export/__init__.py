@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
-from combine_scrapy.export.alvis import LinkTargets, write_alvis, write_alvis_light
+from combine_scrapy.export.alvis import Inlinks, LinkTargets, write_alvis, write_alvis_light
 from combine_scrapy.export.dc import write_dc
 from combine_scrapy.export.jsonl import write_jsonl
 from combine_scrapy.export.select import Selection
@@ -24,14 +24,16 @@ def write_records(
     records: Iterable[tuple[Record, list[str]]],
     out: TextIO,
     link_targets: LinkTargets | None = None,
+    inlinks: Inlinks | None = None,
 ) -> int:
-    """Write the records in ``format``; ``link_targets`` finds the record a link leads to (ALVIS)."""
+    """Write the records in ``format``; ``link_targets`` finds the record a link leads to,
+    ``inlinks`` the stored links that lead to a URL (ALVIS)."""
     if format == "dc":
         return write_dc(records, out)
     if format == "alvis":
-        return write_alvis(records, out, link_targets)
+        return write_alvis(records, out, link_targets, inlinks)
     if format == "alvis-light":
-        return write_alvis_light(records, out, link_targets)
+        return write_alvis_light(records, out, link_targets, inlinks)
     if format == "jsonl":
         return write_jsonl(records, out)
     raise ValueError(f"unknown export format {format!r}: use one of {', '.join(FORMATS)}")
@@ -52,4 +54,4 @@ def export_store(
             if selection.matches(record):
                 yield record, store.urls(record.key)
 
-    return write_records(format, selected(), out, store.key_for_url)
+    return write_records(format, selected(), out, store.key_for_url, store.links_to)

@@ -14,7 +14,9 @@ the original document and without a namespace.
 Both keep what XWI2XML.pm wrote: the title as the first meta, then only meta
 that maps onto Dublin Core (named ``dc:ELEMENT``; subjects split on commas);
 each outlink once per URL and anchor, with the MD5 of its target when the
-target is itself a record; a topic ``ALL`` with the page's total and
+target is itself a record; given the store's ``links_to``, the inlinks too
+(stored links to any URL of the record, from other records, with the
+linking record's MD5 and URL); a topic ``ALL`` with the page's total and
 normalised scores before the classes. Dates are GMT ``YYYY-MM-DD hh:mm:ss``
 (Combine forgot to zero-pad the hour; padded here).
 """
@@ -35,6 +37,7 @@ from combine_scrapy.record import Record
 ALVIS_NAMESPACE = "http://alvis.info/enriched/"
 
 LinkTargets = Callable[[str], "str | None"]  # URL -> key of the record it serves, if any
+Inlinks = Callable[[str], "list[tuple[str, str, str, str]]"]  # URL -> (key, url, anchor, kind) of stored links to it
 
 
 def alvis_date(timestamp: float | None) -> str:
@@ -88,20 +91,35 @@ def _meta_data(record: Record) -> str:
     return "".join(parts)
 
 
-def _links(record: Record, link_targets: LinkTargets | None) -> str:
+def _link(kind: str, anchor: str, url: str, record_key: str | None) -> str:
+    location = f" documentId={quote(record_key)}" if record_key else ""
+    return f"<link type={quote(kind)}>\n{_element('anchorText', anchor)}<location{location}>{escape(url)}</location>\n</link>\n"
+
+
+def _inlinks(record: Record, urls: list[str], inlinks: Inlinks) -> str:
+    """Links from other records to any of the record's URLs, once per linking URL and anchor; nothing when none."""
+    parts = []
+    seen: set[tuple[str, str]] = set()
+    for url in urls:
+        for key, source, anchor, kind in inlinks(url):
+            if key != record.key and (source, anchor) not in seen:
+                seen.add((source, anchor))
+                parts.append(_link(kind, anchor, source, key))
+    return f"<inlinks>\n{''.join(parts)}</inlinks>\n" if parts else ""
+
+
+def _links(record: Record, urls: list[str], link_targets: LinkTargets | None, inlinks: Inlinks | None) -> str:
     parts = ["<links>\n<outlinks>\n"]
     seen: set[tuple[str, str]] = set()
     for link in record.links:
         if (link.url, link.anchor) in seen:
             continue
         seen.add((link.url, link.anchor))
-        target = link_targets(link.url) if link_targets else None
-        location = f" documentId={quote(target)}" if target else ""
-        parts.append(
-            f"<link type={quote(link.kind)}>\n{_element('anchorText', link.anchor)}"
-            f"<location{location}>{escape(link.url)}</location>\n</link>\n"
-        )
-    parts.append("</outlinks>\n</links>\n")
+        parts.append(_link(link.kind, link.anchor, link.url, link_targets(link.url) if link_targets else None))
+    parts.append("</outlinks>\n")
+    if inlinks:
+        parts.append(_inlinks(record, urls, inlinks))
+    parts.append("</links>\n")
     return "".join(parts)
 
 
@@ -133,7 +151,9 @@ def _analysis(record: Record) -> str:
     return "".join(parts)
 
 
-def alvis_record(record: Record, urls: list[str], link_targets: LinkTargets | None = None) -> str:
+def alvis_record(
+    record: Record, urls: list[str], link_targets: LinkTargets | None = None, inlinks: Inlinks | None = None
+) -> str:
     """One ``documentRecord`` in the ALVIS enriched-document format."""
     return "".join((
         f"<documentRecord id={quote(record.key)}>\n<acquisition>\n<acquisitionData>\n",
@@ -146,14 +166,16 @@ def alvis_record(record: Record, urls: list[str], link_targets: LinkTargets | No
         _original_document(record),
         _canonical_document(record),
         _meta_data(record),
-        _links(record, link_targets),
+        _links(record, urls, link_targets, inlinks),
         "<analysis>\n",
         _analysis(record),
         "</analysis>\n</acquisition>\n</documentRecord>\n",
     ))
 
 
-def alvis_light_record(record: Record, urls: list[str], link_targets: LinkTargets | None = None) -> str:
+def alvis_light_record(
+    record: Record, urls: list[str], link_targets: LinkTargets | None = None, inlinks: Inlinks | None = None
+) -> str:
     """One ``documentRecord`` in Combine's compact native format."""
     headings = "".join(_element("heading", heading) for heading in record.headings)
     return "".join((
@@ -166,7 +188,7 @@ def alvis_light_record(record: Record, urls: list[str], link_targets: LinkTarget
         _urls(urls),
         _canonical_document(record),
         _meta_data(record),
-        _links(record, link_targets),
+        _links(record, urls, link_targets, inlinks),
         f"<headings>\n{headings}</headings>\n" if headings else "",
         _analysis(record),
         "</documentRecord>\n",
@@ -177,28 +199,35 @@ def _write(
     records: Iterable[tuple[Record, list[str]]],
     out: TextIO,
     collection: str,
-    render: Callable[[Record, list[str], LinkTargets | None], str],
+    render: Callable[[Record, list[str], LinkTargets | None, Inlinks | None], str],
     link_targets: LinkTargets | None,
+    inlinks: Inlinks | None,
 ) -> int:
     out.write(f'<?xml version="1.0" encoding="UTF-8"?>\n{collection}\n')
     count = 0
     for record, urls in records:
-        out.write(render(record, urls, link_targets))
+        out.write(render(record, urls, link_targets, inlinks))
         count += 1
     out.write("</documentCollection>\n")
     return count
 
 
 def write_alvis(
-    records: Iterable[tuple[Record, list[str]]], out: TextIO, link_targets: LinkTargets | None = None
+    records: Iterable[tuple[Record, list[str]]],
+    out: TextIO,
+    link_targets: LinkTargets | None = None,
+    inlinks: Inlinks | None = None,
 ) -> int:
     """Write ``(record, urls)`` pairs as an ALVIS documentCollection; returns how many."""
     collection = f'<documentCollection version="1.1" xmlns="{ALVIS_NAMESPACE}">'
-    return _write(records, out, collection, alvis_record, link_targets)
+    return _write(records, out, collection, alvis_record, link_targets, inlinks)
 
 
 def write_alvis_light(
-    records: Iterable[tuple[Record, list[str]]], out: TextIO, link_targets: LinkTargets | None = None
+    records: Iterable[tuple[Record, list[str]]],
+    out: TextIO,
+    link_targets: LinkTargets | None = None,
+    inlinks: Inlinks | None = None,
 ) -> int:
     """Write ``(record, urls)`` pairs in the lightweight (Combine native) format; returns how many."""
-    return _write(records, out, '<documentCollection version="1.1">', alvis_light_record, link_targets)
+    return _write(records, out, '<documentCollection version="1.1">', alvis_light_record, link_targets, inlinks)

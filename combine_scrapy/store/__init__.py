@@ -66,6 +66,12 @@ class RecordStore(Protocol):
 
     def urls_on_host(self, host: str) -> list[str]: ...
 
+    def anchors_to(self, url: str, limit: int = 50) -> list[tuple[str, str]]:
+        """Distinct non-empty ``(anchor, kind)`` of stored links to ``url`` (an ``img`` link's anchor is its alt text)."""
+
+    def links_to(self, url: str, limit: int = 100) -> list[tuple[str, str, str, str]]:
+        """``(key, url, anchor, kind)`` of stored links to ``url``: the record holding each and its first URL."""
+
     def orphans(self) -> list[str]:
         """Keys of records left without any URL (they should not exist)."""
 

@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 import MySQLdb
 
 from combine_scrapy import neardup
-from combine_scrapy.store.sql import SCHEMA_VERSION, SqlRecordStore
+from combine_scrapy.store.sql import SCHEMA_VERSION, SqlRecordStore, url_hash
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,13 @@ _V2 = [
 
 # Version 3: full-text search.
 _V3 = ["ALTER TABLE {p}records ADD FULLTEXT INDEX {p}records_search (title, text)"]
+
+# Version 4: links looked up by their target. A TEXT URL cannot be indexed whole, so its MD5 is: a column the
+# server computes (as url_hash() does in Python) for the rows already there and for every row inserted.
+_V4 = [
+    "ALTER TABLE {p}links ADD COLUMN url_hash BINARY(16) AS (UNHEX(MD5(url))) STORED, "
+    "ADD INDEX {p}links_url_hash (url_hash)"
+]
 
 
 def retry_delays(timeout: float, first: float = 0.2, longest: float = 5.0) -> Iterator[float]:
@@ -231,6 +238,9 @@ class MysqlRecordStore(SqlRecordStore):
             (text, text, limit),
         )
 
+    def _link_target(self, url: str) -> tuple[str, Any]:
+        return "url_hash", url_hash(url)
+
     def schema(self) -> int:
         """The schema version of the job's tables (0: none yet)."""
 
@@ -288,4 +298,5 @@ MIGRATIONS: list[tuple[int, str, list]] = [
     (1, "records keyed by MD5, their URLs, links and topics", _V1),
     (2, "simhash fingerprints and their band index", _V2),
     (3, "full-text search (FULLTEXT)", _V3),
+    (4, "links indexed by the MD5 of their target URL", _V4),
 ]

@@ -10,7 +10,7 @@ Layout (the current schema version):
 ``records``      id, key (MD5, unique), the document's fields, fingerprint and its four 16-bit bands
 ``record_urls``  url_hash (MD5 of the URL: the primary key, as long URLs cannot be one in MySQL), url,
                  key of its record, host, checked
-``links``        record id, position, url, anchor, kind
+``links``        record id, position, url, anchor, kind; indexed by url (MySQL: by url_hash, the URL's MD5)
 ``topics``       record id, position, class, absolute and relative score, matched terms
 ``schema_version`` one row per migration applied
 """
@@ -32,7 +32,7 @@ from combine_scrapy.urls import host_of
 T = TypeVar("T")
 
 #: The schema this program writes; each backend lists the migrations that lead to it.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Rows read at a time when iterating.
 PAGE = 500
 
@@ -90,6 +90,10 @@ class SqlRecordStore:
     def _search_rows(self, cursor, words: list[str], limit: int) -> list[tuple]:
         """``(id, key, title, url, score, text)`` of the best matches."""
         raise NotImplementedError
+
+    def _link_target(self, url: str) -> tuple[str, Any]:
+        """The indexed column of ``links`` that finds links to ``url``, and the value it must have."""
+        return "url", url
 
     def close(self) -> None:
         raise NotImplementedError
@@ -306,6 +310,33 @@ class SqlRecordStore:
             )
         )
         return [row[0] for row in rows]
+
+    def anchors_to(self, url: str, limit: int = 50) -> list[tuple[str, str]]:
+        """Distinct non-empty ``(anchor, kind)`` of stored links to ``url``, oldest first: an image's alt texts."""
+        column, value = self._link_target(url)
+        rows = self._read(
+            lambda cursor: self._all(
+                cursor,
+                f"SELECT anchor, kind FROM {{p}}links WHERE {column} = ? AND anchor <> '' "
+                "GROUP BY anchor, kind ORDER BY MIN(record), MIN(position) LIMIT ?",
+                (value, limit),
+            )
+        )
+        return [(anchor, kind) for anchor, kind in rows]
+
+    def links_to(self, url: str, limit: int = 100) -> list[tuple[str, str, str, str]]:
+        """``(key, url, anchor, kind)`` of stored links to ``url``, oldest first: each link's record and its first URL."""
+        column, value = self._link_target(url)
+        rows = self._read(
+            lambda cursor: self._all(
+                cursor,
+                "SELECT r.`key`, (SELECT MIN(u.url) FROM {p}record_urls u WHERE u.`key` = r.`key`), l.anchor, l.kind "
+                f"FROM {{p}}links l JOIN {{p}}records r ON r.id = l.record WHERE l.{column} = ? "
+                "ORDER BY l.record, l.position LIMIT ?",
+                (value, limit),
+            )
+        )
+        return [(key, source or "", anchor, kind) for key, source, anchor, kind in rows]
 
     def count(self) -> int:
         return self._read(lambda cursor: self._one(cursor, "SELECT COUNT(*) FROM {p}records"))[0]

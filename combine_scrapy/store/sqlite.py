@@ -105,6 +105,9 @@ _V3 = [
     "INSERT INTO search (search) VALUES ('rebuild')",
 ]
 
+# Version 4: links looked up by their target, for the alt texts and anchors of the pages that link to a URL.
+_V4 = ["CREATE INDEX links_url ON links (url)"]
+
 
 def _upgrade_to_v2(db: sqlite3.Connection) -> None:
     """Rebuild the version 1 tables in the version 2 layout, fingerprinting every record."""
@@ -164,6 +167,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "records keyed by MD5, their URLs, links and topics", _statements(_V1)),
     (2, "record ids, URL hashes and hosts, simhash fingerprints and their band index", _upgrade_to_v2),
     (3, "full-text search (FTS5)", _statements(_V3)),
+    (4, "links indexed by target URL", _statements(_V4)),
 ]
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION
 
