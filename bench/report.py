@@ -21,10 +21,10 @@ def environment(command: str) -> dict:
     }
 
 
-def write_report(name: str, result: dict, title: str, body: list[str]) -> None:
-    """Write ``results/<name>.json`` and ``results/<name>.md`` (title, how it ran, ``body``) and print the latter."""
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+def write_report(name: str, result: dict, title: str, body: list[str], directory: Path = RESULTS) -> None:
+    """Write ``<directory>/<name>.json`` and ``.md`` (title, how it ran, ``body``) and print the latter."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
         f"# {title}",
         "",
@@ -32,5 +32,5 @@ def write_report(name: str, result: dict, title: str, body: list[str]) -> None:
         *body,
         "",
     ]
-    (RESULTS / f"{name}.md").write_text("\n".join(lines))
+    (directory / f"{name}.md").write_text("\n".join(lines))
     print("\n".join(lines))

@@ -17,6 +17,7 @@ import lxml.html
 import pytest
 
 from bench.virtualweb import VirtualWeb
+from bench.virtualweb.job import write_job
 from bench.virtualweb.server import ServerThread
 from bench.virtualweb.web import (
     ALIAS,
@@ -320,10 +321,12 @@ def test_truth_and_job_commands(tmp_path):
     run("truth", "--out", str(tmp_path / "truth.txt"))
     truth = (tmp_path / "truth.txt").read_text().split()
     assert truth == VirtualWeb(2, 40, 4000).relevant_urls()
-    run("job", "--out", str(tmp_path / "topics" / "vweb"), "--port", "8999", "--wait", "2.5")
+    run("job", "--out", str(tmp_path / "topics" / "vweb"), "--port", "8999", "--wait", "2.5",
+        "--set", "CrawlStrategy=PageRank", "--serveralias")
     job = tmp_path / "topics" / "vweb"
     config = (job / "combine.cfg").read_text()
     assert "WaitIntervalHost = 2.5" in config and "http_proxy=http://127.0.0.1:8999" in config
+    assert "CrawlStrategy = PageRank" in config and "<serveralias>" in config
     assert (job / "topicdefinition.txt").read_text() == TOPIC_DEFINITION.read_text()
     seeds = (job / "seeds.txt").read_text().split()
     assert len(seeds) == 3 and all(VirtualWeb(2, 40, 4000).is_relevant(url) for url in seeds)
@@ -434,3 +437,17 @@ def test_selfbench_reports_requests_per_second(tmp_path):
     figures = json.loads((tmp_path / "virtualweb.json").read_text())
     assert figures["requests_per_second"] > 500 and figures["status"]["200"] > 0
     assert "requests per second" in (tmp_path / "virtualweb.md").read_text()
+
+
+def test_job_takes_more_variables_and_declares_the_server_aliases(tmp_path):
+    from combine_scrapy.job import load_job
+
+    web = VirtualWeb(2, 40, 4000)
+    aliased = web.alias_hosts()
+    assert aliased and all(web.host_index(f"www.{web.host_name(host)}") == host for host in aliased)
+    write_job(web, tmp_path / "vweb", 8999, 0.5, {"CrawlStrategy": "BestFirst", "LinkStrategy": "RW"}, serveralias=True)
+    job = load_job("vweb", tmp_path)
+    assert (job.strategy, job.link_method, job.wait_interval_host) == ("BestFirst", "RW", 0.5)
+    assert dict(job.url_rules.serveralias) == {f"www.{web.host_name(host)}": web.host_name(host) for host in aliased}
+    write_job(web, tmp_path / "plain", 8999, 0.5)
+    assert not load_job("plain", tmp_path).url_rules.serveralias

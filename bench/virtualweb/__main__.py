@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench.virtualweb.harness import name_value
 from bench.virtualweb.job import write_job
 from bench.virtualweb.selfbench import selfbench, write_results
 from bench.virtualweb.server import VirtualWebServer, serve_forever
@@ -50,7 +51,8 @@ def serve(args: argparse.Namespace) -> None:
 
 
 def job(args: argparse.Namespace) -> None:
-    out = write_job(_web(args), args.out, args.port, args.wait)
+    variables = dict(args.set)
+    out = write_job(_web(args), args.out, args.port, args.wait, variables, serveralias=args.serveralias)
     print(f"job written to {out}")
 
 
@@ -86,6 +88,9 @@ def main(argv: list[str] | None = None) -> None:
     command.add_argument("--out", type=Path, required=True)
     command.add_argument("--port", type=int, default=8950, help="the proxy port named in the job's comments")
     command.add_argument("--wait", type=float, default=1.0, help="WaitIntervalHost, seconds")
+    command.add_argument("--set", action="append", default=[], type=name_value, metavar="NAME=VALUE",
+                         help="another combine.cfg variable, e.g. CrawlStrategy=BestFirst (repeatable)")
+    command.add_argument("--serveralias", action="store_true", help="declare the www. aliases of the web's hosts")
     command.set_defaults(run=job)
 
     command = commands.add_parser("truth", help="write the on-topic URLs (one per distinct page)")

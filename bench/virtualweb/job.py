@@ -36,13 +36,25 @@ sid
 """
 
 
-def write_job(web: VirtualWeb, out: Path, port: int, wait: float) -> Path:
-    """Create (or overwrite the files of) a job directory ``out``; returns it."""
+def write_job(
+    web: VirtualWeb, out: Path, port: int, wait: float, variables: dict[str, str] | None = None,
+    serveralias: bool = False,
+) -> Path:
+    """Create (or overwrite the files of) a job directory ``out``; returns it.
+
+    ``variables`` are more combine.cfg lines (``CrawlStrategy``: ``BestFirst``);
+    ``serveralias`` declares the web's ``www.`` aliases, as an operator who
+    knows them would (Combine's serveralias), so one server is one host.
+    """
     out.mkdir(parents=True, exist_ok=True)
     config = CONFIG.format(
         seed=web.seed, hosts=web.hosts, pages=web.pages, port=port, name=out.name,
         topics=out.resolve().parent, wait=f"{wait:g}",
     )
+    config += "".join(f"{name} = {value}\n" for name, value in (variables or {}).items())
+    groups = [f"{web.host_name(host)} www.{web.host_name(host)}\n" for host in web.alias_hosts()]
+    if serveralias and groups:
+        config += "\n<serveralias>\n" + "".join(groups) + "</serveralias>\n"
     (out / "combine.cfg").write_text(config)
     shutil.copyfile(TOPIC_DEFINITION, out / "topicdefinition.txt")
     (out / "seeds.txt").write_text("".join(f"{url}\n" for url in web.seeds()))

@@ -11,18 +11,15 @@ server, its capacity when the client is not sharing the machine.
 from __future__ import annotations
 
 import asyncio
-import http.client
 import json
 import os
 import platform
 import random
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from urllib.parse import urljoin
 
+from bench.virtualweb.harness import ServedWeb
 from bench.virtualweb.web import VirtualWeb
 
 MAX_SECONDS = 300
@@ -111,42 +108,15 @@ async def drive(port: int, requests: list[bytes], seconds: float, connections: i
     return tally
 
 
-def server_stats(port: int) -> dict:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.request("GET", "http://control.test/stats")
-        return json.loads(connection.getresponse().read())
-    finally:
-        connection.close()
-
-
-def start_server(seed: int, hosts: int, pages: int) -> tuple[subprocess.Popen, int]:
-    """``python -m bench.virtualweb serve --port 0`` in a child process; returns it and its port."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bench.virtualweb", "serve", "--port", "0",
-         "--seed", str(seed), "--hosts", str(hosts), "--pages", str(pages), "--log-size", "1000"],
-        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2],
-    )
-    line = process.stdout.readline()
-    if "127.0.0.1:" not in line:
-        process.kill()
-        raise RuntimeError(f"server did not start: {line!r}")
-    return process, int(line.split("127.0.0.1:")[1].split()[0])
-
-
 def selfbench(seconds: float, connections: int, seed: int, hosts: int, pages: int) -> dict:
     seconds = min(max(seconds, 1.0), MAX_SECONDS)
     connections = min(max(connections, 1), MAX_CONNECTIONS)
     web = VirtualWeb(seed, hosts, pages)
     requests = request_mix(web, REQUEST_MIX)
-    process, port = start_server(seed, hosts, pages)
-    try:
-        before = server_stats(port)
-        tally = asyncio.run(drive(port, requests, seconds, connections))
-        after = server_stats(port)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
+    with ServedWeb(web, log_size=1000) as served:
+        before = served.stats()
+        tally = asyncio.run(drive(served.port, requests, seconds, connections))
+        after = served.stats()
     server_cpu = after["cpu_seconds"] - before["cpu_seconds"]
     return {
         "what": "virtual web server, loopback, one server process, one asyncio client process",

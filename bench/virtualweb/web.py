@@ -553,6 +553,10 @@ class VirtualWeb:
                     urls.append(url)
         return urls
 
+    def alias_hosts(self) -> list[int]:
+        """Hosts that also answer as ``www.<name>``."""
+        return [host for host, flags in enumerate(self.host_flags) if flags & ALIAS]
+
     def seeds(self) -> list[str]:
         """Home pages of one host in each of the first three clusters."""
         return [self.url(self.first_page[host]) for host in self.seed_hosts]

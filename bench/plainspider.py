@@ -1,0 +1,67 @@
+"""Plain Scrapy, the throughput baseline: follow every link, no focus pipeline.
+
+    http_proxy=http://127.0.0.1:8950 .venv/bin/python -m bench.plainspider --seconds 60 URL...
+
+A minimal spider configured as Scrapy's "Broad Crawls" guide advises
+(downloader-aware priority queue, no cookies, retries or redirects), with the
+same politeness as the focused harvester: robots.txt obeyed, at most one
+request in flight per host, no delay. It is run with Scrapy's default
+settings, not this project's (which would install the frontier scheduler).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import scrapy
+from scrapy.crawler import CrawlerProcess
+
+
+class PlainSpider(scrapy.Spider):
+    name = "plain"
+
+    def __init__(self, seeds: list[str], **kwargs):
+        super().__init__(**kwargs)
+        self.seeds = seeds
+
+    async def start(self):
+        for url in self.seeds:
+            yield scrapy.Request(url)
+
+    def parse(self, response):
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
+
+
+def settings(seconds: float, concurrency: int, max_pages: int) -> dict[str, object]:
+    return {
+        "CONCURRENT_REQUESTS": concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "DOWNLOAD_DELAY": 0,
+        "ROBOTSTXT_OBEY": True,
+        "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+        "COOKIES_ENABLED": False,
+        "RETRY_ENABLED": False,
+        "REDIRECT_ENABLED": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "USER_AGENT": "plain-scrapy (virtualweb benchmark)",
+        "LOG_LEVEL": "INFO",
+        "CLOSESPIDER_TIMEOUT": seconds,
+        "CLOSESPIDER_PAGECOUNT": max_pages,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("seeds", nargs="+")
+    parser.add_argument("--seconds", type=float, default=60, help="stop after this long")
+    parser.add_argument("--concurrency", type=int, default=32, help="CONCURRENT_REQUESTS")
+    parser.add_argument("--max-pages", type=int, default=0, help="stop after this many responses (0: no bound)")
+    args = parser.parse_args(argv)
+    process = CrawlerProcess(settings=settings(args.seconds, args.concurrency, args.max_pages))
+    process.crawl(PlainSpider, seeds=args.seeds)
+    process.start()
+
+
+if __name__ == "__main__":
+    main()

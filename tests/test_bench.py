@@ -1,0 +1,185 @@
+"""The crawl benchmarks (bench/): each command at a tiny size writes its results, and their pure parts count right."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bench.focus import relevance_curve
+from bench.politeness import close_pairs, host_figures, most_in_window
+from bench.profile import OTHER, group_seconds
+from bench.profiled import ThreadProfile
+from bench.virtualweb import VirtualWeb
+from bench.virtualweb.harness import page_fetches, steady_rate
+from conftest import PROJECT
+
+SMALL_WEB = ["--hosts", "40", "--pages", "4000", "--seed", "2"]
+#: Each benchmark at a size that takes seconds; they run side by side.
+COMMANDS = {
+    "throughput": ["--seconds", "3"],
+    "focus": ["--fetches", "15", "--wait", "0.05", "--strategies", "BreadthFirst,BestFirst", "--timeout", "20"],
+    "cost": ["--responses", "25", "--timeout", "20"],
+    "politeness": ["--seconds", "3", "--wait", "0.5"],
+    "profile": ["--seconds", "2"],
+}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """Run every benchmark command at once into one results directory; its path."""
+    directory = tmp_path_factory.mktemp("results")
+    processes = {
+        name: subprocess.Popen(
+            [sys.executable, "-m", f"bench.{name}", *arguments, *SMALL_WEB, "--results", str(directory)],
+            cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONPATH": str(PROJECT)},
+        )
+        for name, arguments in COMMANDS.items()
+    }
+    failures = {}
+    for name, process in processes.items():
+        _, stderr = process.communicate(timeout=120)
+        if process.returncode != 0:
+            failures[name] = stderr[-3000:]
+    assert not failures, failures
+    return directory
+
+
+def read(directory, name: str) -> dict:
+    assert (directory / f"{name}.md").read_text().startswith("# ")
+    result = json.loads((directory / f"{name}.json").read_text())
+    assert {"date", "command", "cpus", "python"} <= set(result)
+    return result
+
+
+def test_throughput_compares_the_harvester_with_plain_scrapy(results):
+    result = read(results, "throughput")
+    for crawler in ("focused", "plain"):
+        run = result["rounds"][0][crawler]
+        assert run["pages"] > 0 and run["pages_per_minute"] > 0 and run["max_rss_mb"] > 10
+        assert run["cpu_ms_per_page"] > 0
+    assert result["ratio"] > 0 and result["cpu_ratio"] > 0
+    assert result["combine_urls_per_minute"] == [50, 200]
+    assert "plain Scrapy" in (results / "throughput.md").read_text()
+
+
+def test_focus_judges_each_strategy_by_the_ground_truth_and_plots_it(results):
+    result = read(results, "focus")
+    assert set(result["strategies"]) == {"BreadthFirst", "BestFirst"}
+    assert result["strategies"]["BestFirst"]["variables"] == {"CrawlStrategy": "BestFirst", "LinkStrategy": "RW"}
+    for figures in result["strategies"].values():
+        assert 0 < figures["fetched"] <= 15
+        assert 0 < figures["relevant"] <= figures["fetched"]
+        for after in figures["after"].values():
+            assert 0 <= after["harvest_rate"] <= 1 and 0 <= after["recall"] <= 1
+    assert (results / "focus.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_cost_reports_peak_memory_and_bytes_per_url(results):
+    result = read(results, "cost")
+    assert result["focused"]["max_rss_mb"] > 10 and result["plain"]["max_rss_mb"] > 10
+    assert result["focused"]["frontier_bytes_per_url"] > 0
+    assert result["queued_url_bytes"]["sqlite"] > 0
+
+
+def test_politeness_counts_requests_per_host_window(results):
+    result = read(results, "politeness")
+    for key in ("by_host_name", "by_server"):
+        figures = result[key]
+        assert figures["hosts"] > 0 and figures["requests"] >= figures["hosts"]
+        assert figures["max_requests_in_window"] >= 1
+    assert isinstance(result["too_soon"], list)
+
+
+def test_profile_groups_the_harvesters_time(results):
+    result = read(results, "profile")
+    assert result["pages"] > 0
+    assert {"Twisted/Scrapy engine", "parsing", "topic scoring"} <= set(result["groups"])
+    assert abs(sum(group["share"] for group in result["groups"].values()) - 1) < 0.02
+    assert result["top_own"] and result["top_cumulative"]
+
+
+# ---- the pure parts -----------------------------------------------------------
+
+
+def test_most_in_window_counts_a_half_open_sliding_window():
+    assert most_in_window([], 1.0) == 0
+    assert most_in_window([0.0, 1.0, 2.0], 1.0) == 1  # exactly one interval apart is allowed
+    assert most_in_window([0.0, 0.99, 5.0], 1.0) == 2
+    assert most_in_window([0.0, 0.5, 0.9, 1.2, 1.4], 1.0) == 4
+
+
+def test_host_figures_and_close_pairs_name_what_came_too_soon():
+    entries = [
+        {"t": 0.0, "host": "a.test", "path": "/robots.txt", "status": 301},
+        {"t": 0.01, "host": "a.test", "path": "/static/robots.txt", "status": 200},
+        {"t": 0.5, "host": "b.test", "path": "/", "status": 200},
+        {"t": 2.5, "host": "a.test", "path": "/", "status": 200},
+    ]
+    figures = host_figures({"a.test": [0.0, 0.01, 2.5], "b.test": [0.5]}, 2.0)
+    assert figures["max_requests_in_window"] == 2 and figures["gaps_under_wait"] == 1
+    assert figures["hosts_requested_twice_or_more"] == 1 and figures["smallest_gap_seconds"] == 0.01
+    pairs = close_pairs(entries, 2.0, lambda host: host)
+    assert pairs == [{"host": "a.test", "gap_seconds": 0.01, "first": "/robots.txt (301)",
+                      "then": "/static/robots.txt (200)"}]
+
+
+def test_relevance_curve_counts_each_on_topic_page_once_under_any_name():
+    web = VirtualWeb(2, 40, 4000)
+    relevant = [url for url in web.relevant_urls() if url.count("/") > 3][:2]
+    off_topic = next(web.url(page) for page in range(web.pages) if web.page_of(web.url(page)) == page
+                     and not web.is_relevant(web.url(page)))
+
+    def entry(url: str, status: int = 200) -> dict:
+        host, _, path = url[len("http://"):].partition("/")
+        return {"host": host, "path": "/" + path, "status": status, "t": 0.0}
+
+    entries = [
+        entry(relevant[0]),
+        entry(relevant[0] + ";jsessionid=ABC"),  # the same page again
+        entry(off_topic),
+        entry(relevant[1], status=304),  # no page in the answer
+        entry(relevant[1]),
+    ]
+    assert relevance_curve(web, entries) == [1, 1, 1, 1, 2]
+
+
+def test_page_fetches_and_steady_rate_leave_out_robots_and_the_warm_up():
+    entries = [{"t": float(t), "host": "a.test", "path": path, "status": 200}
+               for t, path in enumerate(["/robots.txt", "/", "/static/robots.txt", "/1", "/2", "/3", "/4"])]
+    pages = page_fetches(entries)
+    assert [entry["path"] for entry in pages] == ["/", "/1", "/2", "/3", "/4"]
+    rate, counted, seconds = steady_rate(pages, 0.5)  # pages at 1, 3..6 s: counted from 3.5 s, at 4, 5, 6 s
+    assert (counted, seconds) == (3, 2.5) and rate == pytest.approx(72.0)
+
+
+def test_group_seconds_charges_library_code_to_its_callers_group():
+    topic = ("/x/combine_scrapy/topic/matching.py", 10, "classify")
+    engine = ("/x/site-packages/scrapy/core/engine.py", 5, "_next")
+    regex = ("~", 0, "<method 'sub' of 're.Pattern' objects>")
+    idle = ("~", 0, "<method 'poll' of 'select.epoll' objects>")
+    orphan = ("/usr/lib/python3.11/json/decoder.py", 1, "decode")
+    stats = {  # function: (primitive calls, calls, own, cumulative, {caller: (.., .., own, cumulative)})
+        topic: (1, 1, 1.0, 4.0, {engine: (1, 1, 1.0, 4.0)}),
+        engine: (1, 1, 2.0, 9.0, {}),
+        regex: (4, 4, 3.0, 3.0, {topic: (3, 3, 2.0, 2.0), engine: (1, 1, 1.0, 1.0)}),
+        idle: (1, 1, 50.0, 50.0, {engine: (1, 1, 50.0, 50.0)}),
+        orphan: (1, 1, 0.5, 0.5, {}),
+    }
+    seconds = group_seconds(stats)
+    assert seconds["topic scoring"] == pytest.approx(3.0)
+    assert seconds["Twisted/Scrapy engine"] == pytest.approx(3.0)
+    assert seconds[OTHER] == pytest.approx(0.5)
+
+
+def test_a_threads_profile_is_scaled_to_the_cpu_it_used():
+    parse = ("/x/combine_scrapy/parse.py", 1, "parse_document")
+    wait = ("~", 0, "<method 'get' of '_queue.SimpleQueue' objects>")
+    stats = {parse: (2, 2, 3.0, 4.0, {wait: (2, 2, 3.0, 4.0)}), wait: (1, 1, 90.0, 90.0, {})}
+    scaled = ThreadProfile(stats, cpu_seconds=1.5).stats  # 3 s of wall clock, half of it waiting for the GIL
+    assert scaled[parse][2:4] == (1.5, 2.0) and scaled[parse][4][wait] == (2, 2, 1.5, 2.0)
+    assert ThreadProfile(stats, cpu_seconds=None).stats[parse][2] == 3.0  # no reading: left as measured
