@@ -84,6 +84,7 @@ class RobotsMiddleware:
     def __init__(self, crawler):
         self.crawler = crawler
         self._policies: dict[str, tuple[RobotsPolicy, bool, float]] = {}
+        self._robots_redirects: dict[str, tuple[str, int]] = {}  # host -> (robots.txt URL to read next, hops so far)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -107,9 +108,10 @@ class RobotsMiddleware:
         now = time.time()
         cached = self._cached(host, now)
         if cached is None:
-            status, body = await self._read_robots(request.url)
+            from_frontier = "frontier_entry" in request.meta
+            status, body = await self._read_robots(host, request.url, one_hop=from_frontier)
             cached = self._remember(host, status, body, now)
-            if "frontier_entry" in request.meta:
+            if from_frontier:
                 raise RobotsPending(f"robots.txt of {host} read first")
         policy, available = cached
         if not available:
@@ -146,12 +148,19 @@ class RobotsMiddleware:
         self._policies[host] = (policy, available, now + ttl)
         return policy, available
 
-    async def _read_robots(self, page_url: str) -> tuple[int | None, bytes | None]:
-        """Fetch robots.txt, following up to five redirects; (None, None) when unreachable."""
+    async def _read_robots(self, host: str, page_url: str, one_hop: bool) -> tuple[int | None, bytes | None]:
+        """Fetch robots.txt, following up to five redirects; (None, None) when unreachable.
+
+        With ``one_hop`` (a request the frontier handed out, one a host per
+        turn) a redirect is not followed at once, which would be a second
+        request to the host within WaitIntervalHost: its target is kept and
+        fetched on the host's next turn (RobotsPending puts the page off).
+        """
         parts = urlsplit(page_url)
-        url = f"{parts.scheme}://{parts.netloc}/robots.txt"
-        self.crawler.stats.inc_value("robots/requests")
-        for _ in range(ROBOTS_MAX_REDIRECTS + 1):
+        url, hops = self._robots_redirects.pop(host, (f"{parts.scheme}://{parts.netloc}/robots.txt", 0))
+        if not hops:
+            self.crawler.stats.inc_value("robots/requests")
+        while True:
             request = Request(
                 url,
                 priority=self.DOWNLOAD_PRIORITY,
@@ -170,13 +179,17 @@ class RobotsMiddleware:
                 logger.info("robots.txt %s unreachable: %s", url, e)
                 return None, None
             location = response.headers.get(b"Location")
-            if response.status in (301, 302, 303, 307, 308) and location:
-                url = urljoin(url, location.decode("latin-1"))
-                continue
-            self.crawler.stats.inc_value(f"robots/status/{response.status}")
-            return response.status, response.body
-        logger.info("robots.txt %s: too many redirects", page_url)
-        return None, None
+            if response.status not in (301, 302, 303, 307, 308) or not location:
+                self.crawler.stats.inc_value(f"robots/status/{response.status}")
+                return response.status, response.body
+            if hops == ROBOTS_MAX_REDIRECTS:
+                logger.info("robots.txt %s: too many redirects", page_url)
+                return None, None
+            url, hops = urljoin(url, location.decode("latin-1")), hops + 1
+            if one_hop:
+                self._robots_redirects[host] = (url, hops)
+                self.crawler.stats.inc_value("robots/redirect_deferred")
+                raise RobotsPending(f"robots.txt of {host} redirects to {url}: read on the host's next turn")
 
 
 class JobHeadersMiddleware:

@@ -65,7 +65,7 @@ def test_every_spelling_of_a_url_is_fetched_once(job_dir):
     assert f"{home}/b.html" in urls and not any("localhost" in url.lower() for url in urls)
 
 
-HUGE, LOOP, GARBAGE, DOWN, SLOW, DELAYED = (f"127.0.0.{n}" for n in range(11, 17))
+HUGE, LOOP, GARBAGE, DOWN, SLOW, DELAYED, MOVED = (f"127.0.0.{n}" for n in range(11, 18))
 
 
 def test_bad_robots_txt_never_stops_the_crawl(job_dir):
@@ -77,6 +77,11 @@ def test_bad_robots_txt_never_stops_the_crawl(job_dir):
         GARBAGE: {"/robots.txt": text(bytes(range(256)) * 40), **allowed_pages},
         DOWN: {"/robots.txt": text("down", status=503), **allowed_pages},
         SLOW: {"/robots.txt": Page("User-agent: *\nAllow: /\n", delay=3, headers={"Content-Type": "text/plain"}), **allowed_pages},
+        MOVED: {
+            "/robots.txt": Page("", status=301, headers={"Location": "/static/robots.txt"}),
+            "/static/robots.txt": text("User-agent: *\nDisallow: /private/\n"),
+            **allowed_pages,
+        },
         DELAYED: {
             "/robots.txt": text("User-agent: *\nCrawl-delay: 1.5\n"),
             "/": Page(html("Home", ["/a.html", "/b.html"])),
@@ -92,11 +97,15 @@ def test_bad_robots_txt_never_stops_the_crawl(job_dir):
         result = job_dir.crawl()
         pages = {host: [hit.path for hit in web.hits_for(host) if hit.path != "/robots.txt"] for host in sites}
         delayed_times = [hit.time for hit in web.hits_for(DELAYED)]
+        moved_times = [hit.time for hit in web.hits_for(MOVED)]
     assert sorted(pages[HUGE]) == ["/", "/ok.html"]          # rules read from the first 500 KiB
     assert sorted(pages[GARBAGE]) == ["/", "/ok.html", "/private/no.html"]  # garbage holds no rules
     assert sorted(pages[DELAYED]) == ["/", "/a.html", "/b.html"]
+    assert sorted(pages[MOVED]) == ["/", "/ok.html", "/static/robots.txt"]  # rules read where robots.txt moved to
+    moved_gaps = [b - a for a, b in zip(moved_times, moved_times[1:])]
+    assert len(moved_times) == 4 and all(gap >= 0.3 * 0.95 for gap in moved_gaps), moved_gaps  # its redirect waited its turn
     assert pages[LOOP] == pages[DOWN] == pages[SLOW] == []   # unavailable: the site counts as closed
     gaps = [b - a for a, b in zip(delayed_times, delayed_times[1:])]
     assert all(gap >= 1.5 * 0.95 for gap in gaps), gaps      # Crawl-delay 1.5 > WaitIntervalHost 0.3
     assert "'robots/truncated': 1" in result.stderr
-    assert "'robots/disallowed': 1" in result.stderr
+    assert "'robots/disallowed': 2" in result.stderr            # HUGE's and MOVED's /private/
