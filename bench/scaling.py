@@ -1,6 +1,6 @@
 """Benchmark: pages per minute of 1, 2 and 4 harvesters sharing one Redis frontier, and the speed-up.
 
-    .venv/bin/python -m bench.scaling [--harvesters 1 2 4] [--seconds 45] [--hosts 1000 --pages 100000]
+    .venv/bin/python -m bench.scaling [--harvesters 1 2 4] [--seconds 45] [--wait 0] [--hosts 1000 --pages 100000]
                                       [--redis redis://127.0.0.1:6379/0] [--full]
 
 Each run starts ``scrapy harvest JOB -n N`` (N ``scrapy crawl focused``
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import redis
 
+from bench.politeness import most_in_window
 from bench.report import environment, write_report
 from bench.virtualweb.harness import PROJECT, ServedWeb, load_average, page_fetches, steady_rate
 from bench.virtualweb.job import write_job
@@ -35,20 +36,14 @@ COMBINE_SPEEDUP = {1: 1.0, 2: 2.0, 5: 4.8, 10: 8.2, 15: 9.8, 20: 11.0}
 WARMUP = 0.2  # share of each run's span left out of the rate: the frontier fills from the seeds first
 
 
-def most_requests_in_a_window(entries: list[dict], window: float) -> int:
-    """The largest number of requests to one host within any ``window`` seconds."""
+def most_requests_in_a_window(entries: list[dict], window: float) -> int | None:
+    """The largest number of requests to one host within any ``window`` seconds (None without a window)."""
+    if window <= 0:
+        return None
     by_host: dict[str, list[float]] = {}
     for entry in entries:
         by_host.setdefault(entry["host"], []).append(entry["t"])
-    most = 0
-    for times in by_host.values():
-        times.sort()
-        start = 0
-        for end, t in enumerate(times):
-            while t - times[start] >= window:
-                start += 1
-            most = max(most, end - start + 1)
-    return most
+    return max((most_in_window(sorted(times), window) for times in by_host.values()), default=0)
 
 
 def run(web: ServedWeb, harvesters: int, seconds: float, wait: float, redis_url: str, directory: Path) -> dict:
@@ -91,7 +86,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--harvesters", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--seconds", type=float, default=45, help="length of each run (default 45)")
-    parser.add_argument("--wait", type=float, default=1.0, help="WaitIntervalHost of the job (default 1 s)")
+    parser.add_argument("--wait", type=float, default=0.0,
+                        help="WaitIntervalHost of the job (default 0: one request in flight a host, as bench.throughput)")
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--pages", type=int, default=100_000)
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
@@ -127,7 +123,7 @@ def main() -> None:
         "| --- | --- | --- | --- | --- |",
         *(
             f"| {r['harvesters']} | {r['pages_per_minute']:,} | {r['speedup']} | "
-            f"{COMBINE_SPEEDUP.get(r['harvesters'], '–')} | {r['most_requests_to_one_host_per_wait_interval']} |"
+            f"{COMBINE_SPEEDUP.get(r['harvesters'], '–')} | {r['most_requests_to_one_host_per_wait_interval'] or '–'} |"
             for r in runs
         ),
         "",
@@ -135,6 +131,10 @@ def main() -> None:
         + ", ".join(f"{v:g}" for v in COMBINE_SPEEDUP.values())
         + ") were measured on the live web, where each harvester waits on the network; here every harvester "
         "is bound by CPU, so the speed-up cannot pass the number of cores.",
+        "",
+        "With WaitIntervalHost 1 s (`--wait 1`) a 45 s crawl is bound instead by the hosts it has found so far: "
+        "1, 2 and 4 harvesters all fetched about 2,400 pages/min (23 November), and no host ever got two "
+        "requests within 1 s.",
     ])
 
 

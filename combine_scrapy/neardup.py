@@ -56,13 +56,34 @@ def words(text: str) -> list[str]:
     return [_DIGITS.sub("0", word) for word in _WORD.findall(text.lower())]
 
 
-def shingles(tokens: list[str], size: int = SHINGLE) -> list[str]:
-    """Overlapping runs of ``size`` words."""
-    return [" ".join(tokens[i:i + size]) for i in range(len(tokens) - size + 1)]
-
-
 def _hash64(feature: str) -> int:
     return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def _mix(values: numpy.ndarray) -> numpy.ndarray:
+    """splitmix64's finalizer: every input bit moves about half the output bits."""
+    values = (values ^ (values >> numpy.uint64(30))) * numpy.uint64(0xBF58476D1CE4E5B9)
+    values = (values ^ (values >> numpy.uint64(27))) * numpy.uint64(0x94D049BB133111EB)
+    return values ^ (values >> numpy.uint64(31))
+
+
+def shingle_hashes(tokens: list[str], size: int = SHINGLE) -> numpy.ndarray:
+    """A 64-bit hash of every run of ``size`` words.
+
+    Each distinct word is hashed once (blake2b, stable across processes);
+    a shingle's hash mixes its words' hashes with their positions, in numpy,
+    so a page costs one hash call per word of its vocabulary, not per shingle.
+    """
+    vocabulary: dict[str, int] = {}
+    word_hashes = numpy.fromiter(
+        (vocabulary.setdefault(token, _hash64(token)) for token in tokens), dtype=numpy.uint64, count=len(tokens)
+    )
+    count = len(tokens) - size + 1
+    combined = numpy.zeros(count, dtype=numpy.uint64)
+    with numpy.errstate(over="ignore"):
+        for position in range(size):
+            combined = _mix(combined ^ word_hashes[position:position + count] ^ numpy.uint64(position + 1))
+    return combined
 
 
 def simhash(text: str) -> int | None:
@@ -74,12 +95,11 @@ def simhash(text: str) -> int | None:
     tokens = words(text)
     if len(tokens) < MIN_WORDS:
         return None
-    features = shingles(tokens)
-    hashes = numpy.fromiter((_hash64(feature) for feature in features), dtype=">u8", count=len(features))
+    hashes = shingle_hashes(tokens).astype(">u8")
     ones = numpy.unpackbits(hashes.view(numpy.uint8).reshape(-1, 8), axis=1).sum(axis=0)  # most significant bit first
     fingerprint = 0
     for set_bits in ones:
-        fingerprint = fingerprint << 1 | int(2 * int(set_bits) > len(features))
+        fingerprint = fingerprint << 1 | int(2 * int(set_bits) > len(hashes))
     return fingerprint
 
 
