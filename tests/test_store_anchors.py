@@ -5,54 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import uuid
-
-import MySQLdb
 import pytest
 from lxml import etree
 
 from combine_scrapy.export.alvis import ALVIS_NAMESPACE, write_alvis
 from combine_scrapy.record import Record, RecordLink, content_key
-from combine_scrapy.store.mysql import MysqlRecordStore, connection_arguments, table_prefix
+from combine_scrapy.store.mysql import MysqlRecordStore
 from combine_scrapy.store.sql import SCHEMA_VERSION
 from combine_scrapy.store.sqlite import SqliteRecordStore
+from test_store import backend  # noqa: F401  (the fixture: stores on SQLite and on the real MariaDB)
 
-MYSQL_URL = "mysql://root@127.0.0.1:3306/test"
 PLANT = "http://garden.example/img/plant.png"
-
-
-def drop_mysql_tables(prefix: str) -> None:
-    """Drop this test's tables only (they all start with its own prefix)."""
-    with MySQLdb.connect(**{**connection_arguments(MYSQL_URL), "autocommit": True}) as db:
-        cursor = db.cursor()
-        cursor.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()")
-        tables = [name for (name,) in cursor.fetchall() if name.startswith(prefix)]
-        cursor.execute("SET FOREIGN_KEY_CHECKS = 0")
-        for name in tables:
-            cursor.execute(f"DROP TABLE `{name}`")
-
-
-@pytest.fixture(params=["sqlite", "mysql"])
-def backend(request, tmp_path):
-    """A factory of stores of one backend, all on the same records; each test has its own file or table prefix."""
-    job = f"t{uuid.uuid4().hex[:12]}"
-    opened = []
-
-    def open_(cls=None):
-        if request.param == "sqlite":
-            store = (cls or SqliteRecordStore)(tmp_path / job / "records.sqlite")
-        else:
-            store = (cls or MysqlRecordStore).from_url(MYSQL_URL, job, reconnect_timeout=10)
-        opened.append(store)
-        return store
-
-    open_.kind = request.param
-    open_.job = job
-    yield open_
-    for store in opened:
-        store.close()
-    if request.param == "mysql":
-        drop_mysql_tables(table_prefix(job))
 
 
 def page(url: str, *links: RecordLink) -> Record:
