@@ -18,6 +18,7 @@ from scrapy.utils.log import configure_logging
 
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.job import Job, JobConfigError, load_job
+from combine_scrapy.store import RecordStore, open_store
 
 HARVESTERS_DIR = "harvesters"
 
@@ -86,6 +87,22 @@ class JobCommand(ScrapyCommand):
         """The job's frontier and records, as its harvesters see them (REDIS_URL, MYSQL_URL or the data dir)."""
         with open_harvest(job, self.settings) as harvest:
             yield harvest
+
+    @contextmanager
+    def records(self, job: Job) -> Iterator[RecordStore]:
+        """The job's record store alone (MYSQL_URL or the data dir); a job without records is one error line."""
+        try:
+            store = open_store(job.name, self.data_dir, self.settings.get("MYSQL_URL"), create=False)
+        except FileNotFoundError as e:
+            raise CommandError(str(e)) from e
+        except ValueError as e:  # a malformed MYSQL_URL; the message names it
+            raise CommandError(str(e), exitcode=2) from e
+        except ConnectionError as e:  # the MySQL store connects when opened
+            raise CommandError(f"cannot reach MySQL: {e}") from e
+        try:
+            yield store
+        finally:
+            store.close()
 
     @property
     def data_dir(self) -> Path:

@@ -9,24 +9,13 @@ hosts are renamed to it, so no record is lost.
 
 from __future__ import annotations
 
-import sys
-
-from scrapy.commands import ScrapyCommand
-from scrapy.exceptions import UsageError
-
-from combine_scrapy.job import CONFIG_FILE, JobConfigError, load_job
-from combine_scrapy.store import open_store
+from combine_scrapy.control import CommandError, JobCommand
+from combine_scrapy.job import CONFIG_FILE
 from combine_scrapy.store.maintenance import MIN_SHARED_PATHS, add_serveralias, find_aliases
 from combine_scrapy.urls import check_url
 
 
-class Command(ScrapyCommand):
-    requires_project = True
-    default_settings = {"LOG_ENABLED": False}
-
-    def syntax(self):
-        return "[options] <job>"
-
+class Command(JobCommand):
     def short_desc(self):
         return "Find server aliases in a job's records (--write: add them to its combine.cfg)"
 
@@ -41,20 +30,10 @@ class Command(ScrapyCommand):
             help=f"paths two hosts must share with identical content (default {MIN_SHARED_PATHS})",
         )
 
-    def run(self, args, opts):
-        if len(args) != 1:
-            raise UsageError("name one job: scrapy aliases JOB [--write]")
+    def run_job(self, job, args, opts):
         if opts.min_shared < 1:
-            raise UsageError("--min-shared must be at least 1")
-        topics = self.settings.get("COMBINE_TOPICS_DIR")
-        try:
-            job = load_job(args[0], topics)
-            store = open_store(job.name, self.settings.get("COMBINE_DATA_DIR"), self.settings.get("MYSQL_URL"), create=False)
-        except (JobConfigError, OSError, ValueError, RuntimeError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            self.exitcode = 2
-            return
-        try:
+            raise CommandError("--min-shared must be at least 1", exitcode=2)
+        with self.records(job) as store:
             groups = [
                 group for group in find_aliases(store.url_keys(), opts.min_shared)
                 if any(host not in job.url_rules.serveralias for host in group[1:])
@@ -64,19 +43,17 @@ class Command(ScrapyCommand):
                 return
             for group in groups:
                 print(" ".join(group))
-            if not opts.write:
-                print(f"{len(groups)} alias groups; run with --write to add them to {job.directory / CONFIG_FILE}")
-                return
             config = job.directory / CONFIG_FILE
+            if not opts.write:
+                print(f"{len(groups)} alias groups; run with --write to add them to {config}")
+                return
             original = config.read_text(encoding="utf-8")
             add_serveralias(config, groups)
             try:
-                job = load_job(job.name, topics)
-            except JobConfigError as e:
+                job = self.load_job(job.name)
+            except CommandError as e:
                 config.write_text(original, encoding="utf-8")
-                print(f"error: {config} left as it was: the aliases did not load: {e}", file=sys.stderr)
-                self.exitcode = 1
-                return
+                raise CommandError(f"{config} left as it was: the aliases did not load: {e.__cause__}") from e
             renamed = 0
             for group in groups:
                 for alias in group[1:]:
@@ -85,5 +62,3 @@ class Command(ScrapyCommand):
                         if verdict.ok and verdict.url != url:
                             renamed += store.rename_url(url, verdict.url)
             print(f"added {len(groups)} serveralias lines to {config}; renamed {renamed} record URLs")
-        finally:
-            store.close()

@@ -10,20 +10,12 @@ keep them from coming back, exclude them in the job's combine.cfg.
 from __future__ import annotations
 
 import re
-import sys
 from urllib.parse import urlsplit
 
-from scrapy.commands import ScrapyCommand
-from scrapy.exceptions import UsageError
-
-from combine_scrapy.job import JobConfigError, find_job_dir
-from combine_scrapy.store import open_store
+from combine_scrapy.control import CommandError, JobCommand
 
 
-class Command(ScrapyCommand):
-    requires_project = True
-    default_settings = {"LOG_ENABLED": False}
-
+class Command(JobCommand):
     def syntax(self):
         return "[options] <job> (--netloc HOST | --path REGEX | --md5 KEY | --id N)"
 
@@ -41,32 +33,19 @@ class Command(ScrapyCommand):
         which.add_argument("--md5", metavar="KEY", help="the record with this MD5 content key")
         which.add_argument("--id", type=int, metavar="N", help="the record with this record id")
 
-    def run(self, args, opts):
-        if len(args) != 1:
-            raise UsageError("name one job: scrapy delete JOB --netloc H | --path REGEX | --md5 KEY | --id N")
+    def run_job(self, job, args, opts):
         if not any(value is not None for value in (opts.netloc, opts.path, opts.md5, opts.id)):
-            raise UsageError("say what to delete: --netloc H, --path REGEX, --md5 KEY or --id N")
+            raise CommandError("say what to delete: --netloc H, --path REGEX, --md5 KEY or --id N", exitcode=2)
         try:
             pattern = re.compile(opts.path) if opts.path is not None else None
         except re.error as e:
-            print(f"error: --path {opts.path!r} is not a regular expression: {e}", file=sys.stderr)
-            self.exitcode = 2
-            return
-        try:
-            job_dir = find_job_dir(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
-            store = open_store(job_dir.name, self.settings.get("COMBINE_DATA_DIR"), self.settings.get("MYSQL_URL"), create=False)
-        except (JobConfigError, OSError, ValueError, RuntimeError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            self.exitcode = 2
-            return
-        try:
+            raise CommandError(f"--path {opts.path!r} is not a regular expression: {e}", exitcode=2) from e
+        with self.records(job) as store:
             if opts.md5 is not None or opts.id is not None:
                 key = opts.md5.upper() if opts.md5 is not None else store.key_for_id(opts.id)
                 if key is None or store.get(key) is None:
                     what = f"MD5 {opts.md5}" if opts.md5 is not None else f"id {opts.id}"
-                    print(f"error: job {job_dir.name} has no record with {what}", file=sys.stderr)
-                    self.exitcode = 1
-                    return
+                    raise CommandError(f"job {job.name} has no record with {what}")
                 urls = store.delete(key)
                 print(f"deleted record {key} and its {len(urls)} URLs")
                 return
@@ -76,8 +55,6 @@ class Command(ScrapyCommand):
                 urls = [url for url, _ in store.url_keys() if pattern.search(_path(url))]
             deleted = sum(1 for url in urls if store.forget_url(url))
             print(f"removed {len(urls)} URLs; {deleted} records went with their last URL")
-        finally:
-            store.close()
 
 
 def _path(url: str) -> str:

@@ -10,7 +10,6 @@ from tqdm import tqdm
 from combine_scrapy.control import CommandError, JobCommand
 from combine_scrapy.export import FORMATS, export_store
 from combine_scrapy.export.select import DATE_FIELDS, Selection, parse_date
-from combine_scrapy.store import open_store
 
 
 class Command(JobCommand):
@@ -48,25 +47,18 @@ class Command(JobCommand):
             selection = self._selection(opts)
         except ValueError as e:
             raise CommandError(str(e), exitcode=2) from e
-        try:
-            store = open_store(job.name, self.data_dir, self.settings.get("MYSQL_URL"), create=False)
-        except FileNotFoundError as e:
-            raise CommandError(str(e)) from e
-        except ValueError as e:  # a malformed MYSQL_URL
-            raise CommandError(str(e), exitcode=2) from e
-        try:
-            total = store.count()
-            with tqdm(total=total, unit=" records", desc=f"export {job.name}", file=sys.stderr,
-                      disable=not sys.stderr.isatty()) as progress:
-                count = self._export(store, selection, opts, progress)
-        except BrokenPipeError:  # the reader went away (scrapy export JOB | head): stop quietly
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            self.exitcode = 1
-            return
-        except OSError as e:
-            raise CommandError(f"cannot write {e.filename or opts.output}: {e.strerror}") from e
-        finally:
-            store.close()
+        with self.records(job) as store:
+            try:
+                total = store.count()
+                with tqdm(total=total, unit=" records", desc=f"export {job.name}", file=sys.stderr,
+                          disable=not sys.stderr.isatty()) as progress:
+                    count = self._export(store, selection, opts, progress)
+            except BrokenPipeError:  # the reader went away (scrapy export JOB | head): stop quietly
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                self.exitcode = 1
+                return
+            except OSError as e:
+                raise CommandError(f"cannot write {e.filename or opts.output}: {e.strerror}") from e
         where = opts.output or "standard output"
         print(f"exported {count} of {total} records of job {job.name} as {opts.format} to {where}", file=sys.stderr)
 

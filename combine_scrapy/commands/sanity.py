@@ -12,25 +12,14 @@ Exit status 1 when something was found and not restored.
 
 from __future__ import annotations
 
-import sys
-
-from scrapy.commands import ScrapyCommand
-from scrapy.exceptions import UsageError
-
+from combine_scrapy.control import JobCommand
 from combine_scrapy.harvest import Harvest
-from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.store.maintenance import SanityReport, check_sanity
 
 SHOWN = 5  # example URLs printed per problem
 
 
-class Command(ScrapyCommand):
-    requires_project = True
-    default_settings = {"LOG_ENABLED": False}
-
-    def syntax(self):
-        return "[options] <job>"
-
+class Command(JobCommand):
     def short_desc(self):
         return "Check (--restore: mend) consistency between a job's records and its frontier"
 
@@ -41,20 +30,8 @@ class Command(ScrapyCommand):
         super().add_options(parser)
         parser.add_argument("--restore", action="store_true", help="mend what the check finds")
 
-    def run(self, args, opts):
-        if len(args) != 1:
-            raise UsageError("name one job: scrapy sanity JOB [--restore]")
-        try:
-            job = load_job(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
-            harvest = Harvest.open(
-                job, self.settings.get("COMBINE_DATA_DIR"),
-                redis_url=self.settings.get("REDIS_URL"), mysql_url=self.settings.get("MYSQL_URL"),
-            )
-        except (JobConfigError, OSError, ValueError, RuntimeError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            self.exitcode = 2
-            return
-        try:
+    def run_job(self, job, args, opts):
+        with self.harvest(job) as harvest:
             store = harvest.store
             report = check_sanity(store.url_keys(), harvest.frontier.statuses, job.url_rules, store.orphans())
             _print(report)
@@ -66,8 +43,6 @@ class Command(ScrapyCommand):
             else:
                 print(f"job {job.name}: {report.problems} problems; run with --restore to mend them")
                 self.exitcode = 1
-        finally:
-            harvest.close()
 
 
 def _print(report: SanityReport) -> None:

@@ -6,18 +6,11 @@ crawl is searchable while it runs: Combine's SearchEngine-in-a-Box.
 
 from __future__ import annotations
 
-import sys
-
-from scrapy.commands import ScrapyCommand
-from scrapy.exceptions import UsageError
-
-from combine_scrapy.job import JobConfigError, find_job_dir
-from combine_scrapy.store import open_store
+from combine_scrapy.control import CommandError, JobCommand
 
 
-class Command(ScrapyCommand):
-    requires_project = True
-    default_settings = {"LOG_ENABLED": False}
+class Command(JobCommand):
+    extra_args = (1, 1)
 
     def syntax(self):
         return '[options] <job> "<query>"'
@@ -35,28 +28,17 @@ class Command(ScrapyCommand):
         super().add_options(parser)
         parser.add_argument("-n", "--limit", type=int, default=10, metavar="N", help="show the N best records (default 10)")
 
-    def run(self, args, opts):
-        if len(args) != 2:
-            raise UsageError('name one job and one query: scrapy search JOB "query"')
+    def run_job(self, job, args, opts):
         if opts.limit < 1:
-            raise UsageError("--limit must be at least 1")
-        try:
-            job_dir = find_job_dir(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
-            store = open_store(job_dir.name, self.settings.get("COMBINE_DATA_DIR"), self.settings.get("MYSQL_URL"), create=False)
-        except (JobConfigError, OSError, ValueError, RuntimeError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            self.exitcode = 2
-            return
-        try:
-            hits = store.search(args[1], limit=opts.limit)
-        except ValueError as e:
-            print(f"error: {e}", file=sys.stderr)
-            self.exitcode = 2
-            return
-        finally:
-            store.close()
+            raise CommandError("--limit must be at least 1", exitcode=2)
+        query = args[0]
+        with self.records(job) as store:
+            try:
+                hits = store.search(query, limit=opts.limit)
+            except ValueError as e:
+                raise CommandError(str(e), exitcode=2) from e
         if not hits:
-            print(f"no record of job {job_dir.name} matches {args[1]!r}")
+            print(f"no record of job {job.name} matches {query!r}")
             return
         for rank, hit in enumerate(hits, start=1):
             print(f"{rank:3}. {hit.title or '(no title)'}  [score {hit.score:.2f}, record {hit.record_id}]")
