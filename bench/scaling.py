@@ -77,7 +77,7 @@ def run(web: ServedWeb, harvesters: int, seconds: float, wait: float, redis_url:
         "measured_pages": counted,
         "measured_seconds": round(span, 1),
         "wall_seconds": round(wall, 1),
-        "most_requests_to_one_host_per_wait_interval": most_requests_in_a_window(pages, wait),
+        "most_requests_to_one_host_per_wait_interval": most_requests_in_a_window(entries, wait),
         "load_average_after": load_average(),
     }
 

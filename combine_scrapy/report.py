@@ -66,6 +66,18 @@ def _figure():
     return figure, figure.add_subplot()
 
 
+def _save(figure, axes, path: Path, plot: str, xlabel: str, ylabel: str, top: float | None = None) -> None:
+    """Label, frame from zero, grid, legend and write one of the report's PLOTS."""
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(PLOTS[plot])
+    axes.set_xlim(left=0)
+    axes.set_ylim(0, top)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.savefig(path)
+
+
 def plot_relevant(curves: dict[str, Curve], path: Path) -> None:
     """Figure 3.10's plot: one line per job, and the line every page relevant would draw."""
     figure, axes = _figure()
@@ -74,14 +86,7 @@ def plot_relevant(curves: dict[str, Curve], path: Path) -> None:
     for name, curve in curves.items():
         points = thin(curve)
         axes.plot([p[1] for p in points], [p[2] for p in points], label=name)
-    axes.set_xlabel("pages fetched")
-    axes.set_ylabel("relevant pages")
-    axes.set_title(PLOTS["relevant.png"])
-    axes.set_xlim(left=0)
-    axes.set_ylim(bottom=0)
-    axes.grid(alpha=0.3)
-    axes.legend()
-    figure.savefig(path)
+    _save(figure, axes, path, "relevant.png", "pages fetched", "relevant pages")
 
 
 def plot_timeline(curve: Curve, path: Path) -> None:
@@ -91,14 +96,7 @@ def plot_timeline(curve: Curve, path: Path) -> None:
     minutes = [(p[0] - start) / 60 for p in points]
     axes.plot(minutes, [p[1] for p in points], label="pages fetched")
     axes.plot(minutes, [p[2] for p in points], label="relevant pages")
-    axes.set_xlabel("minutes since the first fetch")
-    axes.set_ylabel("pages")
-    axes.set_title(PLOTS["timeline.png"])
-    axes.set_xlim(left=0)
-    axes.set_ylim(bottom=0)
-    axes.grid(alpha=0.3)
-    axes.legend()
-    figure.savefig(path)
+    _save(figure, axes, path, "timeline.png", "minutes since the first fetch", "pages")
 
 
 def plot_harvest_rate(curve: Curve, path: Path) -> None:
@@ -111,14 +109,7 @@ def plot_harvest_rate(curve: Curve, path: Path) -> None:
     if recent:
         step = max(1, len(recent) // PLOT_POINTS)
         axes.plot([r[0] for r in recent[::step]], [r[1] for r in recent[::step]], label=f"last {window} pages")
-    axes.set_xlabel("pages fetched")
-    axes.set_ylabel("harvest rate (relevant / fetched)")
-    axes.set_title(PLOTS["harvest_rate.png"])
-    axes.set_xlim(left=0)
-    axes.set_ylim(0, 1.05)
-    axes.grid(alpha=0.3)
-    axes.legend()
-    figure.savefig(path)
+    _save(figure, axes, path, "harvest_rate.png", "pages fetched", "harvest rate (relevant / fetched)", top=1.05)
 
 
 def _when(timestamp: float) -> str:

@@ -151,15 +151,21 @@ def _analysis(record: Record) -> str:
     return "".join(parts)
 
 
+def _dates(record: Record) -> str:
+    return "".join((
+        _element("modifiedDate", alvis_date(record.modified)),
+        _element("expiryDate", alvis_date(record.expires)),
+        _element("checkedDate", alvis_date(record.checked)),
+    ))
+
+
 def alvis_record(
     record: Record, urls: list[str], link_targets: LinkTargets | None = None, inlinks: Inlinks | None = None
 ) -> str:
     """One ``documentRecord`` in the ALVIS enriched-document format."""
     return "".join((
         f"<documentRecord id={quote(record.key)}>\n<acquisition>\n<acquisitionData>\n",
-        _element("modifiedDate", alvis_date(record.modified)),
-        _element("expiryDate", alvis_date(record.expires)),
-        _element("checkedDate", alvis_date(record.checked)),
+        _dates(record),
         _element("httpServer", record.server),
         _urls(urls),
         "</acquisitionData>\n",
@@ -180,9 +186,7 @@ def alvis_light_record(
     headings = "".join(_element("heading", heading) for heading in record.headings)
     return "".join((
         f"<documentRecord id={quote(record.key)}>\n",
-        _element("modifiedDate", alvis_date(record.modified)),
-        _element("expiryDate", alvis_date(record.expires)),
-        _element("checkedDate", alvis_date(record.checked)),
+        _dates(record),
         _element("mimeType", record.mime_type),
         _element("httpServer", record.server),
         _urls(urls),
