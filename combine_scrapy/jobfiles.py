@@ -15,6 +15,7 @@ in a linked file never shows more of it than that.
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 from pathlib import Path
@@ -113,11 +114,12 @@ def decode_job_text(data: bytes, path: Path | str) -> str:
     """UTF-8 text without its BOM; an error names the line of the first bad byte."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise JobFileError(path, "is UTF-16 text (it starts with a UTF-16 byte order mark): save it as UTF-8")
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
-        text = data.decode("utf-8-sig")
+        text = data[bom:].decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise JobFileError(path, f"not UTF-8 text ({e.reason} at byte {e.start}): save it as UTF-8", line) from e
+        line = data.count(b"\n", 0, bom + e.start) + 1
+        raise JobFileError(path, f"not UTF-8 text ({e.reason} at byte {bom + e.start}): save it as UTF-8", line) from e
     nul = text.find("\0")
     if nul >= 0:
         line = text.count("\n", 0, nul) + 1
