@@ -55,10 +55,15 @@ class JobFileError(ValueError):
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARACTERS) -> str:
-    """``text`` quoted for an error message, cut to ``limit`` characters (a bad line may be huge, or private)."""
+    """``text`` quoted for an error message, cut to ``limit`` characters (a bad line may be huge, or private).
+
+    Printable characters stand as written (a regular expression keeps its
+    single backslashes); others are escaped, so a message stays one line.
+    """
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[:limit])
     if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit]!r}... ({len(text):,} characters)"
+        return f"'{shown}'"
+    return f"'{shown}'... ({len(text):,} characters)"
 
 
 def _size(count: int) -> str:

@@ -161,7 +161,7 @@ CASES = [
     Case("javascript seed", {"seeds.txt": f"{SEED}\njavascript:alert(1)\n"}, check=refused(2, "scheme 'javascript' is not one of")),
     Case("very long seed", {"seeds.txt": f"{SEED}\nhttp://example.org/{'a' * 5000}\n"}, check=refused(2, "too long", "maxUrlLength is 250")),
     Case("excluded seed", {"combine.cfg": "<exclude>\nHOST: example\\.org\n</exclude>\n", "seeds.txt": f"{SEED}\nhttp://example.org/\n"},
-         check=refused(2, "<exclude> rule 'HOST: example\\\\.org' matches the server 'http://example.org'")),
+         check=refused(2, "<exclude> rule 'HOST: example\\.org' matches the server 'http://example.org'")),
     Case("seed outside allow", {"combine.cfg": "<allow>\nHOST: ^http://127\\.\n</allow>\n", "seeds.txt": f"{SEED}\nhttp://example.org/\n"},
          check=refused(2, "no <allow> rule matches", "server 'http://example.org'")),
     # sitesOK.txt

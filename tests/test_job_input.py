@@ -140,10 +140,11 @@ def test_bad_bytes_name_their_line_and_byte(tmp_path, bom):
     assert (raised.value.line, raised.value.message) == (3, f"not UTF-8 text (invalid continuation byte at byte {byte}): save it as UTF-8")
 
 
-def test_an_excerpt_is_short_and_says_how_long_the_text_was():
+def test_an_excerpt_is_short_one_line_and_says_how_long_the_text_was():
     assert excerpt("short") == "'short'"
+    assert excerpt("HOST: example\\.org\tx\x1b") == "'HOST: example\\.org\\tx\\x1b'"  # regex as written, controls escaped
     long = "x" * 1000
-    assert excerpt(long) == f"{'x' * EXCERPT_CHARACTERS!r}... (1,000 characters)"
+    assert excerpt(long) == f"'{'x' * EXCERPT_CHARACTERS}'... (1,000 characters)"
 
 
 # Topic definitions: linear loading, terms compiled on first use, progress for large ones
@@ -207,7 +208,7 @@ def test_each_refused_seed_says_which_rule_refused_it_and_what_it_matched(tmp_pa
     assert [str(seed) for seed in job.refused_seeds] == [
         f"{path}:2: seed 'http://127.0.0.2/private/x' refused: <exclude> rule 'URL /private/' matches the URL 'http://127.0.0.2/private/x'",
         f"{path}:3: seed 'http://other.test/' refused: no <allow> rule matches (server 'http://other.test', "
-        "URL 'http://other.test/'; rules: 'URL ^http://127\\\\.', 'HOST: example\\\\.org')",
+        "URL 'http://other.test/'; rules: 'URL ^http://127\\.', 'HOST: example\\.org')",
         f"{path}:4: seed 'http://127.0.0.2/a/b/c/' refused: path deeper than maxPathDepth = 2 segments",
         f"{path}:5: seed 'https://' refused: malformed: no host",
     ]
