@@ -496,7 +496,7 @@ def _seeds(path: Path, rules: UrlRules) -> tuple[tuple[str, ...], tuple[RefusedS
 
 def find_job_dir(name: str, topics_dir: Path | str) -> Path:
     if not re.fullmatch(r"[\w.-]+", name) or name.startswith("."):
-        raise JobConfigError(topics_dir, None, f"bad job name {name!r}: use letters, digits, '.', '-', '_'")
+        raise JobConfigError(topics_dir, None, f"bad job name {excerpt(name)}: use letters, digits, '.', '-', '_'")
     directory = Path(topics_dir) / name
     if not directory.is_dir():
         known = sorted(p.name for p in Path(topics_dir).iterdir() if p.is_dir()) if Path(topics_dir).is_dir() else []
