@@ -16,11 +16,19 @@ COPY scrapy.cfg ./
 COPY combine_scrapy ./combine_scrapy
 COPY topics ./topics
 
-# scrapyd listens on every interface of the container; eggs, logs and queues go to one volume.
+# scrapyd listens on every interface of the container (docker-compose.yml publishes it on 127.0.0.1 only,
+# with HTTP basic auth from SCRAPYD_USERNAME and SCRAPYD_PASSWORD); eggs, logs and queues go to one volume.
 RUN mkdir -p /etc/scrapyd /var/lib/scrapyd \
  && printf '%s\n' '[scrapyd]' 'bind_address = 0.0.0.0' 'http_port = 6800' \
       'eggs_dir = /var/lib/scrapyd/eggs' 'logs_dir = /var/lib/scrapyd/logs' 'dbs_dir = /var/lib/scrapyd/dbs' \
       'items_dir =' > /etc/scrapyd/scrapyd.conf
 EXPOSE 6800
+
+# Harvesters and scrapyd run as an unprivileged user that owns only what they write (new named
+# volumes mounted on these directories take their owner from the image).
+RUN useradd --system --home-dir /app --no-create-home crawler \
+ && mkdir -p /data /app/data \
+ && chown crawler:crawler /data /app/data /var/lib/scrapyd
+USER crawler
 
 CMD ["scrapy", "crawl", "focused", "-a", "job=glass"]

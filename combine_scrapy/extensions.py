@@ -295,6 +295,8 @@ class HarvestSummary:
         if harvest is None:
             return
         print(self.summary(harvest, self.crawler.stats.get_stats(), reason), flush=True)
+        if getattr(spider, "seed_problem", None):
+            print(f"no usable seed: {spider.seed_problem}", flush=True)
 
     @staticmethod
     def summary(harvest, stats: dict, reason: str) -> str:

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable
 
 from combine_scrapy.convert import DEFAULT_CONVERTERS, converter_map
 from combine_scrapy.frontier import STRATEGIES
+from combine_scrapy.jobfiles import JobFileError, excerpt, read_job_file
 from combine_scrapy.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE, MAX_DISTANCE as MAX_NEAR_DUPLICATE_DISTANCE
 from combine_scrapy.topic.filters import PLAIN_NAMES, POSITION_NAMES
 from combine_scrapy.topic.links import METHODS as LINK_METHODS
@@ -34,7 +37,19 @@ from combine_scrapy.topic import (
     build_filter,
     load_topic_definition,
 )
-from combine_scrapy.urls import UrlRule, UrlRules, check_url, parse_serveralias
+from combine_scrapy.urls import (
+    EXCLUDED,
+    NOT_ALLOWED,
+    REPEATED_SEGMENTS,
+    TOO_DEEP,
+    TOO_LONG,
+    InvalidUrl,
+    UrlRule,
+    UrlRules,
+    canonicalize,
+    check_url,
+    parse_serveralias,
+)
 
 CONFIG_FILE = "combine.cfg"
 TOPIC_FILE = "topicdefinition.txt"
@@ -56,53 +71,77 @@ class JobConfigError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
+#: Largest number of seconds a variable takes (100 years: "never" for a lock).
+MAX_SECONDS = 100 * 365 * 86_400
+#: Largest whole number a variable takes.
+MAX_WHOLE = 2**31 - 1
+# Digits grouped by ',' must come in threes (1,000,000); '2,5' is a decimal comma, not 25.
+_GROUPED = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+
+
+def _number(text: str, whole: bool = False) -> float:
+    """A finite number in ASCII digits ('_', and ',' between groups of three, group digits)."""
+    kind = "a whole number" if whole else "a number"
+    if not text.isascii():
+        raise ValueError(f"expected {kind} in ASCII digits, got {excerpt(text)}")
+    if "," in text and not _GROUPED.fullmatch(text):
+        raise ValueError(f"expected {kind}, got {excerpt(text)} (write decimals with '.'; ',' only between groups of three digits)")
+    cleaned = text.replace("_", "").replace(",", "")
+    try:
+        value = int(cleaned) if whole else float(cleaned)
+    except ValueError:
+        raise ValueError(f"expected {kind}, got {excerpt(text)}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {excerpt(text)}")
+    return value
+
+
+def _in_range(value: float, text: str, allowed: str, low: float, high: float, low_open: bool = False) -> float:
+    if value < low or (low_open and value == low) or value > high:
+        raise ValueError(f"expected {allowed}, got {excerpt(text)}")
+    return value
+
+
 def _parse_bool(text: str) -> bool:
     value = text.strip().lower()
     if value in ("1", "yes", "true", "on"):
         return True
     if value in ("0", "no", "false", "off"):
         return False
-    raise ValueError(f"expected 0 or 1 (or yes/no), got {text!r}")
+    raise ValueError(f"expected 0 or 1 (or yes/no), got {excerpt(text)}")
 
 
 def _parse_seconds(text: str) -> float:
-    value = float(text.replace("_", "").replace(",", ""))
-    if value < 0:
-        raise ValueError(f"expected a number of seconds >= 0, got {text!r}")
-    return value
+    return _in_range(_number(text), text, f"a number of seconds from 0 to {MAX_SECONDS:,} (100 years)", 0, MAX_SECONDS)
+
+
+def _parse_timeout(text: str) -> float:
+    return _in_range(_number(text), text, f"a number of seconds > 0, at most {MAX_SECONDS:,}", 0, MAX_SECONDS, low_open=True)
 
 
 def _parse_positive_int(text: str) -> int:
-    value = int(text.replace("_", "").replace(",", ""))
-    if value <= 0:
-        raise ValueError(f"expected a whole number > 0, got {text!r}")
-    return value
+    return int(_in_range(_number(text, whole=True), text, f"a whole number from 1 to {MAX_WHOLE:,}", 1, MAX_WHOLE))
 
 
 def _parse_strategy(text: str) -> str:
     if text not in STRATEGIES:
-        raise ValueError(f"unknown strategy {text!r}; known: {', '.join(STRATEGIES)}")
+        raise ValueError(f"unknown strategy {excerpt(text)}; known: {', '.join(STRATEGIES)}")
     return text
 
 
 def _parse_link_method(text: str) -> str:
     if text not in LINK_METHODS:
-        raise ValueError(f"unknown link method {text!r}; known: {', '.join(LINK_METHODS)}")
+        raise ValueError(f"unknown link method {excerpt(text)}; known: {', '.join(LINK_METHODS)}")
     return text
 
 
 def _parse_near_duplicate_distance(text: str) -> int:
-    value = int(text)
-    if not 0 <= value <= MAX_NEAR_DUPLICATE_DISTANCE:
-        raise ValueError(f"expected a number of bits from 0 to {MAX_NEAR_DUPLICATE_DISTANCE}, got {text!r}")
-    return value
+    allowed = f"a number of bits from 0 to {MAX_NEAR_DUPLICATE_DISTANCE}"
+    return int(_in_range(_number(text, whole=True), text, allowed, 0, MAX_NEAR_DUPLICATE_DISTANCE))
 
 
 def _parse_fraction(text: str) -> float:
-    value = float(text)
-    if not 0 <= value <= 1:
-        raise ValueError(f"expected a number from 0 to 1, got {text!r}")
-    return value
+    return _in_range(_number(text), text, "a number from 0 to 1", 0, 1)
 
 
 def _parse_extensions(text: str) -> frozenset[str]:
@@ -110,26 +149,20 @@ def _parse_extensions(text: str) -> frozenset[str]:
 
 
 def _parse_count(text: str) -> int:
-    value = int(text.replace("_", "").replace(",", ""))
-    if value < 0:
-        raise ValueError(f"expected a whole number >= 0, got {text!r}")
-    return value
+    return int(_in_range(_number(text, whole=True), text, f"a whole number from 0 to {MAX_WHOLE:,}", 0, MAX_WHOLE))
 
 
 def _parse_ratio(text: str) -> float:
-    value = float(text)
-    if value < 0:
-        raise ValueError(f"expected a number >= 0, got {text!r}")
-    return value
+    return _in_range(_number(text), text, "a number >= 0", 0, math.inf)
 
 
-def _parse_optional_float(text: str) -> float | None:
-    return None if text.strip() == "" else float(text)
+def _parse_cutoff(text: str) -> float:
+    return _number(text)
 
 
 def _parse_topic_text(text: str) -> str:
     if text not in TOPIC_TEXTS:
-        raise ValueError(f"expected {' or '.join(TOPIC_TEXTS)}, got {text!r}")
+        raise ValueError(f"expected {' or '.join(TOPIC_TEXTS)}, got {excerpt(text)}")
     return text
 
 
@@ -158,18 +191,18 @@ VARIABLES: dict[str, _Variable] = {
     "extractLinksFromText": _Variable("extract_links_from_text", _parse_bool),
     "UserAgentFollowRedirects": _Variable("follow_redirects", _parse_bool),
     "UserAgentGetIfModifiedSince": _Variable("get_if_modified_since", _parse_bool),
-    "UAtimeout": _Variable("timeout", _parse_seconds),
+    "UAtimeout": _Variable("timeout", _parse_timeout),
     # Fetch limits (not Combine's names): body bytes, redirects followed, converter seconds and MiB.
     "UAmaxSize": _Variable("max_size", _parse_positive_int),
     "UAmaxRedirects": _Variable("max_redirects", _parse_positive_int),
     "HeadOnlyExtensions": _Variable("head_only_extensions", _parse_extensions),
-    "ConverterTimeout": _Variable("converter_timeout", _parse_seconds),
+    "ConverterTimeout": _Variable("converter_timeout", _parse_timeout),
     "ConverterMemory": _Variable("converter_memory", _parse_positive_int),
     "HarvestRetries": _Variable("harvest_retries", _parse_positive_int),
     "classifyPlugIn": _Variable("classify_plugin", str),
-    "tot_cutoff": _Variable("tot_cutoff", _parse_optional_float),
-    "cutoff_norm": _Variable("cutoff_norm", _parse_optional_float),
-    "cutoff_rel": _Variable("cutoff_rel", _parse_optional_float),
+    "tot_cutoff": _Variable("tot_cutoff", _parse_cutoff),
+    "cutoff_norm": _Variable("cutoff_norm", _parse_cutoff),
+    "cutoff_rel": _Variable("cutoff_rel", _parse_cutoff),
     "UserAgent": _Variable("user_agent", str),
     "OperatorEmail": _Variable("operator_email", str),
     "CrawlStrategy": _Variable("strategy", _parse_strategy),
@@ -196,6 +229,8 @@ VARIABLES: dict[str, _Variable] = {
     "topicText": _Variable("topic_text", _parse_topic_text),
 }
 BLOCKS = ("allow", "exclude", "sessionids", "serveralias", "converters")
+#: Variables whose empty value means something (no From header, no HEAD-only extensions); any other needs a value.
+MAY_BE_EMPTY = frozenset({"OperatorEmail", "HeadOnlyExtensions"})
 #: Combine's binary extensions, fetched with HEAD only (conf/default.cfg).
 HEAD_ONLY_EXTENSIONS = _parse_extensions(
     "arff au avi class exe fig gif gz hqx ica jpeg jpg mat mdb mov mp3 mpeg mpg msi pcx pdb psd ram rar raw rmd "
@@ -260,26 +295,33 @@ class Job:
     hub_directory_links: int = 30
     learned_url_rules: LearnedUrlRules | None = None
     topic_text: str = "all"
+    #: Lines of seeds.txt the URL rules refuse (the crawl warns about each).
+    refused_seeds: tuple[RefusedSeed, ...] = ()
 
 
-def _read_lines(path: Path) -> list[str]:
+def _read_lines(path: Path, missing: str | None = None) -> list[str] | None:
+    """The lines of a job file (see combine_scrapy.jobfiles); None when it is absent and ``missing`` is None."""
     try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as e:
-        raise JobConfigError(path, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from e
-    except OSError as e:
-        raise JobConfigError(path, None, f"cannot read: {e.strerror}") from e
+        text = read_job_file(path)
+    except JobFileError as e:
+        raise JobConfigError(e.path, e.line, e.message) from e
+    if text is None:
+        if missing is not None:
+            raise JobConfigError(path, None, f"missing: {missing}")
+        return None
+    return text.splitlines()
 
 
 def _unknown_variable(name: str) -> str:
-    close = difflib.get_close_matches(name, [*VARIABLES, *BLOCKS], n=1)
+    close = difflib.get_close_matches(name, [*VARIABLES, *BLOCKS], n=1) if len(name) <= 100 else []
     hint = f" (did you mean {close[0]}?)" if close else ""
-    return f"unknown variable {name!r}{hint}"
+    return f"unknown variable {excerpt(name)}{hint}"
 
 
-_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][\w]*)\s*=\s*(.*?)\s*$")
-_BLOCK_OPEN = re.compile(r"^\s*<\s*([A-Za-z_]\w*)\s*>\s*$")
-_BLOCK_CLOSE = re.compile(r"^\s*<\s*/\s*([A-Za-z_]\w*)\s*>\s*$")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+# Anchored at both ends with no lazy group: linear on any line (a lazy '(.*?)\s*$' is quadratic on long blanks).
+_BLOCK_OPEN = re.compile(r"<\s*([A-Za-z_]\w*)\s*>")
+_BLOCK_CLOSE = re.compile(r"<\s*/\s*([A-Za-z_]\w*)\s*>")
 
 
 def parse_config(path: Path) -> tuple[dict[str, tuple[int, str]], dict[str, list[tuple[int, str]]]]:
@@ -287,20 +329,24 @@ def parse_config(path: Path) -> tuple[dict[str, tuple[int, str]], dict[str, list
     values: dict[str, tuple[int, str]] = {}
     blocks: dict[str, list[tuple[int, str]]] = {}
     open_block: tuple[str, int] | None = None
-    for number, raw in enumerate(_read_lines(path), start=1):
+    for number, raw in enumerate(_read_lines(path, "every job needs its combine.cfg"), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         if open_block:
-            closing = _BLOCK_CLOSE.match(line)
+            closing = _BLOCK_CLOSE.fullmatch(line)
             if closing:
                 if closing.group(1) != open_block[0]:
                     raise JobConfigError(path, number, f"</{closing.group(1)}> closes <{open_block[0]}> opened on line {open_block[1]}")
                 open_block = None
+            elif _BLOCK_OPEN.fullmatch(line):
+                raise JobConfigError(
+                    path, number, f"{line} inside <{open_block[0]}> (opened on line {open_block[1]}): close it first with </{open_block[0]}>"
+                )
             else:
                 blocks[open_block[0]].append((number, line))
             continue
-        opening = _BLOCK_OPEN.match(line)
+        opening = _BLOCK_OPEN.fullmatch(line)
         if opening:
             name = opening.group(1)
             if name not in BLOCKS:
@@ -310,10 +356,12 @@ def parse_config(path: Path) -> tuple[dict[str, tuple[int, str]], dict[str, list
             blocks[name] = []
             open_block = (name, number)
             continue
-        assignment = _ASSIGNMENT.match(line)
-        if not assignment:
-            raise JobConfigError(path, number, f"expected 'Name = value' or '<block>', got {line!r}")
-        name, value = assignment.groups()
+        name, equals, value = line.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals or not _NAME.fullmatch(name):
+            if _BLOCK_CLOSE.fullmatch(line):
+                raise JobConfigError(path, number, f"{line} closes a block that is not open")
+            raise JobConfigError(path, number, f"expected 'Name = value' or '<block>', got {excerpt(line)}")
         if name not in VARIABLES:
             raise JobConfigError(path, number, _unknown_variable(name))
         if name in values:
@@ -333,7 +381,7 @@ def _url_rules(path: Path, limits: dict[str, int], blocks: dict[str, list[tuple[
                 try:
                     rules.append(UrlRule.parse(entry))
                 except ValueError as e:
-                    raise JobConfigError(path, number, f"bad {name} rule {entry!r}: {e}") from e
+                    raise JobConfigError(path, number, f"bad {name} rule {excerpt(entry)}: {e}") from e
             changes[name] = tuple(rules)
     if "sessionids" in blocks:
         changes["sessionids"] = tuple(entry for _, entry in blocks["sessionids"])
@@ -343,7 +391,7 @@ def _url_rules(path: Path, limits: dict[str, int], blocks: dict[str, list[tuple[
             try:
                 aliases.update(parse_serveralias(entry))
             except ValueError as e:
-                raise JobConfigError(path, number, f"bad serveralias {entry!r}: {e}") from e
+                raise JobConfigError(path, number, f"bad serveralias {excerpt(entry)}: {e}") from e
         changes["serveralias"] = aliases
     return dataclasses.replace(UrlRules(), **changes)
 
@@ -354,36 +402,101 @@ def _converters(path: Path, entries: list[tuple[int, str]]):
         try:
             converter_map([entry])
         except ValueError as e:
-            raise JobConfigError(path, number, f"bad converter {entry!r}: {e}") from e
+            raise JobConfigError(path, number, f"bad converter {excerpt(entry)}: {e}") from e
     return converter_map([entry for _, entry in entries], DEFAULT_CONVERTERS)
 
 
-def _list_file(path: Path) -> list[tuple[int, str]]:
-    """Non-empty, non-comment lines of an optional one-entry-per-line file."""
-    if not path.exists():
-        return []
+def _list_file(path: Path, missing: str | None = None) -> list[tuple[int, str]]:
+    """Non-empty, non-comment lines of a one-entry-per-line file (optional unless ``missing`` says why not)."""
     return [
         (number, line.strip())
-        for number, line in enumerate(_read_lines(path), start=1)
+        for number, line in enumerate(_read_lines(path, missing) or (), start=1)
         if line.strip() and not line.strip().startswith("#")
     ]
 
 
-def _seeds(path: Path, rules: UrlRules) -> tuple[str, ...]:
-    if not path.exists():
-        raise JobConfigError(path, None, "missing: list the start URLs, one per line")
+_SITE = re.compile(r"[a-z0-9.\-]+(?::\d{1,5})?|\[[0-9a-f:.]+\](?::\d{1,5})?")
+
+
+def _sites_ok(path: Path) -> frozenset[str]:
+    """Hosts (``host`` or ``host:port``) of sitesOK.txt, lower-cased."""
+    sites = set()
+    for number, entry in _list_file(path):
+        host = entry.lower().rstrip(".")
+        if not _SITE.fullmatch(host):
+            hint = " (write the host only, without http:// or a path)" if "/" in host else ""
+            raise JobConfigError(path, number, f"{excerpt(entry)} is not a host name: write one host (or host:port) a line{hint}")
+        sites.add(host)
+    return frozenset(sites)
+
+
+@dataclasses.dataclass(frozen=True)
+class RefusedSeed:
+    """A line of seeds.txt that the job's URL rules refuse, and why, for the crawl to warn about."""
+
+    path: Path
+    line: int
+    url: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: seed {excerpt(self.url)} refused: {self.reason}"
+
+
+#: Longest seed line canonicalized; a longer one is refused at once (maxUrlLength refuses it anyway).
+MAX_SEED_CHARACTERS = 65_536
+
+
+def refusal_reason(url: str, verdict_reason: str, canonical: str, rules: UrlRules) -> str:
+    """Why the URL rules refuse ``url``: the rule, and the string it was matched against."""
+    if verdict_reason == TOO_LONG:
+        return f"too long: {len(canonical):,} characters, maxUrlLength is {rules.max_url_length} (URLs that long or longer are refused)"
+    if verdict_reason == TOO_DEEP:
+        return f"path deeper than maxPathDepth = {rules.max_path_depth} segments"
+    if verdict_reason == REPEATED_SEGMENTS:
+        return f"a path segment repeated more than maxRepeatedSegments = {rules.max_repeated_segments} times"
+    parts = canonical.split("/", 3)
+    server = "/".join(parts[:3])
+    if verdict_reason == NOT_ALLOWED:
+        rules_text = ", ".join(excerpt(rule.text) for rule in rules.allow[:3]) + (", ..." if len(rules.allow) > 3 else "")
+        return f"no <allow> rule matches (server {excerpt(server)}, URL {excerpt(canonical)}; rules: {rules_text})"
+    if verdict_reason == EXCLUDED:
+        rule = next(rule for rule in rules.exclude if rule.matches(canonical, server))
+        against = f"the server {excerpt(server)}" if rule.kind == UrlRule.HOST else f"the URL {excerpt(canonical)}"
+        return f"<exclude> rule {excerpt(rule.text)} matches {against}"
+    try:
+        canonicalize(url, rules)
+    except InvalidUrl as e:
+        detail = str(e)
+    else:
+        detail = verdict_reason
+    if "://" not in url and re.match(r"[\w.-]+\.[a-z]{2,}(?:[:/]|$)", url, re.IGNORECASE):
+        detail += f" (did you mean 'http://{excerpt(url)[1:-1]}'?)"
+    return detail
+
+
+def _seeds(path: Path, rules: UrlRules) -> tuple[tuple[str, ...], tuple[RefusedSeed, ...]]:
+    """The canonical seeds, and the lines the URL rules refuse (a crawl warns about them and goes on)."""
     seeds = []
-    for number, url in _list_file(path):
+    refused = []
+    for number, url in _list_file(path, "list the start URLs, one per line"):
+        if len(url) > MAX_SEED_CHARACTERS:
+            refused.append(RefusedSeed(path, number, url, f"too long: {len(url):,} characters"))
+            continue
+        if re.search(r"\s", url):
+            refused.append(RefusedSeed(path, number, url, "holds a space: write one URL a line (a space in a URL is %20)"))
+            continue
         verdict = check_url(url, rules)
-        if not verdict.ok:
-            raise JobConfigError(path, number, f"seed {url!r} rejected: {verdict.reason}")
-        seeds.append(verdict.url)
-    return tuple(dict.fromkeys(seeds))
+        if verdict.ok:
+            seeds.append(verdict.url)
+        else:
+            refused.append(RefusedSeed(path, number, url, refusal_reason(url, verdict.reason, verdict.url, rules)))
+    return tuple(dict.fromkeys(seeds)), tuple(refused)
 
 
 def find_job_dir(name: str, topics_dir: Path | str) -> Path:
     if not re.fullmatch(r"[\w.-]+", name) or name.startswith("."):
-        raise JobConfigError(topics_dir, None, f"bad job name {name!r}: use letters, digits, '.', '-', '_'")
+        raise JobConfigError(topics_dir, None, f"bad job name {excerpt(name)}: use letters, digits, '.', '-', '_'")
     directory = Path(topics_dir) / name
     if not directory.is_dir():
         known = sorted(p.name for p in Path(topics_dir).iterdir() if p.is_dir()) if Path(topics_dir).is_dir() else []
@@ -393,7 +506,7 @@ def find_job_dir(name: str, topics_dir: Path | str) -> Path:
 
 def _learned_url_rules(directory: Path, config_path: Path, line: int) -> LearnedUrlRules:
     path = directory / LEARNED_RULES_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         raise JobConfigError(config_path, line, f"LearnedUrlRules = 1, but {path} is missing: run 'scrapy trial {directory.name}' first")
     try:
         return read_rules(path)
@@ -408,31 +521,32 @@ def load_job(name: str, topics_dir: Path | str = "topics", learned_rules: bool =
     """
     directory = find_job_dir(name, topics_dir)
     config_path = directory / CONFIG_FILE
-    if not config_path.exists():
-        raise JobConfigError(config_path, None, "missing: every job needs its combine.cfg")
     values, blocks = parse_config(config_path)
 
     fields: dict[str, Any] = {}
     for name_, (number, text) in values.items():
         variable = VARIABLES[name_]
+        if not text and name_ not in MAY_BE_EMPTY:
+            raise JobConfigError(config_path, number, f"{name_}: no value; leave the line out (or comment it out with #) for the default")
         try:
             fields[variable.attribute] = variable.parse(text)
         except ValueError as e:
-            raise JobConfigError(config_path, number, f"{name_}: {e}") from e
+            hint = " (a comment goes on a line of its own)" if "#" in text else ""
+            raise JobConfigError(config_path, number, f"{name_}: {e}{hint}") from e
 
     url_rules = _url_rules(
         config_path,
         {name: fields.pop(name) for name in ("max_url_length", "max_path_depth", "max_repeated_segments") if name in fields},
         blocks,
     )
-    sites_ok = frozenset(host.lower() for _, host in _list_file(directory / SITES_OK_FILE))
+    sites_ok = _sites_ok(directory / SITES_OK_FILE)
     if "converters" in blocks:
         fields["converters"] = _converters(config_path, blocks["converters"])
 
     topic_path = directory / TOPIC_FILE
     classify_plugin = fields.get("classify_plugin", "plain")
     definition = None
-    if topic_path.exists():
+    if os.path.lexists(topic_path):
         try:
             definition = load_topic_definition(topic_path)
         except TopicDefinitionError as e:
@@ -451,14 +565,16 @@ def load_job(name: str, topics_dir: Path | str = "topics", learned_rules: bool =
         line = values.get("classifyPlugIn", (None,))[0]
         needs_definition = classify_plugin in (*PLAIN_NAMES, *POSITION_NAMES)
         missing = f" ({TOPIC_FILE} is missing)" if needs_definition and not topic_path.exists() else ""
-        raise JobConfigError(config_path, line, f"classifyPlugIn {classify_plugin!r}: {e}{missing}") from e
+        raise JobConfigError(config_path, line, f"classifyPlugIn {excerpt(classify_plugin)}: {e}{missing}") from e
 
     if learned_rules and fields.get("use_learned_url_rules"):
         fields["learned_url_rules"] = _learned_url_rules(directory, config_path, values["LearnedUrlRules"][0])
+    seeds, refused_seeds = _seeds(directory / SEEDS_FILE, url_rules)
     return Job(
         name=directory.name,
         directory=directory,
-        seeds=_seeds(directory / SEEDS_FILE, url_rules),
+        seeds=seeds,
+        refused_seeds=refused_seeds,
         url_rules=url_rules,
         topic_filter=topic_filter,
         definition=definition,

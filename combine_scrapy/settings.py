@@ -40,6 +40,10 @@ CONCURRENT_REQUESTS_PER_DOMAIN = 1
 CONCURRENT_ITEMS = 1
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
+# Scrapy's remote control (an HTTP server on 127.0.0.1 that runs any Python code sent to it, for the holder
+# of a token written to a file in the user's state directory) stays off: a harvester runs no code it is sent.
+# Opt in for debugging with -s REMOTE_CONTROL_ENABLED=1; a harvester killed with SIGKILL leaves its token file.
+REMOTE_CONTROL_ENABLED = False
 DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 

@@ -60,10 +60,10 @@ def test_values_and_blocks_are_read(tmp_path):
     ("config", "line", "message"),
     [
         ("WaitIntervalHots = 5\n", 1, "unknown variable 'WaitIntervalHots' (did you mean WaitIntervalHost?)"),
-        ("# comment\nWaitIntervalHost = soon\n", 2, "WaitIntervalHost: could not convert string to float: 'soon'"),
-        ("WaitIntervalHost = -1\n", 1, "expected a number of seconds >= 0"),
+        ("# comment\nWaitIntervalHost = soon\n", 2, "WaitIntervalHost: expected a number, got 'soon'"),
+        ("WaitIntervalHost = -1\n", 1, "WaitIntervalHost: expected a number of seconds from 0 to 3,153,600,000 (100 years), got '-1'"),
         ("saveHTML = maybe\n", 1, "saveHTML: expected 0 or 1"),
-        ("maxUrlLength = 0\n", 1, "expected a whole number > 0"),
+        ("maxUrlLength = 0\n", 1, "maxUrlLength: expected a whole number from 1 to 2,147,483,647, got '0'"),
         ("WaitIntervalHost = 1\nWaitIntervalHost = 2\n", 2, "WaitIntervalHost already set on line 1"),
         ("just some words\n", 1, "expected 'Name = value' or '<block>'"),
         ("<exclude>\nURL (unclosed\n</exclude>\n", 2, "bad exclude rule 'URL (unclosed'"),
@@ -89,11 +89,15 @@ def test_bad_topic_definition_names_its_line(tmp_path):
     assert str(raised.value).startswith(f"{directory / 'topicdefinition.txt'}:3: ")
 
 
-def test_bad_seed_names_its_line(tmp_path):
+def test_refused_seed_is_kept_aside_with_its_line_and_reason(tmp_path):
     directory = write_job(tmp_path, seeds="http://127.0.0.2/\nmailto:someone@example.org\n")
-    with pytest.raises(JobConfigError) as raised:
-        load_job("j", tmp_path)
-    assert str(raised.value).startswith(f"{directory / 'seeds.txt'}:2: seed 'mailto:someone@example.org' rejected")
+    job = load_job("j", tmp_path)
+    assert job.seeds == ("http://127.0.0.2/",)
+    [refused] = job.refused_seeds
+    assert str(refused) == (
+        f"{directory / 'seeds.txt'}:2: seed 'mailto:someone@example.org' refused: "
+        "scheme: scheme 'mailto' is not one of http, https, ftp"
+    )
 
 
 def test_missing_pieces_are_named(tmp_path):
@@ -109,7 +113,7 @@ def test_missing_pieces_are_named(tmp_path):
 def test_non_utf8_file_is_named(tmp_path):
     directory = write_job(tmp_path)
     (directory / "combine.cfg").write_bytes(b"WaitIntervalHost = 1\n\xff\xfe\n")
-    with pytest.raises(JobConfigError, match="combine.cfg: not UTF-8"):
+    with pytest.raises(JobConfigError, match="combine.cfg:2: not UTF-8"):
         load_job("j", tmp_path)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 import scrapy
-from scrapy.exceptions import UsageError
+from scrapy.exceptions import CloseSpider, UsageError
 
 from combine_scrapy.frontier import FrontierEntry, Outcome
 from combine_scrapy.harvest import Harvest
@@ -20,8 +20,14 @@ from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.middlewares import RobotsDisallowed, RobotsPending, UrlRejected
 
 
+#: The close reason of a crawl with nothing to start from (``scrapy crawl`` then exits with status 2).
+NO_USABLE_SEED = "no_usable_seed"
+
+
 class FocusedSpider(scrapy.Spider):
     name = "focused"
+    #: Why the crawl had no usable seed, for the summary; None while it has one.
+    seed_problem: str | None = None
 
     def __init__(self, job: str | None = None, max_pages: str | None = None, continuous: str = "0", **kwargs):
         super().__init__(**kwargs)
@@ -53,6 +59,9 @@ class FocusedSpider(scrapy.Spider):
             mysql_url=settings.get("MYSQL_URL"),
         )
         crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
+        crawler.signals.connect(spider.seeds_all_refused, scrapy.signals.spider_idle)
+        spider.seed_set = frozenset(job.seeds)
+        spider.seeds_refused_by_robots = set()
         return spider
 
     @property
@@ -60,9 +69,35 @@ class FocusedSpider(scrapy.Spider):
         return self.harvest.job
 
     async def start(self):
-        """Seeds enter through the scheduler, which marks them in the frontier."""
-        for url in self.job.seeds:
+        """Seeds enter through the scheduler, which marks them in the frontier.
+
+        Each seed the URL rules refuse is named in a warning. Without a usable
+        seed and with an empty frontier there is nothing to crawl: a
+        configuration error, the crawl stops at once (reason no_usable_seed).
+        """
+        job = self.job
+        for refused in job.refused_seeds:
+            self.logger.warning("%s", refused)
+        self.crawler.stats.set_value("seeds/usable", len(job.seeds))
+        self.crawler.stats.set_value("seeds/refused", len(job.refused_seeds))
+        if not job.seeds and not self.harvest.frontier.counts(time.time())["urls"]:
+            if job.refused_seeds:
+                self.seed_problem = f"every seed of seeds.txt was refused ({len(job.refused_seeds)}, see the warnings above)"
+            else:
+                self.seed_problem = "seeds.txt lists no URL"
+            self.seed_problem += " and the frontier is empty: nothing to crawl"
+            self.logger.error("job %s: %s", job.name, self.seed_problem)
+            raise CloseSpider(NO_USABLE_SEED)
+        for url in job.seeds:
             yield scrapy.Request(url, dont_filter=True)
+
+    def seeds_all_refused(self, spider) -> None:
+        """On idle: when robots.txt refused every seed and nothing was fetched, end with no_usable_seed."""
+        if spider is not self or not self.job.seeds or self.crawler.stats.get_value("fetch/outcome/success"):
+            return
+        if self.seeds_refused_by_robots >= self.seed_set:
+            self.seed_problem = f"robots.txt refused every seed ({len(self.job.seeds)}, see the warnings above): nothing was fetched"
+            raise CloseSpider(NO_USABLE_SEED)
 
     def request_for(self, entry: FrontierEntry) -> scrapy.Request:
         """The request that fetches one frontier URL, conditional when the job asks for it."""
@@ -108,6 +143,9 @@ class FocusedSpider(scrapy.Spider):
             fetch.postponed = True
         elif failure.check(RobotsDisallowed):
             fetch.outcome = Outcome.ROBOTS
+            if entry.url in self.seed_set:
+                self.seeds_refused_by_robots.add(entry.url)
+                self.logger.warning("seed %s refused: forbidden by the robots.txt of %s", entry.url, entry.host)
         elif failure.check(UrlRejected):
             fetch.outcome = Outcome.NOT_FOUND
         else:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from combine_scrapy.jobfiles import JobFileError, read_job_file
 from combine_scrapy.topic.links import LinkCandidate, LinkScorer
 from combine_scrapy.urls import UrlRules, check_url, host_of
 
@@ -469,9 +470,9 @@ def parse_rules(text: str, source: str = "<rules>") -> LearnedUrlRules:
 
 def read_rules(path: Path) -> LearnedUrlRules:
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise UrlRulesFileError(path, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from e
-    except OSError as e:
-        raise UrlRulesFileError(path, None, f"cannot read: {e.strerror}") from e
+        text = read_job_file(path)
+    except JobFileError as e:
+        raise UrlRulesFileError(e.path, e.line, e.message) from e
+    if text is None:
+        raise UrlRulesFileError(path, None, "missing")
     return parse_rules(text, str(path))
