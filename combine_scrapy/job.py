@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import logging
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -43,6 +44,7 @@ SITES_OK_FILE = "sitesOK.txt"
 # What the topic filter reads as a page's text: all of it (Combine), or its main content block.
 TOPIC_TEXTS = ("all", "main")
 
+logger = logging.getLogger(__name__)
 
 
 class JobConfigError(ValueError):
@@ -331,7 +333,7 @@ def _url_rules(path: Path, limits: dict[str, int], blocks: dict[str, list[tuple[
             rules = []
             for number, entry in blocks[name]:
                 try:
-                    rules.append(UrlRule.parse(entry))
+                    rules.append(UrlRule.parse(entry, source=f"{path.name} line {number}"))
                 except ValueError as e:
                     raise JobConfigError(path, number, f"bad {name} rule {entry!r}: {e}") from e
             changes[name] = tuple(rules)
@@ -376,7 +378,8 @@ def _seeds(path: Path, rules: UrlRules) -> tuple[str, ...]:
     for number, url in _list_file(path):
         verdict = check_url(url, rules)
         if not verdict.ok:
-            raise JobConfigError(path, number, f"seed {url!r} rejected: {verdict.reason}")
+            logger.warning("%s:%d: seed %r refused, %s: %s", path, number, url, verdict.reason, verdict.detail)
+            raise JobConfigError(path, number, f"seed {url!r} rejected: {verdict.reason} ({verdict.detail})")
         seeds.append(verdict.url)
     return tuple(dict.fromkeys(seeds))
 
