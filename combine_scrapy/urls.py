@@ -47,6 +47,7 @@ _ASPNET_SEGMENT = re.compile(r"/\((?:[A-Z]\([^)/]*\))+\)(?=/)")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # A host name after IDNA encoding: labels of RFC 3986 unreserved characters, none empty.
 _HOST = re.compile(r"[a-z0-9\-_~]+(?:\.[a-z0-9\-_~]+)*")
+_ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?#\\]*")
 _ABSOLUTE = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.\-]*://")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(?!\d+(?:[/?#]|$))")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -146,8 +147,13 @@ class UrlRules:
     sessionids: tuple[str, ...] = DEFAULT_SESSIONIDS
     serveralias: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     _sessionid: re.Pattern = field(init=False, repr=False, compare=False)
+    # (pattern.search, whether it sees the host) of each allow and exclude rule, for check_url's loop.
+    _allow_searches: tuple = field(init=False, repr=False, compare=False)
+    _exclude_searches: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
+        for name, rules in (("_allow_searches", self.allow), ("_exclude_searches", self.exclude)):
+            object.__setattr__(self, name, tuple((rule.pattern.search, rule.kind == UrlRule.HOST) for rule in rules))
         names = "|".join(f"(?:{name})" for name in self.sessionids) or r"(?!)"
         object.__setattr__(self, "_sessionid", re.compile(rf"_*(?:{names})", re.IGNORECASE))
         object.__setattr__(self, "serveralias", MappingProxyType(dict(self.serveralias)))
@@ -350,12 +356,21 @@ def _canonical_parts(url: str, rules: UrlRules) -> tuple[str, str, str, str]:
     return scheme_name, server, path, query
 
 
+def _resolve(base: str, href: str) -> str:
+    """``href`` resolved against ``base``; a path from the root is joined to the base's origin at once."""
+    if href.startswith("/") and not href.startswith("//"):
+        origin = _ORIGIN.match(base)
+        if origin:
+            return origin.group(0) + href
+    return urljoin(base, href)
+
+
 def check_url(url: str, rules: UrlRules | None = None, base: str | None = None) -> Verdict:
     """Canonicalize and validate ``url`` (resolved against ``base``); never raises."""
     rules = rules or DEFAULT_RULES
     try:
         if base is not None and not _ABSOLUTE.match(url):
-            url = urljoin(base, url.strip())
+            url = _resolve(base, url.strip())
         scheme, server, path, query = _canonical_parts(url, rules)
     except InvalidUrl as e:
         return Verdict(url, e.reason, str(e))
@@ -368,11 +383,11 @@ def check_url(url: str, rules: UrlRules | None = None, base: str | None = None) 
     if trap:
         return Verdict(canonical, trap, f"path {path!r}")
     host = server[: server.index("]") + 1] if server.startswith("[") else server.partition(":")[0]
-    if not any(rule.pattern.search(host if rule.kind == UrlRule.HOST else canonical) for rule in rules.allow):
+    if not any(search(host if on_host else canonical) for search, on_host in rules._allow_searches):
         tried = ", ".join(str(rule) for rule in rules.allow)
         return Verdict(canonical, NOT_ALLOWED, f"no allow rule matches host {host!r} or URL {canonical!r}; allow rules: {tried}")
-    for rule in rules.exclude:
-        if rule.pattern.search(host if rule.kind == UrlRule.HOST else canonical):
+    for rule, (search, on_host) in zip(rules.exclude, rules._exclude_searches):
+        if search(host if on_host else canonical):
             subject = "host" if rule.kind == UrlRule.HOST else "URL"
             return Verdict(canonical, EXCLUDED, f"exclude rule {rule} matches {subject} {rule.subject(canonical, host)!r}")
     return Verdict(canonical)
@@ -383,7 +398,7 @@ def _spider_trap(path: str, rules: UrlRules) -> str:
     segments = [segment for segment in path.split("/") if segment]
     if len(segments) > rules.max_path_depth:
         return TOO_DEEP
-    if segments and max(Counter(segments).values()) > rules.max_repeated_segments:
+    if len(segments) > rules.max_repeated_segments and max(Counter(segments).values()) > rules.max_repeated_segments:
         return REPEATED_SEGMENTS
     return ""
 
