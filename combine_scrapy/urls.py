@@ -49,7 +49,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HOST = re.compile(r"[a-z0-9\-_~]+(?:\.[a-z0-9\-_~]+)*")
 _ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?#\\]*")
 _ABSOLUTE = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.\-]*://")
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(?!\d+(?:[/?#]|$))")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+# "example.com:8080/x" is a host and port without a scheme; "tel:12345" has a scheme.
+_HOST_AND_PORT = re.compile(r"(?:localhost|[^:/?#]*\.[^:/?#]*):\d+(?:[/?#]|$)", re.IGNORECASE)
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 # What a path or query may hold as it is (RFC 3986 pchar, and '/' and '?'), escapes aside.
 _CLEAN = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
@@ -170,6 +172,7 @@ class InvalidUrl(ValueError):
 
     def __init__(self, reason: str, detail: str):
         self.reason = reason
+        self.detail = detail
         super().__init__(f"{reason}: {detail}")
 
 
@@ -331,7 +334,7 @@ def _canonical_parts(url: str, rules: UrlRules) -> tuple[str, str, str, str]:
         raise InvalidUrl(MALFORMED, "empty or holds control characters")
     text = text.partition("#")[0]
     scheme = _SCHEME.match(text)
-    if scheme is None:
+    if scheme is None or _HOST_AND_PORT.match(text):
         text = "http:" + text if text.startswith("//") else "http://" + text
         scheme_name, rest = "http", text[5:]
     else:
@@ -373,7 +376,7 @@ def check_url(url: str, rules: UrlRules | None = None, base: str | None = None) 
             url = _resolve(base, url.strip())
         scheme, server, path, query = _canonical_parts(url, rules)
     except InvalidUrl as e:
-        return Verdict(url, e.reason, str(e))
+        return Verdict(url, e.reason, e.detail)
     except ValueError as e:
         return Verdict(url, MALFORMED, str(e))
     canonical = _join(scheme, server, path, query)
