@@ -37,19 +37,7 @@ from combine_scrapy.topic import (
     build_filter,
     load_topic_definition,
 )
-from combine_scrapy.urls import (
-    EXCLUDED,
-    NOT_ALLOWED,
-    REPEATED_SEGMENTS,
-    TOO_DEEP,
-    TOO_LONG,
-    InvalidUrl,
-    UrlRule,
-    UrlRules,
-    canonicalize,
-    check_url,
-    parse_serveralias,
-)
+from combine_scrapy.urls import UrlRule, UrlRules, Verdict, check_url, parse_serveralias
 
 CONFIG_FILE = "combine.cfg"
 TOPIC_FILE = "topicdefinition.txt"
@@ -379,7 +367,7 @@ def _url_rules(path: Path, limits: dict[str, int], blocks: dict[str, list[tuple[
             rules = []
             for number, entry in blocks[name]:
                 try:
-                    rules.append(UrlRule.parse(entry))
+                    rules.append(UrlRule.parse(entry, source=f"{path.name} line {number}"))
                 except ValueError as e:
                     raise JobConfigError(path, number, f"bad {name} rule {excerpt(entry)}: {e}") from e
             changes[name] = tuple(rules)
@@ -447,32 +435,12 @@ class RefusedSeed:
 MAX_SEED_CHARACTERS = 65_536
 
 
-def refusal_reason(url: str, verdict_reason: str, canonical: str, rules: UrlRules) -> str:
+def refusal_reason(url: str, verdict: Verdict) -> str:
     """Why the URL rules refuse ``url``: the rule, and the string it was matched against."""
-    if verdict_reason == TOO_LONG:
-        return f"too long: {len(canonical):,} characters, maxUrlLength is {rules.max_url_length} (URLs that long or longer are refused)"
-    if verdict_reason == TOO_DEEP:
-        return f"path deeper than maxPathDepth = {rules.max_path_depth} segments"
-    if verdict_reason == REPEATED_SEGMENTS:
-        return f"a path segment repeated more than maxRepeatedSegments = {rules.max_repeated_segments} times"
-    parts = canonical.split("/", 3)
-    server = "/".join(parts[:3])
-    if verdict_reason == NOT_ALLOWED:
-        rules_text = ", ".join(excerpt(rule.text) for rule in rules.allow[:3]) + (", ..." if len(rules.allow) > 3 else "")
-        return f"no <allow> rule matches (server {excerpt(server)}, URL {excerpt(canonical)}; rules: {rules_text})"
-    if verdict_reason == EXCLUDED:
-        rule = next(rule for rule in rules.exclude if rule.matches(canonical, server))
-        against = f"the server {excerpt(server)}" if rule.kind == UrlRule.HOST else f"the URL {excerpt(canonical)}"
-        return f"<exclude> rule {excerpt(rule.text)} matches {against}"
-    try:
-        canonicalize(url, rules)
-    except InvalidUrl as e:
-        detail = str(e)
-    else:
-        detail = verdict_reason
+    reason = f"{verdict.reason}: {verdict.detail}" if verdict.detail else verdict.reason
     if "://" not in url and re.match(r"[\w.-]+\.[a-z]{2,}(?:[:/]|$)", url, re.IGNORECASE):
-        detail += f" (did you mean 'http://{excerpt(url)[1:-1]}'?)"
-    return detail
+        reason += f" (did you mean 'http://{excerpt(url)[1:-1]}'?)"
+    return reason
 
 
 def _seeds(path: Path, rules: UrlRules) -> tuple[tuple[str, ...], tuple[RefusedSeed, ...]]:
@@ -490,7 +458,7 @@ def _seeds(path: Path, rules: UrlRules) -> tuple[tuple[str, ...], tuple[RefusedS
         if verdict.ok:
             seeds.append(verdict.url)
         else:
-            refused.append(RefusedSeed(path, number, url, refusal_reason(url, verdict.reason, verdict.url, rules)))
+            refused.append(RefusedSeed(path, number, url, refusal_reason(url, verdict)))
     return tuple(dict.fromkeys(seeds)), tuple(refused)
 
 

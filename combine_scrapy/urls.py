@@ -1,24 +1,28 @@
 """What happens to a URL before it may be scheduled (Combine's "URL filtering").
 
-Normalization: host lower-cased, default port dropped, w3lib's canonical form
-(query sorted, percent-encoding normalized, fragment removed, ``./`` and
-``../`` collapsed), repeated CGI parameters removed, session ids removed
-(query and ``;path`` parameters, ASP.NET cookieless ids), server aliases
-resolved. Validation: scheme, length, spider traps (path depth, repeated
-segments), allow (one must match), exclude (none may match). Pure code, no Scrapy: :func:`check_url` never raises, it returns a
-verdict with a reason that the crawl counts in its stats.
+Normalization (RFC 3986 section 6): scheme and host lower-cased, percent-encoded
+and international host names decoded and written in IDNA, user information
+and the default port dropped, fragment removed, percent-encoding normalized
+(unreserved characters decoded, other escapes upper-cased, a bare ``%``
+escaped), dot segments and repeated slashes collapsed, query parameters
+sorted and each kept once (a parameter without a value stays without ``=``),
+session ids removed (query and ``;path`` parameters, ASP.NET cookieless ids),
+server aliases resolved. Validation: scheme, length, spider traps (path
+depth, repeated segments), allow (one must match), exclude (none may match).
+Pure code, no Scrapy: :func:`check_url` never raises, it returns a verdict
+with a reason that the crawl counts in its stats, and a detail naming the
+rule that refused the URL.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from urllib.parse import urljoin, urlsplit, urlunsplit
-
-from w3lib.url import canonicalize_url, safe_url_string
+from urllib.parse import unquote_to_bytes, urljoin, urlsplit
 
 SCHEMES = ("http", "https", "ftp")
 DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
@@ -32,34 +36,51 @@ EXCLUDED = "excluded"
 TOO_DEEP = "too_deep"
 REPEATED_SEGMENTS = "repeated_segments"
 
-#: Session-id parameter names: Combine's list plus the common server frameworks'.
+#: Session-id parameter names (regular expressions, matched whole and case-insensitively,
+#: after any leading '_'): Combine's list plus the common server frameworks'.
 DEFAULT_SESSIONIDS = (
-    "sessionid", "lsessionid", "jsessionid", "SID", "PHPSESSID", "SessionID", "BV_SessionID",
-    "ASPSESSIONID[A-Z]*", "ASP.NET_SessionId", "CFID", "CFTOKEN", "sess_id", "s_id",
+    "(?:l|j|bv_)?(?:sid|phpsessid|sessionid)", "ASPSESSIONID[A-Z]*", "ASP.NET_SessionId", "CFID", "CFTOKEN", "sess_id", "s_id",
     "zenid", "osCsid", "wicket:jsessionid",
 )
 # ASP.NET cookieless sessions put the id in a path segment: /(S(abc123))/page.aspx
 _ASPNET_SEGMENT = re.compile(r"/\((?:[A-Z]\([^)/]*\))+\)(?=/)")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# A host name after IDNA encoding (RFC 3986 reg-name without sub-delims), or an IPv6 literal.
-_HOST = re.compile(r"[a-z0-9\-._~%]+|\[[0-9a-f:.]+\]")
+# A host name after IDNA encoding: labels of RFC 3986 unreserved characters, none empty.
+_HOST = re.compile(r"[a-z0-9\-_~]+(?:\.[a-z0-9\-_~]+)*")
+_ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?#\\]*")
+_ABSOLUTE = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.\-]*://")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+# "example.com:8080/x" is a host and port without a scheme; "tel:12345" has a scheme.
+_HOST_AND_PORT = re.compile(r"(?:localhost|[^:/?#]*\.[^:/?#]*):\d+(?:[/?#]|$)", re.IGNORECASE)
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+# What a path or query may hold as it is (RFC 3986 pchar, and '/' and '?'), escapes aside.
+_CLEAN = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
+# An escape, a '%' that starts none, or a character that may not appear unescaped.
+_NEEDS_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|%|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]")
 # Browsers drop tabs and line breaks inside URLs (WHATWG URL standard); so do we.
 _TAB_OR_NEWLINE = re.compile(r"[\t\r\n]")
 
 
 @dataclass(frozen=True)
 class UrlRule:
-    """An allow or exclude rule: ``HOST: regex`` (host part only) or ``URL regex`` (whole URL)."""
+    """An allow or exclude rule: ``HOST: regex`` (the host name) or ``URL regex`` (the whole canonical URL).
+
+    A HOST rule sees the host name alone, lower-case and in IDNA, without
+    scheme, port or user (``docs.example.test`` for
+    ``http://docs.example.test:8080/``); a URL rule sees the canonical URL.
+    """
 
     kind: str
     pattern: re.Pattern
     text: str
+    #: Where the rule was written (``combine.cfg line 40``), for messages.
+    source: str = field(default="", compare=False)
 
     HOST = "HOST"
     URL = "URL"
 
     @classmethod
-    def parse(cls, text: str) -> UrlRule:
+    def parse(cls, text: str, source: str = "") -> UrlRule:
         """Read a rule as written in combine.cfg; ValueError names what is wrong."""
         match = re.match(r"^\s*(HOST:|URL)\s*(.*?)\s*$", text)
         if not match:
@@ -71,11 +92,24 @@ class UrlRule:
             pattern = re.compile(expression)
         except re.error as e:
             raise ValueError(f"bad regular expression: {e}") from e
-        return cls(cls.HOST if kind == "HOST:" else cls.URL, pattern, text.strip())
+        if kind == "HOST:" and (_NOT_IN_A_HOST.search(expression) or ("[" not in expression and _PORT.search(expression))):
+            raise ValueError(
+                "a HOST: rule sees the host name alone (www.example.com), never a scheme, user or port:"
+                " write a URL rule to match those"
+            )
+        return cls(cls.HOST if kind == "HOST:" else cls.URL, pattern, text.strip(), source)
 
-    def matches(self, url: str, server: str) -> bool:
-        """``server`` is the Web-server part, ``scheme://[user@]host[:port]``, as Combine matched it."""
-        return self.pattern.search(server if self.kind == self.HOST else url) is not None
+    def subject(self, url: str, host: str) -> str:
+        """The string this rule is matched against: the host name or the URL."""
+        return host if self.kind == self.HOST else url
+
+    def __str__(self) -> str:
+        return f"'{self.text}' ({self.source})" if self.source else f"'{self.text}'"
+
+
+# What only a Combine server string (http://user@host:port) held: a HOST: rule with these never matches a host.
+_NOT_IN_A_HOST = re.compile(r"@|https?\\?:|:\\?/")
+_PORT = re.compile(r"(?<!\?):(?:\\d|[0-9])")  # outside an IPv6 literal, ':' and digits are a port, '(?:' a group
 
 
 def _rules(*lines: str) -> tuple[UrlRule, ...]:
@@ -90,11 +124,11 @@ _BINARY_EXTENSIONS = (
     r"mpe?g|avi|mov|wmv|wmz|rmx|rmd|vo|flv|mp4",
     r"arff|fig|mat|mdb|pdb|sav|sdd|raw|ica",
 )
-#: Combine's default exclude list (conf/job_default.cfg): malformed hosts,
-#: CGI pages and binary formats, each extension list also in upper case.
+#: Combine's default exclude list (conf/job_default.cfg): CGI pages and binary
+#: formats, each extension list also in upper case. Its two HOST rules for
+#: malformed servers (``http://.`` and ``@``) are canonicalization's work now:
+#: an empty host label is malformed, user information is dropped.
 DEFAULT_EXCLUDE = _rules(
-    r"HOST: http:\/\/\.",
-    r"HOST: \@",
     r"URL cgi-bin|htbin|cgi|\?|\.map$|_vti_",
     *(rf"URL \.({group})$" for group in _BINARY_EXTENSIONS),
     *(rf"URL \.({group.upper()})$" for group in _BINARY_EXTENSIONS),
@@ -115,14 +149,19 @@ class UrlRules:
     sessionids: tuple[str, ...] = DEFAULT_SESSIONIDS
     serveralias: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     _sessionid: re.Pattern = field(init=False, repr=False, compare=False)
+    # (pattern.search, whether it sees the host) of each allow and exclude rule, for check_url's loop.
+    _allow_searches: tuple = field(init=False, repr=False, compare=False)
+    _exclude_searches: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
+        for name, rules in (("_allow_searches", self.allow), ("_exclude_searches", self.exclude)):
+            object.__setattr__(self, name, tuple((rule.pattern.search, rule.kind == UrlRule.HOST) for rule in rules))
         names = "|".join(f"(?:{name})" for name in self.sessionids) or r"(?!)"
-        object.__setattr__(self, "_sessionid", re.compile(rf"^(?:{names})$", re.IGNORECASE))
+        object.__setattr__(self, "_sessionid", re.compile(rf"_*(?:{names})", re.IGNORECASE))
         object.__setattr__(self, "serveralias", MappingProxyType(dict(self.serveralias)))
 
     def is_sessionid(self, name: str) -> bool:
-        return self._sessionid.match(name) is not None
+        return self._sessionid.fullmatch(name) is not None
 
 
 DEFAULT_RULES = UrlRules()
@@ -133,6 +172,7 @@ class InvalidUrl(ValueError):
 
     def __init__(self, reason: str, detail: str):
         self.reason = reason
+        self.detail = detail
         super().__init__(f"{reason}: {detail}")
 
 
@@ -140,6 +180,7 @@ class InvalidUrl(ValueError):
 class Verdict:
     url: str           # the canonical URL (the input when it could not be canonicalized)
     reason: str = ""   # empty when accepted
+    detail: str = ""   # why, for a person: the rule that refused the URL and the string it saw
 
     @property
     def ok(self) -> bool:
@@ -162,88 +203,199 @@ def parse_serveralias(line: str) -> dict[str, str]:
     return {alias: canonical for alias in aliases}
 
 
-def _strip_path_sessionids(path: str, rules: UrlRules) -> str:
-    path = _ASPNET_SEGMENT.sub("", path)
-    segments = []
-    for segment in path.split("/"):
-        name, *parameters = segment.split(";")
-        kept = [p for p in parameters if not rules.is_sessionid(p.split("=", 1)[0])]
-        segments.append(";".join([name, *kept]))
-    return "/".join(segments)
+def _escape(match: re.Match) -> str:
+    """One percent-encoding repair: decode an unreserved escape, upper-case any other, escape the rest."""
+    text = match.group(0)
+    if text[0] == "%":
+        if len(text) == 1:
+            return "%25"                       # a '%' that starts no valid escape
+        char = chr(int(text[1:], 16))
+        return char if char in _UNRESERVED else text.upper()
+    return "".join(f"%{byte:02X}" for byte in text.encode("utf-8"))
 
 
-def _clean_query(query: str, rules: UrlRules) -> str:
-    """Drop session-id parameters and repeated name=value pairs, keeping the first."""
-    kept: dict[str, None] = {}
-    for pair in query.split("&"):
-        if not pair or rules.is_sessionid(pair.split("=", 1)[0]):
-            continue
-        kept.setdefault(pair)
-    return "&".join(kept)
-
-
-def _server(scheme: str, netloc: str, rules: UrlRules) -> str:
-    """Lower-cased ``[user@]host[:port]`` with the default port removed and aliases resolved."""
-    userinfo, _, hostport = netloc.rpartition("@")
-    parts = urlsplit(f"//{hostport}")
-    host = (parts.hostname or "").rstrip(".")
-    if not host:
-        raise InvalidUrl(MALFORMED, "no host")
+def _normalize_escapes(text: str) -> str:
+    """RFC 3986 6.2.2: escapes upper-cased, unreserved characters decoded, what may not appear escaped."""
+    if _CLEAN.fullmatch(text):
+        return text
     try:
-        port = parts.port
-    except ValueError as e:
-        raise InvalidUrl(MALFORMED, f"bad port in {hostport!r}") from e
-    if ":" in host:
-        host = f"[{host}]"
+        return _NEEDS_ESCAPE.sub(_escape, text)
+    except UnicodeEncodeError as e:
+        raise InvalidUrl(MALFORMED, "not Unicode text (lone surrogate)") from e
+
+
+def _path(path: str, rules: UrlRules) -> str:
+    """Session ids removed, then dot segments and repeated slashes (RFC 3986 5.2.4)."""
+    if "(" in path:
+        path = _ASPNET_SEGMENT.sub("", path)
+    segments: list[str] = []
+    parts = path.split("/")
+    for segment in parts:
+        if ";" in segment:
+            name, *parameters = segment.split(";")
+            segment = ";".join([name, *(p for p in parameters if not rules.is_sessionid(p.split("=", 1)[0]))])
+        if segment == "..":
+            if segments:
+                segments.pop()
+        elif segment and segment != ".":
+            segments.append(segment)
+    trailing = parts[-1] in ("", ".", "..") and segments
+    return "/" + "/".join(segments) + ("/" if trailing else "")
+
+
+def _query(query: str, rules: UrlRules) -> str:
+    """Parameters sorted, each once; empty ones, nameless ones and session ids dropped.
+
+    A parameter without a value stays without '=' (``?a&b`` is not ``?a=&b=``), and
+    ``name=`` becomes ``name``. ``;name=value`` inside a value is a session id
+    when ``name`` is one (``?a=1;jsessionid=x``); other ``;`` are data (``?q=tl;dr``).
+    """
+    kept: dict[tuple[str, str], None] = {}
+    for pair in query.split("&"):
+        name, _, value = pair.partition("=")
+        if not name or rules.is_sessionid(name):
+            continue
+        if ";" in value:
+            value, *parameters = value.split(";")
+            value = ";".join([value, *(p for p in parameters if not ("=" in p and rules.is_sessionid(p.split("=", 1)[0])))])
+        kept.setdefault((name, value))
+    return "&".join(f"{name}={value}" if value else name for name, value in sorted(kept))
+
+
+def _host(host: str) -> str:
+    """Lower-case ASCII host: percent-escapes decoded (UTF-8), IDNA applied, the final dot removed."""
+    if host.startswith("["):
+        try:
+            if "%" in host or not host.endswith("]"):  # no zone ids, no escapes in an IP literal
+                raise ValueError(host)
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError as e:
+            raise InvalidUrl(MALFORMED, f"bad IPv6 address {host!r}") from e
+        return host.lower()
+    if "%" in host:
+        try:
+            host = unquote_to_bytes(host).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InvalidUrl(MALFORMED, f"host {host!r} is not UTF-8 once decoded") from e
+        if "%" in host:
+            raise InvalidUrl(MALFORMED, f"bad percent-escape in host {host!r}")
+    host = host.rstrip(".")
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as e:
+            raise InvalidUrl(MALFORMED, f"host {host!r} is not a valid international name: {e}") from e
+    host = host.lower()
     if not _HOST.fullmatch(host):
         raise InvalidUrl(MALFORMED, f"bad host {host!r}")
-    hostport = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    hostport = rules.serveralias.get(hostport, hostport)
-    return f"{userinfo}@{hostport}" if userinfo else hostport
+    return host
+
+
+def _server(scheme: str, authority: str, rules: UrlRules) -> str:
+    """``host[:port]``: user information dropped (a credential, not part of a page's identity),
+    the default port removed and aliases resolved."""
+    hostport = authority.rpartition("@")[2]
+    host, port = hostport, ""
+    if hostport.startswith("["):
+        end = hostport.find("]") + 1
+        host, rest = hostport[:end], hostport[end:]
+        if rest and not rest.startswith(":"):
+            raise InvalidUrl(MALFORMED, f"bad host {hostport!r}")
+        port = rest[1:]
+    elif ":" in hostport:
+        host, _, port = hostport.rpartition(":")
+    if not host or not host.strip("."):
+        raise InvalidUrl(MALFORMED, "no host")
+    host = _host(host)
+    if port:
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise InvalidUrl(MALFORMED, f"bad port in {hostport!r}")
+        if int(port) != DEFAULT_PORTS[scheme]:
+            host = f"{host}:{int(port)}"
+    return rules.serveralias.get(host, host)
 
 
 def canonicalize(url: str, rules: UrlRules | None = None) -> str:
-    """The canonical form of ``url``; raises InvalidUrl (with a reason) when it has none."""
-    rules = rules or DEFAULT_RULES
-    text = _TAB_OR_NEWLINE.sub("", url.strip())
+    """The canonical form of ``url`` (RFC 3986 section 6); raises InvalidUrl (with a reason) when it has none.
+
+    Without a scheme, ``http://`` is assumed (``example.com/a`` is ``http://example.com/a``).
+    """
+    return _join(*_canonical_parts(url, rules or DEFAULT_RULES))
+
+
+def _join(scheme: str, server: str, path: str, query: str) -> str:
+    return f"{scheme}://{server}{path}?{query}" if query else f"{scheme}://{server}{path}"
+
+
+def _canonical_parts(url: str, rules: UrlRules) -> tuple[str, str, str, str]:
+    """Scheme, ``host[:port]``, path and query of the canonical form."""
+    text = _TAB_OR_NEWLINE.sub("", url.strip()) if ("\t" in url or "\n" in url or "\r" in url) else url.strip()
     if not text or _CONTROL.search(text):
         raise InvalidUrl(MALFORMED, "empty or holds control characters")
-    try:
-        text = canonicalize_url(safe_url_string(text), keep_fragments=False)
-        parts = urlsplit(text)
-    except (ValueError, UnicodeError) as e:
-        raise InvalidUrl(MALFORMED, str(e)) from e
-    scheme = parts.scheme.lower()
-    if scheme not in SCHEMES:
-        raise InvalidUrl(SCHEME, f"scheme {parts.scheme!r} is not one of {', '.join(SCHEMES)}")
-    netloc = _server(scheme, parts.netloc, rules)
-    path = _strip_path_sessionids(parts.path, rules) or "/"
-    query = _clean_query(parts.query, rules)
-    return urlunsplit((scheme, netloc, path, query, ""))
+    text = text.partition("#")[0]
+    scheme = _SCHEME.match(text)
+    if scheme is None or _HOST_AND_PORT.match(text):
+        text = "http:" + text if text.startswith("//") else "http://" + text
+        scheme_name, rest = "http", text[5:]
+    else:
+        scheme_name, rest = scheme.group(1).lower(), text[scheme.end():]
+    if scheme_name not in SCHEMES:
+        raise InvalidUrl(SCHEME, f"scheme {scheme_name!r} is not one of {', '.join(SCHEMES)}")
+    if "\\" in rest:  # browsers read a backslash before the query as a slash (WHATWG URL standard)
+        before, mark, after = rest.partition("?")
+        rest = before.replace("\\", "/") + mark + after
+    if not rest.startswith("//"):
+        raise InvalidUrl(MALFORMED, "no host")
+    rest = rest[2:]
+    end = len(rest)
+    for delimiter in "/?":
+        found = rest.find(delimiter)
+        if found != -1 and found < end:
+            end = found
+    server = _server(scheme_name, rest[:end], rules)
+    path, _, query = rest[end:].partition("?")
+    path = _path(_normalize_escapes(path), rules)
+    query = _query(_normalize_escapes(query), rules) if query else ""
+    return scheme_name, server, path, query
+
+
+def _resolve(base: str, href: str) -> str:
+    """``href`` resolved against ``base``; a path from the root is joined to the base's origin at once."""
+    if href.startswith("/") and not href.startswith("//"):
+        origin = _ORIGIN.match(base)
+        if origin:
+            return origin.group(0) + href
+    return urljoin(base, href)
 
 
 def check_url(url: str, rules: UrlRules | None = None, base: str | None = None) -> Verdict:
     """Canonicalize and validate ``url`` (resolved against ``base``); never raises."""
     rules = rules or DEFAULT_RULES
     try:
-        if base is not None:
-            url = urljoin(base, url.strip())
-        canonical = canonicalize(url, rules)
+        if base is not None and not _ABSOLUTE.match(url):
+            url = _resolve(base, url.strip())
+        scheme, server, path, query = _canonical_parts(url, rules)
     except InvalidUrl as e:
-        return Verdict(url, e.reason)
-    except ValueError:
-        return Verdict(url, MALFORMED)
+        return Verdict(url, e.reason, e.detail)
+    except ValueError as e:
+        return Verdict(url, MALFORMED, str(e))
+    canonical = _join(scheme, server, path, query)
     if len(canonical) >= rules.max_url_length:
-        return Verdict(canonical, TOO_LONG)
-    parts = urlsplit(canonical)
-    trap = _spider_trap(parts.path, rules)
+        return Verdict(canonical, TOO_LONG, f"{len(canonical):,} characters, maxUrlLength is {rules.max_url_length} (a URL must be shorter)")
+    trap = _spider_trap(path, rules)
+    if trap == TOO_DEEP:
+        return Verdict(canonical, trap, f"path {path!r} deeper than maxPathDepth = {rules.max_path_depth} segments")
     if trap:
-        return Verdict(canonical, trap)
-    server = f"{parts.scheme}://{parts.netloc}"
-    if not any(rule.matches(canonical, server) for rule in rules.allow):
-        return Verdict(canonical, NOT_ALLOWED)
-    if any(rule.matches(canonical, server) for rule in rules.exclude):
-        return Verdict(canonical, EXCLUDED)
+        return Verdict(canonical, trap, f"path {path!r} repeats a segment more than maxRepeatedSegments = "
+                                        f"{rules.max_repeated_segments} times")
+    host = server[: server.index("]") + 1] if server.startswith("[") else server.partition(":")[0]
+    if not any(search(host if on_host else canonical) for search, on_host in rules._allow_searches):
+        tried = ", ".join(str(rule) for rule in rules.allow)
+        return Verdict(canonical, NOT_ALLOWED, f"no allow rule matches host {host!r} or URL {canonical!r}; allow rules: {tried}")
+    for rule, (search, on_host) in zip(rules.exclude, rules._exclude_searches):
+        if search(host if on_host else canonical):
+            subject = "host" if rule.kind == UrlRule.HOST else "URL"
+            return Verdict(canonical, EXCLUDED, f"exclude rule {rule} matches {subject} {rule.subject(canonical, host)!r}")
     return Verdict(canonical)
 
 
@@ -252,7 +404,7 @@ def _spider_trap(path: str, rules: UrlRules) -> str:
     segments = [segment for segment in path.split("/") if segment]
     if len(segments) > rules.max_path_depth:
         return TOO_DEEP
-    if segments and max(Counter(segments).values()) > rules.max_repeated_segments:
+    if len(segments) > rules.max_repeated_segments and max(Counter(segments).values()) > rules.max_repeated_segments:
         return REPEATED_SEGMENTS
     return ""
 

@@ -156,14 +156,14 @@ CASES = [
     Case("empty seeds", {"seeds.txt": ""}, check=lambda job: job.seeds == () and job.refused_seeds == ()),
     Case("space inside a seed", {"seeds.txt": f"{SEED}\nhttp://a.example/ http://b.example/\n"}, check=refused(2, "seeds.txt:2:", "holds a space")),
     Case("IDN seed", {"seeds.txt": "http://bücher.example/straße\n"}, check=seeds_of("http://xn--bcher-kva.example/stra%C3%9Fe")),
-    Case("seed without scheme", {"seeds.txt": "www.example.org/plants\n"}, check=refused(1, "did you mean 'http://www.example.org/plants'?")),
+    Case("seed without scheme", {"seeds.txt": "www.example.org/plants\n"}, check=seeds_of("http://www.example.org/plants")),
     Case("ftp seed", {"seeds.txt": "ftp://ftp.example.org/pub/\n"}, check=seeds_of("ftp://ftp.example.org/pub/")),
     Case("javascript seed", {"seeds.txt": f"{SEED}\njavascript:alert(1)\n"}, check=refused(2, "scheme 'javascript' is not one of")),
-    Case("very long seed", {"seeds.txt": f"{SEED}\nhttp://example.org/{'a' * 5000}\n"}, check=refused(2, "too long", "maxUrlLength is 250")),
+    Case("very long seed", {"seeds.txt": f"{SEED}\nhttp://example.org/{'a' * 5000}\n"}, check=refused(2, "too_long", "maxUrlLength is 250")),
     Case("excluded seed", {"combine.cfg": "<exclude>\nHOST: example\\.org\n</exclude>\n", "seeds.txt": f"{SEED}\nhttp://example.org/\n"},
-         check=refused(2, "<exclude> rule 'HOST: example\\.org' matches the server 'http://example.org'")),
-    Case("seed outside allow", {"combine.cfg": "<allow>\nHOST: ^http://127\\.\n</allow>\n", "seeds.txt": f"{SEED}\nhttp://example.org/\n"},
-         check=refused(2, "no <allow> rule matches", "server 'http://example.org'")),
+         check=refused(2, "exclude rule 'HOST: example\\.org' (combine.cfg line 2) matches host 'example.org'")),
+    Case("seed outside allow", {"combine.cfg": "<allow>\nURL ^http://127\\.\n</allow>\n", "seeds.txt": f"{SEED}\nhttp://example.org/\n"},
+         check=refused(2, "no allow rule matches", "host 'example.org'")),
     # sitesOK.txt
     Case("URL in sitesOK", {"sitesOK.txt": "www.example.org\nhttp://www.example.org/\n"}, ("sitesOK.txt", 2, "write the host only")),
     Case("host and port in sitesOK", {"sitesOK.txt": "\ufeffWWW.Example.org:8080\n"}, check=lambda job: job.sites_ok == {"www.example.org:8080"}),
@@ -276,7 +276,7 @@ def test_a_crawl_whose_every_seed_the_rules_refuse_names_each_and_exits_2(job_di
     status, stdout, stderr = crawl(job_dir)
     seeds = job_dir.topics / job_dir.name / "seeds.txt"
     assert status == 2
-    assert f"WARNING: {seeds}:2: seed 'http://127.0.0.2:1/private/' refused: <exclude> rule 'URL private' matches the URL" in stderr
+    assert f"WARNING: {seeds}:2: seed 'http://127.0.0.2:1/private/' refused: excluded: exclude rule 'URL private' (combine.cfg line 3) matches URL" in stderr
     assert f"WARNING: {seeds}:3: seed 'mailto:someone@example.org' refused: scheme" in stderr
     assert "no usable seed: every seed of seeds.txt was refused (2, see the warnings above)" in stdout
 

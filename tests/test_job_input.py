@@ -206,10 +206,11 @@ def test_each_refused_seed_says_which_rule_refused_it_and_what_it_matched(tmp_pa
     assert job.seeds == ("http://127.0.0.2/",)
     path = directory / "seeds.txt"
     assert [str(seed) for seed in job.refused_seeds] == [
-        f"{path}:2: seed 'http://127.0.0.2/private/x' refused: <exclude> rule 'URL /private/' matches the URL 'http://127.0.0.2/private/x'",
-        f"{path}:3: seed 'http://other.test/' refused: no <allow> rule matches (server 'http://other.test', "
-        "URL 'http://other.test/'; rules: 'URL ^http://127\\.', 'HOST: example\\.org')",
-        f"{path}:4: seed 'http://127.0.0.2/a/b/c/' refused: path deeper than maxPathDepth = 2 segments",
+        f"{path}:2: seed 'http://127.0.0.2/private/x' refused: excluded: exclude rule 'URL /private/' "
+        "(combine.cfg line 6) matches URL 'http://127.0.0.2/private/x'",
+        f"{path}:3: seed 'http://other.test/' refused: not_allowed: no allow rule matches host 'other.test' or URL "
+        "'http://other.test/'; allow rules: 'URL ^http://127\\.' (combine.cfg line 2), 'HOST: example\\.org' (combine.cfg line 3)",
+        f"{path}:4: seed 'http://127.0.0.2/a/b/c/' refused: too_deep: path '/a/b/c/' deeper than maxPathDepth = 2 segments",
         f"{path}:5: seed 'https://' refused: malformed: no host",
     ]
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.urls import (
     EXCLUDED,
     MALFORMED,
@@ -25,6 +28,33 @@ from combine_scrapy.urls import (
 )
 
 RULES = UrlRules()
+CASES = Path(__file__).parent / "data" / "canonical_urls.tsv"
+
+
+def _table() -> list:
+    """The canonicalization table: ``# kind`` lines, then ``URL<TAB>canonical`` (``!reason`` when refused)."""
+    cases, kind = [], ""
+    for line in CASES.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            kind = line[2:]
+        elif line and not line.startswith("#"):
+            url, expected = line.split("\t")
+            cases.append(pytest.param(url, expected, id=f"{kind[:40]}: {url.strip()[:60]}"))
+    return cases
+
+
+@pytest.mark.parametrize(("url", "expected"), _table())
+def test_canonicalization_table(url, expected):
+    verdict = check_url(url, dataclasses.replace(RULES, exclude=()))
+    if expected.startswith("!"):
+        assert verdict.reason == expected[1:]
+    else:
+        assert verdict.url == expected
+        assert canonicalize(expected, RULES) == expected
+
+
+def test_the_table_covers_every_kind():
+    assert len(_table()) >= 200
 
 
 @pytest.mark.parametrize(
@@ -102,8 +132,8 @@ def test_bad_serveralias_lines_say_why(line):
         ("http://example.com:99999/", MALFORMED),
         ("http://exa\x00mple.com/", MALFORMED),
         ("http://example.com/" + "a" * 240, TOO_LONG),
-        ("http://.example.com/", EXCLUDED),          # HOST: http:\/\/\.
-        ("http://user@example.com/", EXCLUDED),      # HOST: \@
+        ("http://.example.com/", MALFORMED),         # Combine excluded it with HOST: http:\/\/\.
+        ("http://user@example.com/", ""),            # the user is dropped (Combine excluded it with HOST: \@)
         ("http://example.com/cgi-bin/x", EXCLUDED),
         ("http://example.com/search?q=x", EXCLUDED),  # Combine excludes every query by default
         ("http://example.com/image.map", EXCLUDED),
@@ -211,3 +241,53 @@ def test_spider_trap_bounds_are_configurable():
     rules = dataclasses.replace(RULES, max_path_depth=2, max_repeated_segments=1)
     assert check_url("http://example.com/a/b/c", rules).reason == TOO_DEEP
     assert check_url("http://example.com/a/a", rules).reason == REPEATED_SEGMENTS
+
+
+def test_host_rules_see_the_host_name_alone():
+    rules = dataclasses.replace(RULES, allow=(UrlRule.parse(r"HOST: ^docs\.example\.test$"),), exclude=())
+    assert check_url("http://docs.example.test:8080/", rules).ok
+    assert check_url("https://user@DOCS.example.test/a", rules).ok
+    assert check_url("http://www.docs.example.test/", rules).reason == NOT_ALLOWED
+    ipv6 = dataclasses.replace(rules, allow=(UrlRule.parse(r"HOST: ^\[::1\]$"),))
+    assert check_url("http://[::1]:8080/", ipv6).ok
+
+
+@pytest.mark.parametrize("text", [r"HOST: http:\/\/\.", r"HOST: \@", r"HOST: ^https://example\.com", "HOST: example.com:8080/"])
+def test_host_rules_written_for_a_scheme_user_or_port_are_refused_with_a_hint(text):
+    with pytest.raises(ValueError, match="host name alone"):
+        UrlRule.parse(text)
+
+
+def test_a_refusal_names_the_rule_and_the_string_it_matched():
+    rule = UrlRule.parse(r"HOST: ^docs\.example\.test$", source="combine.cfg line 40")
+    verdict = check_url("http://www.example.test:8080/a", dataclasses.replace(RULES, allow=(rule,)))
+    assert verdict.reason == NOT_ALLOWED
+    assert "'HOST: ^docs\\.example\\.test$' (combine.cfg line 40)" in verdict.detail
+    assert "host 'www.example.test'" in verdict.detail
+    exclude = UrlRule.parse(r"URL \.pdf$", source="combine.cfg line 44")
+    verdict = check_url("http://example.com/a.pdf", dataclasses.replace(RULES, exclude=(exclude,)))
+    assert verdict.detail == "exclude rule 'URL \\.pdf$' (combine.cfg line 44) matches URL 'http://example.com/a.pdf'"
+    assert check_url("http://example.com:99999/").detail == "bad port in 'example.com:99999'"
+
+
+@pytest.mark.parametrize(
+    ("name", "sessionid"),
+    [("sid", True), ("_sid", True), ("_sessionID", True), ("__sessionid", True), ("jsid", True), ("Bv_SessionID", True),
+     ("PHPSESSID", True), ("NewsID", False), ("sidebar", False), ("consider", False), ("_pid", False)],
+)
+def test_session_id_names_match_whole_and_case_insensitively_after_a_leading_underscore(name, sessionid):
+    assert RULES.is_sessionid(name) is sessionid
+
+
+def test_a_seed_refused_by_a_rule_names_the_rule_with_its_line_and_the_host_it_saw(tmp_path):
+    directory = tmp_path / "j"
+    directory.mkdir()
+    (directory / "combine.cfg").write_text("# a comment\n<allow>\nHOST: ^docs\\.example\\.test$\n</allow>\n")
+    (directory / "topicdefinition.txt").write_text("50: carnivorous plants=CP\n")
+    (directory / "seeds.txt").write_text("http://docs.example.test:8080/\nhttp://www.example.test:8080/\n")
+    job = load_job("j", tmp_path)
+    assert job.seeds == ("http://docs.example.test:8080/",)  # HOST rules see the host without its port
+    [refused] = job.refused_seeds
+    assert refused.line == 2
+    assert "not_allowed" in refused.reason and "'HOST: ^docs\\.example\\.test$' (combine.cfg line 3)" in refused.reason
+    assert "host 'www.example.test'" in refused.reason
