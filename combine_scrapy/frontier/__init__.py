@@ -48,13 +48,19 @@ class Locks:
     host: float
 
 
-def locks_for(outcome: Outcome, job) -> Locks:
-    """Combine's lock table, with one deliberate change for UNAVAILABLE.
+def locks_for(outcome: Outcome, job, retry_after: float | None = None) -> Locks:
+    """Combine's lock table, with two deliberate changes for UNAVAILABLE.
 
     Combine locked a host for 18,000 s after a 5xx; one bad page would stall
     a small crawl for five hours, so the host waits ten host intervals instead.
+    A server that said when to come back (a 429 or 503 with Retry-After,
+    ``retry_after`` seconds) gets the URL and the host back then, never sooner
+    than WaitIntervalHost, instead of the day-long unavailable lock.
     """
     wait = job.wait_interval_host
+    if outcome is Outcome.UNAVAILABLE and retry_after is not None:
+        held = max(retry_after, wait)
+        return Locks(url=held, host=held)
     url_lock = {
         Outcome.SUCCESS: job.lock_success,
         Outcome.REDIRECT: job.lock_success,
