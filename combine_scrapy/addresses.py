@@ -33,7 +33,7 @@ PRIVATE_ADDRESS = "private_address"
 # NAT64's well-known prefix (RFC 6052): 64:ff9b::7f00:1 reaches 127.0.0.1.
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 # One part of an inet_aton address: decimal, octal (leading 0) or hexadecimal (0x).
-_INET_ATON_PART = re.compile(r"0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*")
+_INET_ATON_PART = re.compile(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*")
 # Hosts no allow rule can name by accident: a rule that matches these as well matches every host.
 _PROBE_HOSTS = ("public.example", "203.0.113.7", "[2001:db8::7]")
 
