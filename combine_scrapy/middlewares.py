@@ -319,9 +319,15 @@ class HostPacingMiddleware:
         harvest, host, now = self.harvest, host_of(request.url), time.time()
         hop = "redirect_times" in request.meta
         wait = harvest.pace.next_turn(host) - now
-        if hop and wait > harvest.lease_seconds:
-            raise HopDeferred(f"{host} is not free for {wait:.1f} s")
-        turn = harvest.pace.reserve(host, now)
+        if wait > harvest.lease_seconds:
+            if hop:
+                raise HopDeferred(f"{host} is not free for {wait:.1f} s")
+            # The frontier handed the host out, so what holds it here is something the frontier was not told
+            # (a Retry-After on a robots.txt answer): wait no longer than the fetch's lease.
+            logger.info("%s %s: its host is held for %.1f s more; it goes in %g s", _request_kind(request),
+                        request.url, wait, harvest.lease_seconds)
+            self.stats.inc_value("politeness/wait_cut")
+        turn = harvest.pace.reserve(host, now, latest=now + harvest.lease_seconds)
         if turn > now:
             if hop:
                 harvest.frontier.lock_host(host, turn + harvest.lease_seconds)
@@ -402,6 +408,14 @@ def _limit_reached(stats, limit: str, request: Request, detail: str) -> None:
     logger.warning("fetch limit %s reached for %s: %s", limit, where, detail)
 
 
+def _header_text(value: bytes) -> str:
+    """A header's text: UTF-8 as browsers read Location, else Latin-1 (every byte is one)."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
+
+
 def _extension(url: str) -> str:
     name = urlsplit(url).path.rsplit("/", 1)[-1]
     return name.rsplit(".", 1)[-1].lower() if "." in name else ""
@@ -480,7 +494,7 @@ class FetchLimitsMiddleware:
         if hops >= job.max_redirects:
             _limit_reached(self.crawler.stats, "redirects", request, f"more than {job.max_redirects} redirects")
             return response
-        target = urljoin(response.url, location.decode("latin-1").strip())
+        target = urljoin(response.url, _header_text(location).strip())
         scheme = urlsplit(target).scheme.lower()
         if scheme not in REDIRECT_SCHEMES:
             self.crawler.stats.inc_value("urls/rejected/scheme")
@@ -516,7 +530,9 @@ class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
     Without the bound a small gzip or brotli answer could inflate to gigabytes
     in memory. Scrapy drops such a response; here it goes on with an empty
     body, so the URL counts as fetched (its status and headers are real)
-    instead of as a failure to retry.
+    instead of as a failure to retry. A body that is not what its
+    Content-Encoding says (plain HTML sent as gzip) is read as it came,
+    counted as ``fetch/undecodable``: the server would send the same again.
     """
 
     def process_response(self, request: Request, response: Response):
@@ -532,3 +548,11 @@ class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
             )
             response.headers.pop(b"Content-Encoding", None)
             return response.replace(body=b"")
+        except Exception as e:  # the body is not what Content-Encoding says (gzip, br, zstd, deflate)
+            if "frontier_entry" not in request.meta:
+                raise
+            encoding = b", ".join(response.headers.getlist(b"Content-Encoding")).decode("latin-1")
+            self.stats.inc_value("fetch/undecodable")
+            logger.warning("%s: body is not %s as Content-Encoding says (%s); read as it came", request.url, encoding, e)
+            response.headers.pop(b"Content-Encoding", None)
+            return response

@@ -17,7 +17,7 @@ from twisted.internet.threads import deferToThread
 from combine_scrapy.analyse import Analysis, analyse
 from combine_scrapy.content import main_content
 from combine_scrapy.convert import Limits
-from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
+from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status, valid_status
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
 from combine_scrapy.items import Fetch
 from combine_scrapy.neardup import page_fingerprint
@@ -58,6 +58,9 @@ class OutcomePipeline(_HarvestStage):
             return item
         if item.outcome is None:
             item.outcome = outcome_for_status(item.status)
+            if item.status is not None and not valid_status(item.status):
+                self.stats.inc_value("fetch/invalid_status")
+                logger.info("%s answered with invalid HTTP status %d: unavailable", item.url, item.status)
         self.stats.inc_value(f"fetch/outcome/{item.outcome.value}")
         if item.outcome is Outcome.UNAVAILABLE and item.status in OVERLOAD_STATUSES:
             item.retry_after = parse_retry_after(item.headers.get("retry-after"), item.fetched_at)

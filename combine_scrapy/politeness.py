@@ -10,9 +10,9 @@ StormCrawler's back-off do):
 - a 429 or 503 answer doubles the host's back-off (from twice its interval,
   at least :data:`MIN_BACKOFF`, at most :data:`MAX_BACKOFF`); each answer that
   is not an overload halves it again, down to nothing;
-- a host's interval is at least :data:`LATENCY_FACTOR` times its last
-  response time (time to the answer's headers), so a server that slows down is
-  asked less often;
+- a host whose last answer took :data:`SLOW_ANSWER` seconds or more (time to
+  the answer's headers) waits at least :data:`LATENCY_FACTOR` times that, so a
+  server that slows down is asked less often;
 - a ``Retry-After`` on a 429 or 503 holds the host until then
   (:func:`parse_retry_after`, at most :data:`MAX_RETRY_AFTER`).
 
@@ -29,8 +29,10 @@ from dataclasses import dataclass
 OVERLOAD_STATUSES = (429, 503)
 #: Seconds a Retry-After may hold a host at most; a longer one is cut to this.
 MAX_RETRY_AFTER = 86_400.0
-#: A host's interval is at least this many times its last response time (Heritrix's delayFactor).
+#: A host's interval is at least this many times its last response time (Heritrix's delayFactor) ...
 LATENCY_FACTOR = 5.0
+#: ... once that response time reaches this many seconds (quicker answers say nothing of load).
+SLOW_ANSWER = 1.0
 #: Back-off after the first overload answer, at least (seconds), and at most after many.
 MIN_BACKOFF = 1.0
 MAX_BACKOFF = 600.0
@@ -107,7 +109,8 @@ class HostPace:
         state = self._hosts.get(host)
         if state is None:
             return self.base
-        return max(self.base, state.crawl_delay, state.backoff, LATENCY_FACTOR * state.latency)
+        slow = LATENCY_FACTOR * state.latency if state.latency >= SLOW_ANSWER else 0.0
+        return max(self.base, state.crawl_delay, state.backoff, slow)
 
     def delay(self, host: str) -> float | None:
         """The host's own interval when longer than ``base``, for the frontier's host delay; None otherwise."""
@@ -121,9 +124,11 @@ class HostPace:
             return 0.0
         return max(state.last + self.interval(host) if state.last else 0.0, state.hold_until)
 
-    def reserve(self, host: str, now: float) -> float:
-        """Take the host's next turn (not before ``now``) for a request, and return it."""
+    def reserve(self, host: str, now: float, latest: float | None = None) -> float:
+        """Take the host's next turn (not before ``now``, not after ``latest``) for a request, and return it."""
         turn = max(now, self.next_turn(host))
+        if latest is not None:
+            turn = min(turn, latest)
         self._host(host).last = turn
         return turn
 

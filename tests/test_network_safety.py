@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 from combine_scrapy.addresses import AddressPolicy, non_public, parse_ip
-from combine_scrapy.frontier import Outcome, locks_for
+from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
 from combine_scrapy.politeness import MAX_RETRY_AFTER, MIN_BACKOFF, HostPace, parse_retry_after
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.urls import UrlRule
@@ -146,7 +146,7 @@ def test_overload_backs_off_retry_after_holds_and_success_decays():
 
 def test_a_slow_host_gets_a_longer_interval_and_the_frontier_hears_of_big_changes():
     pace = HostPace(1.0)
-    assert not pace.answered("a", 1.0, 200, latency=0.1).report     # 5 x 0.1 s is within the interval
+    assert not pace.answered("a", 1.0, 200, latency=0.9).report     # under a second says nothing of load
     slow = pace.answered("a", 2.0, 200, latency=2.0)
     assert slow.report and pace.delay("a") == 10.0
     assert not pace.answered("a", 3.0, 200, latency=2.1).report     # a 5% change is not worth a write
@@ -162,6 +162,16 @@ def test_retry_after_replaces_the_day_long_unavailable_lock():
     held = locks_for(Outcome.UNAVAILABLE, job, retry_after=120)
     assert held.url == 120 and held.host == 120
     assert locks_for(Outcome.UNAVAILABLE, job, retry_after=1).host == 5       # never sooner than WaitIntervalHost
+    gone = locks_for(Outcome.NOT_FOUND, job, retry_after=120)                 # out of retries: the URL is gone,
+    assert gone.url == 1 and gone.host == 120                                 # its host still held as asked
+
+
+@pytest.mark.parametrize("status, outcome", [
+    (200, Outcome.SUCCESS), (404, Outcome.NOT_FOUND), (503, Outcome.UNAVAILABLE), (999, Outcome.UNAVAILABLE),
+    (-1, Outcome.UNAVAILABLE), (150, Outcome.UNAVAILABLE), (0, Outcome.UNAVAILABLE), (None, Outcome.UNAVAILABLE),
+])
+def test_statuses_http_has_no_room_for_are_unavailable(status, outcome):
+    assert outcome_for_status(status) is outcome
 
 
 # --- crawls -----------------------------------------------------------------------------------------------------
