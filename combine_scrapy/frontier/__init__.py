@@ -70,8 +70,10 @@ def locks_for(outcome: Outcome, job, retry_after: float | None = None) -> Locks:
     wait = job.wait_interval_host
     if retry_after is not None:
         held = max(retry_after, wait)
-        url_lock = held if outcome is Outcome.UNAVAILABLE else locks_for(outcome, job).url
-        return Locks(url=url_lock, host=max(held, locks_for(outcome, job).host))
+        if outcome is Outcome.UNAVAILABLE:
+            return Locks(url=held, host=held)
+        usual = locks_for(outcome, job)
+        return Locks(url=usual.url, host=max(held, usual.host))
     url_lock = {
         Outcome.SUCCESS: job.lock_success,
         Outcome.REDIRECT: job.lock_success,
