@@ -9,6 +9,7 @@ timed by the server, and a host that answers 429 with Retry-After.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 import socketserver
 import threading
@@ -292,3 +293,33 @@ def test_retry_after_is_honoured_and_the_url_stays_marked(job_dir):
     assert "held 2 s by Retry-After" in result.stderr
     with job_dir.records() as db:
         assert db.execute("SELECT 1 FROM records WHERE title = 'Busy no more'").fetchone()
+
+
+def test_a_hop_whose_host_is_not_free_within_the_lease_is_marked_instead(job_dir):
+    port = free_port(SEED)
+    site = {
+        "/robots.txt": Page("", status=404),
+        "/": html("Start", '<a href="/a.html">a</a>'),
+        "/a.html": Page("", status=301, headers={"Location": "/b.html"}),
+        "/b.html": html("B"),
+    }
+    with LoopbackWeb({SEED: site}, port=port) as web:
+        job_dir.write("WaitIntervalHost = 1.5\nUserAgentFollowRedirects = 1\n", TOPIC, [web.url(SEED)])
+        result = job_dir.crawl("-s", "COMBINE_LEASE_SECONDS=1")
+        hits = web.hits_for(SEED)
+    assert [hit.path for hit in hits] == ["/robots.txt", "/", "/a.html", "/b.html"]
+    assert all(b.time - a.time >= 1.5 * 0.95 for a, b in zip(hits, hits[1:]))
+    assert stats_of(result.stderr)["fetch/redirect_deferred"] == 1
+    assert re.search(r"redirect of http://\S+/a.html to http://\S+/b.html not followed now", result.stderr)
+    with job_dir.records() as db:
+        assert db.execute("SELECT u.url FROM records r JOIN record_urls u ON u.key = r.key WHERE r.title = 'B'").fetchone()[0].endswith("/b.html")
+
+
+def test_scrapy_seed_refuses_private_hosts_the_job_does_not_name(job_dir, tmp_path):
+    job_dir.write("WaitIntervalHost = 1\n", TOPIC, [f"http://{SEED}:8000/"], **{"sitesOK.txt": f"{NAMED}\n"})
+    seeds = tmp_path / "more.txt"
+    seeds.write_text(f"http://{SEED}:8000/more.html\nhttp://{NAMED}/\nhttp://{OTHER}/\nhttp://[::1]/\nhttp://example.org/\n")
+    result = job_dir.scrapy("seed", "t", str(seeds))
+    assert result.returncode == 0, result.stderr
+    assert "3 URLs accepted (3 new, 0 already known), 2 refused" in result.stdout
+    assert "refused, private_address: 2" in result.stdout
