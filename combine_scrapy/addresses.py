@@ -122,6 +122,12 @@ def _names(rule: UrlRule, url: str) -> bool:
     return not any(rule.matches(*_with_host(url, probe)) for probe in _PROBE_HOSTS)
 
 
+def written_non_public(url: str) -> bool:
+    """Whether the URL's host is written as a non-public address (no name resolution: cheap enough for every link)."""
+    address = parse_ip(_endpoint(url)[0])
+    return address is not None and non_public(address) is not None
+
+
 @dataclass(frozen=True)
 class AddressPolicy:
     """Which hosts may be (or resolve to) non-public addresses.

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from combine_scrapy.addresses import PRIVATE_ADDRESS, AddressPolicy
+from combine_scrapy.addresses import PRIVATE_ADDRESS, AddressPolicy, written_non_public
 from combine_scrapy.frontier import LEASE_SECONDS, RANKED_STRATEGIES, Frontier, FrontierEntry
 from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.redis import OUTAGE_PATIENCE, RedisFrontier
@@ -122,7 +122,7 @@ class Harvest:
         accepted: dict[str, float] = {}
         for url, priority in candidates:
             verdict = check_url(url, self.job.url_rules)
-            refusal = self.addresses.refusal(verdict.url) if verdict.ok else None
+            refusal = self.addresses.refusal(verdict.url) if verdict.ok and written_non_public(verdict.url) else None
             if refusal:
                 logger.debug("refused %s: %s, and the job does not name the host", verdict.url, refusal)
                 rejected[PRIVATE_ADDRESS] += 1
