@@ -13,14 +13,14 @@ from urllib.parse import urljoin, urlsplit
 from urllib.request import getproxies, proxy_bypass
 
 from scrapy import Request, signals
-from scrapy.utils.asyncio import sleep
-from scrapy.utils.datatypes import LocalCache
-from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
 from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, StopDownload
 from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils._compression import _DecompressionMaxSizeExceeded
+from scrapy.utils.asyncio import sleep
+from scrapy.utils.datatypes import LocalCache
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.internet.error import TimeoutError as TwistedTimeoutError
 from twisted.internet.interfaces import IResolutionReceiver

@@ -215,7 +215,7 @@ def test_links_and_redirects_to_private_hosts_the_job_does_not_name_are_refused(
             "/": html("Start", "".join(f'<a href="{href}">x</a>' for href in (
                 f"http://{OTHER}:{port}/", f"http://[::1]:{internal.port}/", f"http://2130706433:{internal.port}/",
                 f"http://0x7f.1:{internal.port}/", "/moved.html", "/ftp.html", "/js.html", f"http://{NAMED}:{port}/",
-                "/robots-moved/",
+                f"http://localhost:{internal.port}/",
             ))),
             "/moved.html": Page("", status=302, headers={"Location": f"{secret}/"}),
             "/ftp.html": Page("", status=301, headers={"Location": "ftp://example.org/file"}),
@@ -234,8 +234,10 @@ def test_links_and_redirects_to_private_hosts_the_job_does_not_name_are_refused(
             named_hits = [hit.path for hit in web.hits_for(NAMED)]
             seed_hits = [hit.path for hit in web.hits_for(SEED)]
     assert internal.hits == [] and other_hits == []
-    # OTHER, [::1] and both spellings of 127.0.0.1 at mark time; the redirect and NAMED's robots.txt redirect at fetch time
-    assert stats["urls/rejected/private_address"] == 6
+    # OTHER, [::1] and both spellings of 127.0.0.1 at mark time; localhost (a name), the redirect and NAMED's
+    # robots.txt redirect at fetch time
+    assert stats["urls/rejected/private_address"] == 7
+    assert re.search(r"refused page http://localhost:\d+/: localhost \(127.0.0.1\) is loopback", result.stderr)
     assert "refused redirect http://127.0.0.1:" in result.stderr
     assert "refused robots.txt http://127.0.0.1:" in result.stderr
     assert named_hits == ["/robots.txt"]                   # named (sitesOK), but its robots.txt led to 127.0.0.1: closed
