@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+import logging
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
+from combine_scrapy.addresses import PRIVATE_ADDRESS, AddressPolicy, written_non_public
 from combine_scrapy.frontier import LEASE_SECONDS, RANKED_STRATEGIES, Frontier, FrontierEntry
 from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.redis import OUTAGE_PATIENCE, RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.job import Job
+from combine_scrapy.politeness import HostPace
 from combine_scrapy.store import RecordStore, open_store
 from combine_scrapy.topic.links import LinkScorer
 from combine_scrapy.topic.urlpatterns import LearnedLinkScorer
 from combine_scrapy.urls import check_url, host_of
+
+logger = logging.getLogger(__name__)
 
 
 def link_scorer_for(job: Job) -> LinkScorer | LearnedLinkScorer:
@@ -90,6 +96,16 @@ class Harvest:
         """Whether other harvesters may use the same frontier at the same time."""
         return isinstance(self.frontier, RedisFrontier)
 
+    @cached_property
+    def addresses(self) -> AddressPolicy:
+        """Which hosts may be on loopback or private addresses: those the job names."""
+        return AddressPolicy.for_job(self.job)
+
+    @cached_property
+    def pace(self) -> HostPace:
+        """This harvester's memory of when each host may be asked again (redirect hops, robots.txt, back-off)."""
+        return HostPace(self.job.wait_interval_host)
+
     @property
     def ranks_links(self) -> bool:
         """Whether the strategy orders by PageRank, and so needs the link graph."""
@@ -106,7 +122,11 @@ class Harvest:
         accepted: dict[str, float] = {}
         for url, priority in candidates:
             verdict = check_url(url, self.job.url_rules)
-            if verdict.ok:
+            refusal = self.addresses.refusal(verdict.url) if verdict.ok and written_non_public(verdict.url) else None
+            if refusal:
+                logger.debug("refused %s: %s, and the job does not name the host", verdict.url, refusal)
+                rejected[PRIVATE_ADDRESS] += 1
+            elif verdict.ok:
                 accepted.setdefault(verdict.url, priority)
             else:
                 rejected[verdict.reason] += 1

@@ -24,6 +24,7 @@ class Fetch:
     outcome: Any = None          # a frontier.Outcome, decided by a middleware
     postponed: bool = False      # the fetch was put off (robots.txt read first)
     response_url: str | None = None  # where a followed redirect ended: the base of the page's relative links
+    retry_after: float | None = None  # seconds a 429/503 asked to wait (Retry-After), set by OutcomePipeline
     page: Any = None             # parse.ParsedPage, set by ParsePipeline
     classification: Any = None   # topic.Classification, set by TopicPipeline
     analysis: Any = None         # analyse.Analysis (language, country), set by AnalysePipeline with doAnalyse

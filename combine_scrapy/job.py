@@ -179,6 +179,9 @@ VARIABLES: dict[str, _Variable] = {
     "extractLinksFromText": _Variable("extract_links_from_text", _parse_bool),
     "UserAgentFollowRedirects": _Variable("follow_redirects", _parse_bool),
     "UserAgentGetIfModifiedSince": _Variable("get_if_modified_since", _parse_bool),
+    # Not Combine's: hosts on loopback, private and link-local addresses are fetched only when the job names them
+    # (seeds, sitesOK.txt, allow rules), or all of them with AllowPrivateAddresses = 1.
+    "AllowPrivateAddresses": _Variable("allow_private_addresses", _parse_bool),
     "UAtimeout": _Variable("timeout", _parse_timeout),
     # Fetch limits (not Combine's names): body bytes, redirects followed, converter seconds and MiB.
     "UAmaxSize": _Variable("max_size", _parse_positive_int),
@@ -252,6 +255,7 @@ class Job:
     do_analyse: bool = False
     extract_links_from_text: bool = True
     follow_redirects: bool = False
+    allow_private_addresses: bool = False
     get_if_modified_since: bool = True
     timeout: float = 30
     max_size: int = 16 * 1024 * 1024

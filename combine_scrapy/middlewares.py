@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from urllib.parse import urljoin, urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 from scrapy import Request, signals
 from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
@@ -17,8 +18,16 @@ from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, StopDownload
 from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils._compression import _DecompressionMaxSizeExceeded
+from scrapy.utils.asyncio import sleep
+from scrapy.utils.datatypes import LocalCache
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
 from twisted.internet.error import TimeoutError as TwistedTimeoutError
+from twisted.internet.interfaces import IResolutionReceiver
+from zope.interface import implementer
 
+from combine_scrapy.addresses import PRIVATE_ADDRESS, Address, parse_ip
+from combine_scrapy.politeness import OVERLOAD_STATUSES, parse_retry_after
 from combine_scrapy.robots import MAX_BODY_BYTES, RobotsPolicy, policy_from_response
 from combine_scrapy.urls import check_url, host_of
 
@@ -27,10 +36,24 @@ logger = logging.getLogger(__name__)
 #: robots.txt redirects followed at most, as RFC 9309 asks.
 ROBOTS_MAX_REDIRECTS = 5
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+#: Schemes a followed redirect may lead to; any other (ftp:, javascript:, mailto:, data:) is refused once.
+REDIRECT_SCHEMES = ("http", "https")
 
 
 class UrlRejected(IgnoreRequest):
     """The URL fails the job's canonicalization or allow/exclude rules."""
+
+
+class PrivateAddressRefused(UrlRejected):
+    """The host is, or resolves to, a non-public address the job does not name (see :mod:`combine_scrapy.addresses`)."""
+
+
+class RedirectRefused(UrlRejected):
+    """A redirect leads to a scheme the crawler does not follow (ftp:, javascript:, mailto:, data:)."""
+
+
+class HopDeferred(IgnoreRequest):
+    """A redirect's next host will not be free within the fetch's lease: the hop is not made now."""
 
 
 class RobotsDisallowed(IgnoreRequest):
@@ -142,8 +165,7 @@ class RobotsMiddleware:
         frontier = self.crawler.spider.harvest.frontier
         if store:
             frontier.store_robots(host, status, body, now + ttl)
-        delay = policy.crawl_delay if policy.crawl_delay and policy.crawl_delay > job.wait_interval_host else None
-        frontier.set_host_delay(host, delay)
+        frontier.set_host_delay(host, self.crawler.spider.harvest.pace.set_crawl_delay(host, policy.crawl_delay))
         available = status is not None and status < 500 and status != 429
         self._policies[host] = (policy, available, now + ttl)
         return policy, available
@@ -192,6 +214,171 @@ class RobotsMiddleware:
                 raise RobotsPending(f"robots.txt of {host} redirects to {url}: read on the host's next turn")
 
 
+def _request_kind(request: Request) -> str:
+    """What a request is, for log lines: a page, a followed redirect's hop or a robots.txt."""
+    if "robots_bytes" in request.meta:
+        return "robots.txt"
+    return "redirect" if "redirect_times" in request.meta else "page"
+
+
+@implementer(IResolutionReceiver)
+class _Addresses:
+    """Collects a name's addresses from the reactor's resolver into a Deferred."""
+
+    def __init__(self):
+        self.addresses: list[Address] = []
+        self.done: Deferred[list[Address]] = Deferred()
+
+    def resolutionBegan(self, resolution) -> None:
+        pass
+
+    def addressResolved(self, address) -> None:
+        parsed = parse_ip(getattr(address, "host", ""))
+        if parsed is not None:
+            self.addresses.append(parsed)
+
+    def resolutionComplete(self) -> None:
+        self.done.callback(self.addresses)
+
+
+class AddressGuardMiddleware:
+    """Refuse requests to loopback, private and link-local addresses on hosts the job does not name.
+
+    Pages, followed redirects and robots.txt requests alike: a host written
+    as an address is judged as written (every spelling the resolver accepts),
+    a name by what the reactor's resolver gives for it. That resolver is the
+    one the download connects through and Scrapy caches its answers, so the
+    address judged is the address fetched. Names are remembered per host.
+    A name fetched through an HTTP proxy (``http_proxy``) is the proxy's to
+    resolve, and is not resolved here.
+    """
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self._resolved: LocalCache[str, list[Address]] = LocalCache(10_000)
+        self._proxies = getproxies()  # read once, as Scrapy's HttpProxyMiddleware does
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    async def process_request(self, request: Request):
+        policy = self.crawler.spider.harvest.addresses
+        if policy.trusts(request.url):
+            return None
+        parts = urlsplit(request.url)
+        host = (parts.hostname or "").rstrip(".")
+        proxied = "proxy" in request.meta or (parts.scheme in self._proxies and not proxy_bypass(host))
+        addresses = [] if parse_ip(host) is not None or proxied else await self._addresses(host)
+        refusal = policy.refusal(request.url, addresses)
+        if refusal is None:
+            return None
+        self.crawler.stats.inc_value(f"urls/rejected/{PRIVATE_ADDRESS}")
+        logger.info("refused %s %s: %s, and the job does not name the host", _request_kind(request), request.url, refusal)
+        raise PrivateAddressRefused(f"{PRIVATE_ADDRESS}: {request.url}: {refusal}")
+
+    async def _addresses(self, host: str) -> list[Address]:
+        """The addresses ``host`` resolves to (none when it does not resolve: the download fails on its own)."""
+        if host in self._resolved:
+            return self._resolved[host]
+        from twisted.internet import reactor
+
+        receiver = _Addresses()
+        reactor.nameResolver.resolveHostName(receiver, host)
+        addresses = await maybe_deferred_to_future(receiver.done)
+        self._resolved[host] = addresses
+        return addresses
+
+
+class HostPacingMiddleware:
+    """Every request waits its host's turn, and a struggling host gets more time (:mod:`combine_scrapy.politeness`).
+
+    The frontier hands out a host once per interval; what it does not hand
+    out (a followed redirect's hop, a robots.txt request) waits here for the
+    host's next turn as this harvester knows it, and a hop locks its host in
+    the frontier while it waits and after its answer. A hop whose host is not
+    free within the fetch's lease is not made (:class:`HopDeferred`): the
+    redirect's target is then marked as a new URL. Each answer adapts the
+    host's interval: a 429 or 503 backs it off and its Retry-After holds it,
+    a slow answer stretches it, and the frontier's host delay follows.
+    """
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.stats = crawler.stats
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    @property
+    def harvest(self):
+        return self.crawler.spider.harvest
+
+    async def process_request(self, request: Request):
+        harvest, host, now = self.harvest, host_of(request.url), time.time()
+        hop = "redirect_times" in request.meta
+        wait = harvest.pace.next_turn(host) - now
+        if wait > harvest.lease_seconds:
+            if hop:
+                raise HopDeferred(f"{host} is not free for {wait:.1f} s")
+            # The frontier handed the host out, so what holds it here is something the frontier was not told
+            # (a Retry-After on a robots.txt answer): wait no longer than the fetch's lease.
+            logger.info("%s %s: its host is held for %.1f s more; it goes in %g s", _request_kind(request),
+                        request.url, wait, harvest.lease_seconds)
+            self.stats.inc_value("politeness/wait_cut")
+        turn = harvest.pace.reserve(host, now, latest=now + harvest.lease_seconds)
+        if turn > now:
+            if hop:
+                harvest.frontier.lock_host(host, turn + harvest.lease_seconds)
+            self.stats.inc_value("politeness/waited")
+            logger.debug("%s %s waits %.2f s for its host's turn", _request_kind(request), request.url, turn - now)
+            await sleep(turn - now)
+        return None
+
+    def process_response(self, request: Request, response: Response):
+        now = time.time()
+        host, pace = host_of(request.url), self.harvest.pace
+        retry_after = None
+        if response.status in OVERLOAD_STATUSES:
+            header = response.headers.get(b"Retry-After")
+            text = header.decode("latin-1") if header else None
+            retry_after = parse_retry_after(text, now)
+            if text and retry_after is None:
+                self.stats.inc_value("politeness/retry_after_ignored")
+                logger.info("%s: ignored Retry-After %r (neither seconds nor an HTTP date)", request.url, text[:100])
+        answer = pace.answered(host, now, response.status, request.meta.get("download_latency"), retry_after)
+        if answer.overloaded:
+            self.stats.inc_value("politeness/overloaded")
+            held = f", held {answer.retry_after:g} s by Retry-After" if answer.retry_after is not None else ""
+            logger.info("host %s answered %d to %s: interval %.1f s%s", host, response.status, request.url, answer.interval, held)
+            if answer.retry_after is not None:
+                self.stats.inc_value("politeness/retry_after")
+        self._after_answer(request, host, now, answer.report)
+        return response
+
+    def process_exception(self, request: Request, exception: Exception):
+        if isinstance(exception, IgnoreRequest):  # refused before it went out
+            return None
+        now = time.time()
+        host = host_of(request.url)
+        self._after_answer(request, host, now, self.harvest.pace.answered(host, now, None).report)
+        return None
+
+    def _after_answer(self, request: Request, host: str, now: float, report: bool) -> None:
+        harvest = self.harvest
+        if report:
+            delay = harvest.pace.delay(host)
+            harvest.frontier.set_host_delay(host, delay)
+            self.stats.inc_value("politeness/interval_raised" if delay else "politeness/interval_restored")
+            if delay:
+                logger.info("host %s: interval now %.1f s (slow or overloaded)", host, delay)
+            else:
+                logger.info("host %s: interval back to WaitIntervalHost", host)
+        if "redirect_times" in request.meta:  # the frontier did not hand this host out: keep it off until its turn
+            harvest.frontier.lock_host(host, harvest.pace.next_turn(host))
+
+
 class JobHeadersMiddleware:
     """Send the job's User-Agent and the operator's e-mail in From, as Combine did."""
 
@@ -219,6 +406,14 @@ def _limit_reached(stats, limit: str, request: Request, detail: str) -> None:
     url = request.meta["frontier_entry"].url
     where = f"{url} (redirected to {request.url})" if request.url != url else url
     logger.warning("fetch limit %s reached for %s: %s", limit, where, detail)
+
+
+def _header_text(value: bytes) -> str:
+    """A header's text: UTF-8 as browsers read Location, else Latin-1 (every byte is one)."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
 
 
 def _extension(url: str) -> str:
@@ -299,7 +494,12 @@ class FetchLimitsMiddleware:
         if hops >= job.max_redirects:
             _limit_reached(self.crawler.stats, "redirects", request, f"more than {job.max_redirects} redirects")
             return response
-        target = urljoin(response.url, location.decode("latin-1"))
+        target = urljoin(response.url, _header_text(location).strip())
+        scheme = urlsplit(target).scheme.lower()
+        if scheme not in REDIRECT_SCHEMES:
+            self.crawler.stats.inc_value("urls/rejected/scheme")
+            logger.info("refused redirect of %s to %s: %s: is not followed", response.url, target[:200], scheme)
+            raise RedirectRefused(f"scheme: redirect to {target[:200]}")
         redirected = request.replace(
             url=target,
             method="GET" if response.status == 303 else request.method,
@@ -310,7 +510,12 @@ class FetchLimitsMiddleware:
             },
         )
         self.crawler.stats.inc_value("fetch/redirect_followed")
-        return await self.crawler.engine.download_async(redirected)
+        try:
+            return await self.crawler.engine.download_async(redirected)
+        except HopDeferred as e:
+            self.crawler.stats.inc_value("fetch/redirect_deferred")
+            logger.info("redirect of %s to %s not followed now (%s): the target is marked instead", response.url, target, e)
+            return response
 
     def process_exception(self, request: Request, exception: Exception):
         if "frontier_entry" in request.meta and isinstance(exception, (DownloadTimeoutError, TwistedTimeoutError)):
@@ -325,7 +530,9 @@ class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
     Without the bound a small gzip or brotli answer could inflate to gigabytes
     in memory. Scrapy drops such a response; here it goes on with an empty
     body, so the URL counts as fetched (its status and headers are real)
-    instead of as a failure to retry.
+    instead of as a failure to retry. A body that is not what its
+    Content-Encoding says (plain HTML sent as gzip) is read as it came,
+    counted as ``fetch/undecodable``: the server would send the same again.
     """
 
     def process_response(self, request: Request, response: Response):
@@ -341,3 +548,11 @@ class BoundedHttpCompressionMiddleware(HttpCompressionMiddleware):
             )
             response.headers.pop(b"Content-Encoding", None)
             return response.replace(body=b"")
+        except Exception as e:  # the body is not what Content-Encoding says (gzip, br, zstd, deflate)
+            if "frontier_entry" not in request.meta:
+                raise
+            encoding = b", ".join(response.headers.getlist(b"Content-Encoding")).decode("latin-1")
+            self.stats.inc_value("fetch/undecodable")
+            logger.warning("%s: body is not %s as Content-Encoding says (%s); read as it came", request.url, encoding, e)
+            response.headers.pop(b"Content-Encoding", None)
+            return response

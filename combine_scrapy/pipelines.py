@@ -17,11 +17,12 @@ from twisted.internet.threads import deferToThread
 from combine_scrapy.analyse import Analysis, analyse
 from combine_scrapy.content import main_content
 from combine_scrapy.convert import Limits
-from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
+from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status, valid_status
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
 from combine_scrapy.items import Fetch
 from combine_scrapy.neardup import page_fingerprint
 from combine_scrapy.parse import parse_document
+from combine_scrapy.politeness import OVERLOAD_STATUSES, parse_retry_after
 from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.topic import Document
 from combine_scrapy.topic.links import LinkCandidate
@@ -46,14 +47,23 @@ class _HarvestStage:
 
 
 class OutcomePipeline(_HarvestStage):
-    """Decide what the fetch means for the frontier; a URL out of retries counts as gone."""
+    """Decide what the fetch means for the frontier; a URL out of retries counts as gone.
+
+    A 429 or 503 with a usable Retry-After is unavailable for as long as it
+    asks (at least WaitIntervalHost), not for WaitIntervalHarvesterLockUnavailable.
+    """
 
     def process_item(self, item: Fetch) -> Fetch:
         if item.postponed:
             return item
         if item.outcome is None:
             item.outcome = outcome_for_status(item.status)
+            if item.status is not None and not valid_status(item.status):
+                self.stats.inc_value("fetch/invalid_status")
+                logger.info("%s answered with invalid HTTP status %d: unavailable", item.url, item.status)
         self.stats.inc_value(f"fetch/outcome/{item.outcome.value}")
+        if item.outcome is Outcome.UNAVAILABLE and item.status in OVERLOAD_STATUSES:
+            item.retry_after = parse_retry_after(item.headers.get("retry-after"), item.fetched_at)
         if item.outcome is Outcome.UNAVAILABLE:
             retries = self.harvest.frontier.retries(item.url) + 1
             if retries >= self.harvest.job.harvest_retries:
@@ -197,7 +207,7 @@ class FrontierPipeline(_HarvestStage):
             harvest.release(item.url, item.host, item.fetched_at + harvest.job.wait_interval_host, now=item.fetched_at)
             return item
         self._mark(self._next_urls(item), item.url)
-        locks = locks_for(item.outcome, harvest.job)
+        locks = locks_for(item.outcome, harvest.job, retry_after=item.retry_after)
         url_lock = locks.url
         revisit = harvest.job.revisit and item.outcome in (Outcome.SUCCESS, Outcome.NOT_MODIFIED)
         if revisit:
@@ -233,7 +243,7 @@ class FrontierPipeline(_HarvestStage):
     def _next_urls(self, item: Fetch) -> list[tuple[str, float]]:
         """(URL, priority) pairs this fetch leads to, before validation."""
         if item.outcome is Outcome.REDIRECT and item.headers.get("location"):
-            return [(urljoin(item.url, item.headers["location"]), 0.0)]
+            return [(urljoin(item.response_url or item.url, item.headers["location"]), 0.0)]
         page, classification = item.page, item.classification
         if item.outcome is not Outcome.SUCCESS or page.robots_nofollow or not self.harvest.job.auto_recycle_links:
             return []

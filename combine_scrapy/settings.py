@@ -49,10 +49,12 @@ DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 
 DOWNLOADER_MIDDLEWARES = {
     "combine_scrapy.middlewares.UrlRulesMiddleware": 50,
+    "combine_scrapy.middlewares.AddressGuardMiddleware": 60,
     "combine_scrapy.middlewares.RobotsMiddleware": 100,
     "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
     "combine_scrapy.middlewares.JobHeadersMiddleware": 400,
     "combine_scrapy.middlewares.FetchLimitsMiddleware": 450,
+    "combine_scrapy.middlewares.HostPacingMiddleware": 500,
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
     "combine_scrapy.middlewares.BoundedHttpCompressionMiddleware": 590,
 }

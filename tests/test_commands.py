@@ -21,7 +21,7 @@ from conftest import PROJECT, SCRAPY, JobDir, free_port
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 REDIS_URL = "redis://127.0.0.1:6379/0"
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
-CONFIG = "WaitIntervalHost = 0.2\nclassifyPlugIn = plain\n"
+CONFIG = "WaitIntervalHost = 0.2\nclassifyPlugIn = plain\nAllowPrivateAddresses = 1\n"
 COMMANDS = ("seed", "stop", "status", "recycle", "reharvest", "report")
 
 
@@ -168,7 +168,7 @@ def test_seed_and_status_with_the_frontier_in_redis(job_dir):
 
 
 def test_stop_ends_running_harvesters_cleanly(job_dir, web):
-    job_dir.write("WaitIntervalHost = 60\n", DEMO_TOPIC, [web.url(PLANTS)])  # it waits a minute for each host's next page
+    job_dir.write("WaitIntervalHost = 60\nAllowPrivateAddresses = 1\n", DEMO_TOPIC, [web.url(PLANTS)])  # it waits a minute for each host's next page
     nothing = scrapy(job_dir, "stop", "t")
     assert nothing.stdout == "job t: no harvester is running\n"
 

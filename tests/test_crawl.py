@@ -16,6 +16,7 @@ WAIT = 0.5
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
 CONFIG = f"""
 WaitIntervalHost = {WAIT}
+AllowPrivateAddresses = 1
 classifyPlugIn = plain
 <sessionids>
 jsessionid

@@ -324,7 +324,7 @@ def test_crawl_then_export_every_format(job_dir, tmp_path):
     port = free_port()
     topic = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
     with LoopbackWeb(demo_sites(port), port=port) as web:
-        job_dir.write("WaitIntervalHost = 0.2\nclassifyPlugIn = plain\nsaveHTML = 1\n", topic, [web.url(DEMO_HOSTS[0])])
+        job_dir.write("WaitIntervalHost = 0.2\nclassifyPlugIn = plain\nsaveHTML = 1\nAllowPrivateAddresses = 1\n", topic, [web.url(DEMO_HOSTS[0])])
         job_dir.crawl()
     with job_dir.records() as db:
         stored = db.execute("SELECT COUNT(*) FROM records").fetchone()[0]

@@ -43,7 +43,7 @@ def test_four_harvesters_from_the_harvest_command_share_the_frontier_and_keep_th
     sites, gate = gated_web(port)
     logs = [tmp_path / "logs" / f"harvester-{n}.log" for n in range(1, 5)]
     with LoopbackWeb(sites, port=port) as web:
-        job_dir.write(f"WaitIntervalHost = {WAIT}\n", TOPIC, [web.url(HOSTS[0])])
+        job_dir.write(f"WaitIntervalHost = {WAIT}\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
         command = [
             *SCRAPY, "harvest", job_dir.name, "-n", "4", "--log-dir", str(tmp_path / "logs"),
             "-s", f"COMBINE_TOPICS_DIR={job_dir.topics}", "-s", f"COMBINE_DATA_DIR={job_dir.data}",
@@ -84,7 +84,7 @@ def test_a_harvester_killed_mid_crawl_loses_nothing(tmp_path, job_dir):
     sites, gate = gated_web(port)
     logs = [tmp_path / f"harvester{n}.log" for n in range(3)]
     with LoopbackWeb(sites, port=port) as web:
-        job_dir.write(f"WaitIntervalHost = {WAIT}\n", TOPIC, [web.url(HOSTS[0])])
+        job_dir.write(f"WaitIntervalHost = {WAIT}\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
         command = crawl_command(job_dir, REDIS_URL, "COMBINE_LEASE_SECONDS=3", "COMBINE_IDLE_HORIZON=30")
         harvesters = [start(command, log) for log in logs]
         wait_until_opened(logs, harvesters)

@@ -298,7 +298,7 @@ def test_empty_seeds_are_fine_when_the_frontier_holds_marked_urls(job_dir):
     host = "127.0.0.4"
     site = {"/robots.txt": Page("", status=404), "/": Page("<html><body>carnivorous plants</body></html>")}
     with LoopbackWeb({host: site}, port=free_port(host)) as web:
-        job_dir.write("WaitIntervalHost = 0.1\n", TOPIC, [])
+        job_dir.write("WaitIntervalHost = 0.1\nAllowPrivateAddresses = 1\n", TOPIC, [])  # a loopback host no seed names
         (job_dir.topics / "more-seeds.txt").write_text(web.url(host) + "\n")
         assert job_dir.scrapy("seed", job_dir.name, str(job_dir.topics / "more-seeds.txt")).returncode == 0
         status, stdout, _ = crawl(job_dir)

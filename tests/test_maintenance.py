@@ -31,7 +31,7 @@ from test_store import MYSQL_URL, drop_mysql_tables
 A, B = "127.0.0.2", "127.0.0.3"
 REDIS_URL = "redis://127.0.0.1:6379/0"
 TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
-CONFIG = "WaitIntervalHost = 0.2\nclassifyPlugIn = plain\n"
+CONFIG = "WaitIntervalHost = 0.2\nclassifyPlugIn = plain\nAllowPrivateAddresses = 1\n"
 ARTICLE = (
     "Sundews catch insects with sticky glands on their leaves. The glands glisten like dew and lure flies, "
     "which stick to the mucilage; the tentacles then bend over the prey and enzymes digest it over days. "

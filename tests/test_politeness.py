@@ -50,7 +50,7 @@ def test_every_spelling_of_a_url_is_fetched_once(job_dir):
         site["/"] = Page(html("Home", links))
         with LoopbackWeb({"127.0.0.1": site}, port=port) as web:
             job_dir.write(
-                f"WaitIntervalHost = 0.2\n<exclude>\nURL \\.jpg$\n</exclude>\n"
+                f"WaitIntervalHost = 0.2\nAllowPrivateAddresses = 1\n<exclude>\nURL \\.jpg$\n</exclude>\n"
                 f"<serveralias>\n127.0.0.1:{port} localhost:{port}\n</serveralias>\n",
                 TOPIC,
                 [f"{home}/"],

@@ -24,7 +24,7 @@ def test_sqlite_harvester_killed_mid_crawl_resumes_and_fetches_everything(tmp_pa
     port = free_port(HOSTS[0])
     sites = hosts_web(HOSTS, port, 15)
     with LoopbackWeb(sites, port=port) as web:
-        job_dir.write(f"WaitIntervalHost = {WAIT}\n", TOPIC, [web.url(HOSTS[0])])
+        job_dir.write(f"WaitIntervalHost = {WAIT}\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
         command = crawl_command(job_dir, None, "COMBINE_LEASE_SECONDS=2")
         first = start(command, tmp_path / "first.log")
         wait_for(lambda: len(web.hits) >= 25 or first.poll() is not None, 60, "25 fetches")
@@ -88,7 +88,7 @@ def test_harvesters_wait_out_a_redis_restart(tmp_path, job_dir, private_redis):
     sites = hosts_web(HOSTS, port, 15)
     logs = [tmp_path / f"harvester{n}.log" for n in range(2)]
     with LoopbackWeb(sites, port=port) as web:
-        job_dir.write(f"WaitIntervalHost = {WAIT}\n", TOPIC, [web.url(HOSTS[0])])
+        job_dir.write(f"WaitIntervalHost = {WAIT}\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
         command = crawl_command(job_dir, private_redis.url, "COMBINE_IDLE_HORIZON=90")
         harvesters = [start(command, log) for log in logs]
         wait_for(lambda: len(web.hits) >= 20, 60, "20 fetches")

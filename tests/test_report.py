@@ -32,7 +32,7 @@ def crawled(tmp_path_factory):
     job_dir = JobDir(topics=base / "topics", data=base / "data")
     port = free_port()
     with LoopbackWeb(demo_sites(port), port=port) as web:
-        job_dir.write("WaitIntervalHost = 0.2\n", DEMO_TOPIC, [web.url(PLANTS)])
+        job_dir.write("WaitIntervalHost = 0.2\nAllowPrivateAddresses = 1\n", DEMO_TOPIC, [web.url(PLANTS)])
         job_dir.crawl()
         yield job_dir, web
 

@@ -99,7 +99,7 @@ def test_deploy_to_scrapyd_and_run_a_job_through_schedule_json(scrapyd, tmp_path
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name="glass")
     port = free_port()
     with LoopbackWeb(demo_sites(port), port=port) as web:
-        job_dir.write("WaitIntervalHost = 0.2\n", DEMO_TOPIC, [web.url(PLANTS)])
+        job_dir.write("WaitIntervalHost = 0.2\nAllowPrivateAddresses = 1\n", DEMO_TOPIC, [web.url(PLANTS)])
         scheduled = call(base, "schedule.json", [
             ("project", "combine_scrapy"), ("spider", "focused"), ("job", "glass"),
             ("setting", f"COMBINE_TOPICS_DIR={job_dir.topics.resolve()}"),

@@ -27,9 +27,18 @@ class Outcome(enum.Enum):
     ROBOTS = "robots"
 
 
+def valid_status(status: int) -> bool:
+    """Whether a final answer's status is one HTTP has room for (200-599; 1xx are never final)."""
+    return 200 <= status <= 599
+
+
 def outcome_for_status(status: int | None) -> Outcome:
-    """Map an HTTP status (``None``: no response at all) to Combine's outcomes."""
-    if status is None or status in (408, 429) or status >= 500:
+    """Map an HTTP status (``None``: no response at all) to Combine's outcomes.
+
+    A status HTTP has no room for (``999``, ``-1``, a final ``150``) says
+    nothing of the page: the server is broken, so the URL is unavailable for now.
+    """
+    if status is None or status in (408, 429) or status >= 500 or not valid_status(status):
         return Outcome.UNAVAILABLE
     if 200 <= status < 300:
         return Outcome.SUCCESS
@@ -48,13 +57,23 @@ class Locks:
     host: float
 
 
-def locks_for(outcome: Outcome, job) -> Locks:
-    """Combine's lock table, with one deliberate change for UNAVAILABLE.
+def locks_for(outcome: Outcome, job, retry_after: float | None = None) -> Locks:
+    """Combine's lock table, with two deliberate changes for UNAVAILABLE.
 
     Combine locked a host for 18,000 s after a 5xx; one bad page would stall
     a small crawl for five hours, so the host waits ten host intervals instead.
+    A server that said when to come back (a 429 or 503 with Retry-After,
+    ``retry_after`` seconds) gets the URL back then instead of after the
+    day-long unavailable lock, and its host is held that long whatever became
+    of the URL; neither sooner than WaitIntervalHost.
     """
     wait = job.wait_interval_host
+    if retry_after is not None:
+        held = max(retry_after, wait)
+        if outcome is Outcome.UNAVAILABLE:
+            return Locks(url=held, host=held)
+        usual = locks_for(outcome, job)
+        return Locks(url=usual.url, host=max(held, usual.host))
     url_lock = {
         Outcome.SUCCESS: job.lock_success,
         Outcome.REDIRECT: job.lock_success,
