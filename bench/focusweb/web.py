@@ -21,6 +21,7 @@ relevant to a topic when it was written from that topic's vocabulary.
 from __future__ import annotations
 
 import collections
+import math
 import random
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -97,7 +98,7 @@ class FocusWeb:
             **CORPORATE,
         }
         self.pages: list[Page] = []
-        self.hosts_: list[Host] = []
+        self.hosts: list[Host] = []
         self._paths: list[dict[str, int]] = []
         self._by_name: dict[str, int] = {}
         self._levels: list[dict[int, list[int]]] = []  # per host: directories by level below the home page
@@ -105,7 +106,7 @@ class FocusWeb:
         self._entries: dict[int, int] = collections.Counter()  # documents listed so far per directory
         rng = random.Random(mix(seed, 71))
         self._make_hosts(rng)
-        for host in range(PORTALS, len(self.hosts_)):
+        for host in range(PORTALS, len(self.hosts)):
             self._build_site(rng, host)
         for topic in range(len(topics)):
             self._place_topic(rng, topic)
@@ -114,10 +115,6 @@ class FocusWeb:
                        for index, (key, vocabulary) in enumerate(sorted(self.vocabularies.items()))}
 
     # ---- structure ----------------------------------------------------------
-
-    @property
-    def hosts(self) -> int:
-        return len(self.hosts_)
 
     def _make_hosts(self, rng: random.Random) -> None:
         roles = [("topical", topic) for topic in range(len(self.topics)) for _ in range(rng.choice((2, 3)))]
@@ -132,15 +129,15 @@ class FocusWeb:
             self._add_host(name, labels[PORTALS + number], role, rng.randrange(len(THEMES)), topic)
 
     def _add_host(self, name: str, label: str, role: str, theme: int, topic: int = -1) -> None:
-        self._by_name[name] = len(self.hosts_)
-        self.hosts_.append(Host(name, label, role, theme, topic))
+        self._by_name[name] = len(self.hosts)
+        self.hosts.append(Host(name, label, role, theme, topic))
         self._paths.append({})
         self._levels.append({})
         self._content.append([])
 
     def _add(self, host: int, path: str, kind: str, vocabulary: str, title: str, **fields) -> int:
         if path in self._paths[host]:
-            raise ValueError(f"two pages at {self.hosts_[host].name}{path}")
+            raise ValueError(f"two pages at {self.hosts[host].name}{path}")
         self._paths[host][path] = len(self.pages)
         self.pages.append(Page(host, path, kind, vocabulary, title, **fields))
         return len(self.pages) - 1
@@ -154,7 +151,7 @@ class FocusWeb:
 
     def _build_site(self, rng: random.Random, host: int) -> None:
         """Home, news, products, support, about and the document tree of one site: all off-topic."""
-        site = self.hosts_[host]
+        site = self.hosts[host]
         theme = THEMES[site.theme].name
         home = self._add(host, "/", "home", theme, f"{site.label}: welcome")
         news = self._paginated(rng, host, home, "news", "news", theme, rng.randint(*NEWS), PER_LISTING)
@@ -198,7 +195,7 @@ class FocusWeb:
         for first in range(0, items, per_page):
             number = len(listings) + 1
             path = f"/{base}/" if number == 1 else f"/{base}/page-{number}.html"
-            title = f"{self.hosts_[host].label}: {base.split('/')[0]}, page {number}"
+            title = f"{self.hosts[host].label}: {base.split('/')[0]}, page {number}"
             listing = self._add(host, path, "listing", vocabulary, title)
             if listings:
                 self._link(listings[-1], listing, f"Older ({number})")
@@ -223,7 +220,7 @@ class FocusWeb:
             for parent in self._levels[host][level - 1]:
                 for _ in range(rng.randint(low, high)):
                     self._levels[host][level].append(self._subdirectory(rng, host, parent, level))
-        theme = THEMES[self.hosts_[host].theme].name
+        theme = THEMES[self.hosts[host].theme].name
         for directories in self._levels[host].values():
             for directory in directories:
                 for _ in range(rng.randint(*DOCUMENTS)):
@@ -265,7 +262,7 @@ class FocusWeb:
     def _place_topic(self, rng: random.Random, topic: int) -> None:
         """The topic's clusters on its sites: listed on a directory 1-4 levels down, linking to each other."""
         key = self.topics[topic].key
-        sites = [host for host, site in enumerate(self.hosts_) if site.role == "topical" and site.topic == topic]
+        sites = [host for host, site in enumerate(self.hosts) if site.role == "topical" and site.topic == topic]
         size = rng.randint(*TOPICAL_PAGES)
         clusters: list[list[int]] = []
         placed = dict.fromkeys(CLUSTER_LEVEL_SHARES, 0)
@@ -323,20 +320,20 @@ class FocusWeb:
 
     def _build_portals(self, rng: random.Random) -> None:
         """Each site's home on one portal's home page (and some on more), categories and portal news."""
-        sites = list(range(PORTALS, len(self.hosts_)))
+        sites = list(range(PORTALS, len(self.hosts)))
         rng.shuffle(sites)
         for portal in range(PORTALS):
-            home = self._add(portal, "/", "portal", "news", f"{self.hosts_[portal].label}: the web's best sites")
+            home = self._add(portal, "/", "portal", "news", f"{self.hosts[portal].label}: the web's best sites")
             listed = sites[portal::PORTALS] + rng.sample(sites, 6)
             rng.shuffle(listed)
             for site in dict.fromkeys(listed):
-                self._link(home, self._paths[site]["/"], self.hosts_[site].label)
+                self._link(home, self._paths[site]["/"], self.hosts[site].label)
             for number in range(1, 5):
                 category = self._add(portal, f"/cat/{number}.html", "portal", "directory",
-                                     f"{self.hosts_[portal].label}: category {number}")
+                                     f"{self.hosts[portal].label}: category {number}")
                 self._link(home, category, f"Category {number}")
                 for site in rng.sample(sites, 8):
-                    self._link(category, self._paths[site]["/"], self.hosts_[site].label)
+                    self._link(category, self._paths[site]["/"], self.hosts[site].label)
                 self._link(category, home, "Home")
             for number in range(1, 5):
                 item = self._add(portal, f"/news/{number}.html", "article", "news", self._title(rng, "news"))
@@ -344,7 +341,7 @@ class FocusWeb:
                 self._link(item, home, "Home")
                 self._link(item, self._paths[rng.choice(sites)]["/"], "Visit the site")
         for item in self.pages:
-            if self.hosts_[item.host].role == "decoy" and (item.kind == "home" or rng.random() < 0.12):
+            if self.hosts[item.host].role == "decoy" and (item.kind == "home" or rng.random() < 0.12):
                 item.mention = rng.randrange(len(self.topics))
             elif item.topic < 0 and item.mention < 0 and rng.random() < 0.01:
                 item.mention = rng.randrange(len(self.topics))
@@ -353,7 +350,7 @@ class FocusWeb:
 
     def url(self, page: int) -> str:
         item = self.pages[page]
-        return f"http://{self.hosts_[item.host].name}{item.path}"
+        return f"http://{self.hosts[item.host].name}{item.path}"
 
     def href(self, source: int, target: int) -> str:
         """How ``source`` writes its link to ``target``: root-relative on the same host, absolute across."""
@@ -403,7 +400,7 @@ class FocusWeb:
                 del links[:8]
         if links:
             body.append(f'<ul class="links">{"".join(links)}</ul>\n')
-        site = self.hosts_[item.host].label
+        site = self.hosts[item.host].label
         title = escape(item.title)
         head = (
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
@@ -462,16 +459,21 @@ class FocusWeb:
         return order
 
     def counts(self) -> dict[str, object]:
-        roles = collections.Counter(host.role for host in self.hosts_)
+        roles = collections.Counter(host.role for host in self.hosts)
         return {
             "seed": self.seed,
-            "hosts": self.hosts,
+            "hosts": len(self.hosts),
             "pages": len(self.pages),
             "links": sum(len(page.links) for page in self.pages),
             "roles": dict(roles),
             "relevant": {topic.key: len(self.relevant_pages(index)) for index, topic in enumerate(self.topics)},
             "passing_mentions": sum(1 for page in self.pages if page.mention >= 0),
         }
+
+
+def pages_for_recall(relevant: int, share: float) -> int:
+    """How many relevant pages make ``share`` recall of ``relevant``: 80% of 52 is 42."""
+    return max(1, math.ceil(round(share * relevant, 9)))
 
 
 def _series_anchor(rng: random.Random, code: str) -> str:
