@@ -181,13 +181,21 @@ def crawl(web: FocusWeb, served: ServedWeb, topics: list[int], config: str, seed
     return runs
 
 
-def measure(args: argparse.Namespace) -> list[Run]:
-    """Every configuration on every topic for seeds 1..N; progress on stderr."""
+def measure(args: argparse.Namespace) -> tuple[list[Run], dict[int, dict], dict[str, dict[int, dict]]]:
+    """Every configuration on every topic for seeds 1..N; each web's size and offline references.
+
+    Progress goes to stderr.
+    """
     runs: list[Run] = []
+    webs: dict[int, dict] = {}
+    references: dict[str, dict[int, dict]] = {key: {} for key in args.topics}
     focused = [config for config in args.configs if config != BREADTH_FIRST]
     for seed in range(1, args.seeds + 1):
         web = FocusWeb(args.web_seed or seed)
         topics = [web.topic_index(key) for key in args.topics]
+        webs[seed] = {"web_seed": web.seed, "hosts": len(web.hosts), "pages": len(web.pages)}
+        for topic in topics:
+            references[web.topics[topic].key][seed] = web.offline_references(topic)
         with tempfile.TemporaryDirectory() as directory, ServedFocusWeb(web) as served:
             jobs = ([(BREADTH_FIRST, topics)] if BREADTH_FIRST in args.configs else [])
             jobs += [(config, [topic]) for topic in topics for config in focused]
@@ -198,7 +206,7 @@ def measure(args: argparse.Namespace) -> list[Run]:
                     print(f"seed {seed} {run.topic} {config}: {len(run.hits)}/{run.relevant_pages} relevant in "
                           f"{run.fetched} fetches ({run.ended}), 80% at {run.fetches_to(0.8)}, "
                           f"{run.wall_seconds:.0f} s", file=sys.stderr, flush=True)
-    return runs
+    return runs, webs, references
 
 
 def spread(values: list[float | None]) -> dict:
@@ -271,10 +279,12 @@ def cell(figures: dict, digits: int = 0, percent: bool = False) -> str:
 
 
 def report(result: dict) -> list[str]:
-    web = result["web"]
+    hosts = sorted({web["hosts"] for web in result["webs"].values()})
+    pages = sorted(web["pages"] for web in result["webs"].values())
     lines = [
         "",
-        f"Focus web: {web['hosts']} hosts, {web['pages']:,} pages (web seed {web['seeds_described']}), topics "
+        f"Focus web: {'-'.join(map(str, hosts[::len(hosts) - 1 or 1]))} hosts, "
+        f"{'–'.join(f'{n:,}' for n in pages[::len(pages) - 1 or 1])} pages; topics "
         f"{', '.join(result['topics'])}; seeds 1-{result['seeds']} "
         f"({'one web for all seeds' if result['web_seed_fixed'] else 'web seed = crawl seed: each seed is a new web'}); "
         f"RandomSeed {'passed as the job variable' if result['random_seed_passed'] else 'not known to this crawler, not passed'}. "
@@ -299,6 +309,8 @@ def report(result: dict) -> list[str]:
             "",
             f"### {topic} ({', '.join(str(n) for n in result['relevant_pages'][topic])} relevant pages by seed)",
             "",
+            offline_line(result["offline_references"][topic]),
+            "",
             "| configuration | fetches to 50% | to 80% | to 100% | harvest, first 500 | harvest, all | "
             "80% vs breadth-first | 80% in 1/5 | 100% in cap | harvest 3x |",
             "| --- |" + " --- |" * 9,
@@ -321,6 +333,17 @@ def report(result: dict) -> list[str]:
                 ]) + " |"
             )
     return lines
+
+
+def offline_line(references: dict) -> str:
+    """The same webs crawled offline in two idealised orders: how hard the web is, and that it can be done."""
+    def figure(name: str) -> str:
+        values = [seed[name]["80%"] for seed in references.values()]
+        return f"{statistics.fmean(values):,.0f} ({min(values):,}–{max(values):,})"
+
+    return (f"Offline, on the same webs (no crawler): strict breadth-first reaches 80% recall in "
+            f"{figure('strict_breadth_first')} fetches; best-first by the score of the page a link is on "
+            f"(relevant > a passing mention > none; no learning) in {figure('score_guided_best_first')}.")
 
 
 def _ratio(figures: dict) -> str:
@@ -358,7 +381,7 @@ def plot(runs: list[Run], cap: int, path: Path) -> None:
         axis.set_xlim(0, cap)
         axis.set_ylim(0, 102)
         axis.grid(True, alpha=0.3)
-    axes[0][0].set_ylabel("relevant pages fetched (% of the topic's, mean over seeds)")
+    axes[0][0].set_ylabel("relevant pages fetched, % (mean over seeds)")
     axes[0][0].legend(loc="upper left", fontsize="small")
     figure.suptitle("Focus web: relevant pages against fetched pages")
     figure.tight_layout()
@@ -406,11 +429,10 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     load = load_average()
     started = time.monotonic()
-    runs = measure(args)
-    described = FocusWeb(args.web_seed or 1)
+    runs, webs, references = measure(args)
     result = {
         **environment(command_line("bench.focushard", argv)),
-        "web": {"seeds_described": described.seed, "hosts": len(described.hosts), "pages": len(described.pages)},
+        "webs": webs,
         "topics": args.topics,
         "seeds": args.seeds,
         "web_seed_fixed": bool(args.web_seed),
@@ -420,9 +442,10 @@ def main(argv: list[str] | None = None) -> dict:
         "configurations": {name: CONFIGURATIONS[name] for name in args.configs if name in CONFIGURATIONS},
         "load_average_before": load,
         "wall_minutes": round((time.monotonic() - started) / 60, 1),
-        "relevant_pages": {topic: [run.relevant_pages for run in runs if run.topic == topic and run.config == config]
-                           for topic in args.topics for config in args.configs[:1]},
+        "relevant_pages": {topic: [run.relevant_pages for run in runs if run.topic == topic and run.config == first]
+                           for topic in args.topics for first in args.configs[:1]},
         "summary": summarize(runs, args.cap),
+        "offline_references": references,
         "runs": [asdict(run) for run in runs],
     }
     args.results.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from bench.focusweb.job import write_job
-from bench.focusweb.web import FocusWeb, pages_for_recall
+from bench.focusweb.web import FocusWeb
 from bench.virtualweb.harness import name_value
 from bench.virtualweb.server import VirtualWebServer, serve_forever
 
@@ -54,17 +54,13 @@ def describe(args: argparse.Namespace) -> None:
     """Counts, the depth of each topic's pages, and what a strict breadth-first crawl needs to find them."""
     web = FocusWeb(args.seed)
     depths = web.depths()
-    order = {page: number for number, page in enumerate(web.breadth_first_order(), start=1)}
     topics = {}
     for index, topic in enumerate(web.topics):
         pages = web.relevant_pages(index)
-        positions = sorted(order[page] for page in pages)
         topics[topic.key] = {
             "relevant_pages": len(pages),
             "depths": {str(d): sum(1 for page in pages if depths[page] == d) for d in sorted({depths[p] for p in pages})},
-            "strict_breadth_first_fetches_to": {
-                f"{share:.0%}": positions[pages_for_recall(len(positions), share) - 1] for share in (0.5, 0.8, 1.0)
-            },
+            **web.offline_references(index),
         }
     print(json.dumps({**web.counts(), "topics": topics}, indent=1))
 

@@ -21,8 +21,11 @@ relevant to a topic when it was written from that topic's vocabulary.
 from __future__ import annotations
 
 import collections
+import heapq
+import itertools
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from html import escape
@@ -443,20 +446,50 @@ class FocusWeb:
                     queue.append(target)
         return depth
 
-    def breadth_first_order(self) -> list[int]:
-        """Pages in the order a strict breadth-first crawl from the seeds fetches them (links in page order)."""
-        seen = set()
-        order = []
-        queue = collections.deque(self._paths[portal]["/"] for portal in range(PORTALS))
-        seen.update(queue)
-        while queue:
-            page = queue.popleft()
+    def crawl_order(self, rank: Callable[[int], int] | None = None, limit: int | None = None) -> list[int]:
+        """Pages in the order an idealised crawl from the seeds fetches them: the offline references.
+
+        Without ``rank``, strict breadth-first (links in page order). With it, best-first: a link
+        inherits the rank of the page it was found on (first finding counts), higher first,
+        breadth-first within a rank.
+        """
+        heap: list[tuple[int, int, int]] = []
+        order: list[int] = []
+        seen: set[int] = set()
+        counter = itertools.count()
+        for portal in range(PORTALS):
+            start = self._paths[portal]["/"]
+            seen.add(start)
+            heapq.heappush(heap, (0, next(counter), start))
+        while heap and (limit is None or len(order) < limit):
+            _, _, page = heapq.heappop(heap)
             order.append(page)
+            priority = -rank(page) if rank else 0
             for target, _ in self.pages[page].links:
                 if target not in seen:
                     seen.add(target)
-                    queue.append(target)
+                    heapq.heappush(heap, (priority, next(counter), target))
         return order
+
+    def score_guided_order(self, topic: int, limit: int | None = None) -> list[int]:
+        """Best-first by the topic score of the page a link is on: relevant > a passing mention > none.
+
+        No learning and no anchor text: what the structure gives a crawler that only scores pages.
+        """
+        return self.crawl_order(lambda page: 2 if self.pages[page].topic == topic else self.pages[page].mention == topic,
+                                limit)
+
+    def offline_references(self, topic: int) -> dict[str, dict[str, int]]:
+        """Fetches to 50/80/100% recall of ``topic`` in a strict breadth-first and a score-guided crawl order."""
+        pages = set(self.relevant_pages(topic))
+        references = {}
+        for name, order in (("strict_breadth_first", self.crawl_order()),
+                            ("score_guided_best_first", self.score_guided_order(topic))):
+            positions = [number for number, page in enumerate(order, start=1) if page in pages]
+            references[name] = {
+                f"{share:.0%}": positions[pages_for_recall(len(pages), share) - 1] for share in (0.5, 0.8, 1.0)
+            }
+        return references
 
     def counts(self) -> dict[str, object]:
         roles = collections.Counter(host.role for host in self.hosts)
