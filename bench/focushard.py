@@ -27,6 +27,7 @@ pass/fail against the issue's targets. Writes bench/results/focushard.json,
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -242,28 +243,30 @@ def summarize(runs: list[Run], cap: int) -> dict:
 
 
 def targets(chosen: list[Run], peers: dict[int, Run], cap: int) -> dict:
-    """The ratio of fetches to 80% recall to breadth-first's, seed by seed, and the three targets.
+    """The ratio of fetches to 80% recall to breadth-first's, and the three targets, each met on every seed.
 
     Breadth-first not reaching 80% within the cap counts as the cap (its true figure is larger, so
-    the target is judged no more leniently than it should be); the crawl not reaching it fails.
+    the target is judged no more leniently than it should be); the crawl not reaching it fails. The
+    harvest rate over the first 500 fetches must be at least 3x breadth-first's on the same web, and
+    above zero.
     """
-    ratios, fast, complete = [], [], []
-    for run in chosen:
-        peer = peers.get(run.seed)
-        if peer is None:
-            continue
+    paired = [(run, peers[run.seed]) for run in chosen if run.seed in peers]
+    ratios, fast, complete, harvest = [], [], [], []
+    for run, peer in paired:
         mine, theirs = run.fetches_to(0.8), peer.fetches_to(0.8) or cap
         ratios.append(round(mine / theirs, 3) if mine is not None else None)
         fast.append(mine is not None and mine * SPEED_UP <= theirs)
         complete.append(run.fetches_to(1.0) is not None)
-    early = statistics.fmean(run.harvest_rate(EARLY_FETCHES) for run in chosen)
-    early_peer = statistics.fmean(peers[run.seed].harvest_rate(EARLY_FETCHES) for run in chosen if run.seed in peers)
+        early, early_peer = run.harvest_rate(EARLY_FETCHES), peer.harvest_rate(EARLY_FETCHES)
+        harvest.append(early > 0 and early >= HARVEST_GAIN * early_peer)
+    early = statistics.fmean(run.harvest_rate(EARLY_FETCHES) for run, _ in paired) if paired else 0.0
+    early_peer = statistics.fmean(peer.harvest_rate(EARLY_FETCHES) for _, peer in paired) if paired else 0.0
     return {
         "ratio_to_breadth_first_80%": spread(ratios),
-        "target_80%_in_a_fifth": all(fast) and bool(fast),
-        "target_100%_within_cap": all(complete) and bool(complete),
-        "target_harvest_3x": early >= HARVEST_GAIN * early_peer and early > 0,
-        "harvest_gain_first_500": round(early / early_peer, 2) if early_peer else None,
+        "target_80%_in_a_fifth": bool(fast) and all(fast),
+        "target_100%_within_cap": bool(complete) and all(complete),
+        "target_harvest_3x": bool(harvest) and all(harvest),
+        "harvest_gain_first_500": round(early / early_peer, 2) if early_peer else None,  # of the means
     }
 
 
@@ -293,7 +296,8 @@ def report(result: dict) -> list[str]:
         f"Figures are mean (min–max) over seeds; \"not reached\" within the cap. "
         f"Targets (the issue's, for `default`): 80% recall in at most 1/{SPEED_UP} of breadth-first's fetches on "
         f"every seed (breadth-first not reaching 80% counts as the cap), 100% recall within the cap on every seed, "
-        f"harvest rate over the first {EARLY_FETCHES} fetches at least {HARVEST_GAIN}x breadth-first's (means). "
+        f"harvest rate over the first {EARLY_FETCHES} fetches at least {HARVEST_GAIN}x breadth-first's on every seed "
+        f"(in brackets: the ratio of the means). "
         f"Load average before: {' '.join(map(str, result['load_average_before']))}; "
         f"{result['wall_minutes']:.1f} minutes in all.",
         "",
@@ -426,7 +430,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--wait", type=float, default=0.0, help="WaitIntervalHost, seconds")
     parser.add_argument("--timeout", type=float, default=600, help="longest crawl, seconds")
     parser.add_argument("--results", type=Path, default=RESULTS, help="directory for focushard.{json,md,png}")
+    parser.add_argument("--report-only", type=Path, metavar="JSON",
+                        help="crawl nothing: judge the runs stored in a focushard.json again and rewrite the report")
     args = parser.parse_args(argv)
+    if args.report_only:
+        result = json.loads(args.report_only.read_text())
+        runs = [Run(**run) for run in result["runs"]]
+        result["summary"] = summarize(runs, result["cap"])
+        return write_results(result, runs, args.results)
     load = load_average()
     started = time.monotonic()
     runs, webs, references = measure(args)
@@ -448,10 +459,14 @@ def main(argv: list[str] | None = None) -> dict:
         "offline_references": references,
         "runs": [asdict(run) for run in runs],
     }
-    args.results.mkdir(parents=True, exist_ok=True)
-    plot(runs, args.cap, args.results / "focushard.png")
+    return write_results(result, runs, args.results)
+
+
+def write_results(result: dict, runs: list[Run], directory: Path) -> dict:
+    directory.mkdir(parents=True, exist_ok=True)
+    plot(runs, result["cap"], directory / "focushard.png")
     write_report("focushard", result, "Focus on a hard web: fetches to recall against plain Scrapy breadth-first",
-                 report(result), args.results)
+                 report(result), directory)
     return result
 
 
