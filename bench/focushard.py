@@ -283,14 +283,15 @@ def cell(figures: dict, digits: int = 0, percent: bool = False) -> str:
 
 def report(result: dict) -> list[str]:
     hosts = sorted({web["hosts"] for web in result["webs"].values()})
+    webs = "one web for all seeds" if result["web_seed_fixed"] else "web seed = crawl seed: each seed is a new web"
+    random_seed = "passed as the job variable" if result["random_seed_passed"] else "not known to this crawler, not passed"
     pages = sorted(web["pages"] for web in result["webs"].values())
     lines = [
         "",
         f"Focus web: {'-'.join(map(str, hosts[::len(hosts) - 1 or 1]))} hosts, "
         f"{'–'.join(f'{n:,}' for n in pages[::len(pages) - 1 or 1])} pages; topics "
         f"{', '.join(result['topics'])}; seeds 1-{result['seeds']} "
-        f"({'one web for all seeds' if result['web_seed_fixed'] else 'web seed = crawl seed: each seed is a new web'}); "
-        f"RandomSeed {'passed as the job variable' if result['random_seed_passed'] else 'not known to this crawler, not passed'}. "
+        f"({webs}); RandomSeed {random_seed}. "
         f"Cap {result['cap']:,} fetches (requests other than robots.txt, from the server's log); "
         f"WaitIntervalHost {result['wait']:g} s; a crawl stops early once it has every page of its topic. "
         f"Figures are mean (min–max) over seeds; \"not reached\" within the cap. "
@@ -426,7 +427,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--configs", type=config_names, default=[*CONFIGURATIONS, BREADTH_FIRST],
                         help="comma-separated: " + ", ".join([*CONFIGURATIONS, BREADTH_FIRST]))
     parser.add_argument("--cap", type=int, default=3000, help="fetches per crawl")
-    parser.add_argument("--web-seed", type=int, default=0, help="one web for every crawl seed (default: web seed = crawl seed)")
+    parser.add_argument("--web-seed", type=int, default=0,
+                        help="one web for every crawl seed (default: web seed = crawl seed)")
     parser.add_argument("--wait", type=float, default=0.0, help="WaitIntervalHost, seconds")
     parser.add_argument("--timeout", type=float, default=600, help="longest crawl, seconds")
     parser.add_argument("--results", type=Path, default=RESULTS, help="directory for focushard.{json,md,png}")

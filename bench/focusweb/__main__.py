@@ -59,7 +59,8 @@ def describe(args: argparse.Namespace) -> None:
         pages = web.relevant_pages(index)
         topics[topic.key] = {
             "relevant_pages": len(pages),
-            "depths": {str(d): sum(1 for page in pages if depths[page] == d) for d in sorted({depths[p] for p in pages})},
+            "depths": {str(d): sum(1 for page in pages if depths[page] == d)
+                       for d in sorted({depths[page] for page in pages})},
             **web.offline_references(index),
         }
     print(json.dumps({**web.counts(), "topics": topics}, indent=1))

@@ -172,7 +172,9 @@ TOPICS: tuple[Topic, ...] = (
 )
 
 #: Off-topic themes of sites, from the virtual web (baseball, cooking, motoring, finance, music, travel).
-THEMES: tuple[Vocabulary, ...] = tuple(v for v in VIRTUALWEB_VOCABULARIES if v.name not in ("carnivorous plants", "site"))
+THEMES: tuple[Vocabulary, ...] = tuple(
+    vocabulary for vocabulary in VIRTUALWEB_VOCABULARIES if vocabulary.name not in ("carnivorous plants", "site")
+)
 
 #: What every site's sections are written with, whatever the site's theme.
 CORPORATE: dict[str, Vocabulary] = {

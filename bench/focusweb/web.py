@@ -215,33 +215,31 @@ class FocusWeb:
 
     def _site_tree(self, rng: random.Random, host: int, home: int) -> None:
         """The document series: /resources/ and directories down to level 4, each listing coded documents."""
-        root = self._directory(rng, host, "/resources/", 1)
+        root = self._directory(rng, host, "/resources/")
         self._link(root, home, "Home")
         self._levels[host][1] = [root]
         for level, (low, high) in SUBDIRECTORIES.items():
             self._levels[host][level] = []
             for parent in self._levels[host][level - 1]:
                 for _ in range(rng.randint(low, high)):
-                    self._levels[host][level].append(self._subdirectory(rng, host, parent, level))
+                    self._levels[host][level].append(self._subdirectory(rng, host, parent))
         theme = THEMES[self.hosts[host].theme].name
         for directories in self._levels[host].values():
             for directory in directories:
                 for _ in range(rng.randint(*DOCUMENTS)):
                     self._document(rng, host, directory, "document", rng.choice((theme, "products", "support")))
 
-    def _directory(self, rng: random.Random, host: int, path: str, level: int) -> int:
-        code = rng.choice(SERIES_CODES)
-        number = rng.randint(1, 40)
-        page = self._add(host, path, "directory", "directory", f"{code}-{number}: document register", code=code)
-        self.pages[page].code = f"{code}-{number}"
-        return page
+    def _directory(self, rng: random.Random, host: int, path: str) -> int:
+        """A directory page of a document series, named by its code (``RD-17``)."""
+        code = f"{rng.choice(SERIES_CODES)}-{rng.randint(1, 40)}"
+        return self._add(host, path, "directory", "directory", f"{code}: document register", code=code)
 
-    def _subdirectory(self, rng: random.Random, host: int, parent: int, level: int) -> int:
+    def _subdirectory(self, rng: random.Random, host: int, parent: int) -> int:
         while True:
             path = f"/r/{rng.randrange(100, 1000)}/"
             if path not in self._paths[host]:
                 break
-        page = self._directory(rng, host, path, level)
+        page = self._directory(rng, host, path)
         self._link(parent, page, _series_anchor(rng, self.pages[page].code))
         self._link(page, parent, "Up")
         self._link(page, self._paths[host]["/"], "Home")
@@ -307,7 +305,7 @@ class FocusWeb:
         levels = self._levels[host]
         if not levels.get(level):
             parent = self._deep_directory(rng, host, level - 1)
-            directory = self._subdirectory(rng, host, parent, level)
+            directory = self._subdirectory(rng, host, parent)
             levels.setdefault(level, []).append(directory)
             for _ in range(rng.randint(2, 5)):
                 self._document(rng, host, directory, "document", "products")
@@ -476,8 +474,10 @@ class FocusWeb:
 
         No learning and no anchor text: what the structure gives a crawler that only scores pages.
         """
-        return self.crawl_order(lambda page: 2 if self.pages[page].topic == topic else self.pages[page].mention == topic,
-                                limit)
+        def rank(page: int) -> int:
+            return 2 if self.pages[page].topic == topic else int(self.pages[page].mention == topic)
+
+        return self.crawl_order(rank, limit)
 
     def offline_references(self, topic: int) -> dict[str, dict[str, int]]:
         """Fetches to 50/80/100% recall of ``topic`` in a strict breadth-first and a score-guided crawl order."""
