@@ -7,6 +7,9 @@ A minimal spider configured as Scrapy's "Broad Crawls" guide advises
 same politeness as the focused harvester: robots.txt obeyed, at most one
 request in flight per host, no delay. It is run with Scrapy's default
 settings, not this project's (which would install the frontier scheduler).
+``--breadth-first`` crawls in breadth-first order as Scrapy's FAQ sets it up
+(DEPTH_PRIORITY = 1, FIFO queues, one global priority queue): the peer of
+the focus benchmark (bench/focushard.py).
 """
 
 from __future__ import annotations
@@ -33,7 +36,16 @@ class PlainSpider(scrapy.Spider):
             yield response.follow(href)
 
 
-def settings(seconds: float, concurrency: int, max_pages: int) -> dict[str, object]:
+#: Scrapy's breadth-first order (its FAQ, "Does Scrapy crawl in breadth-first or depth-first order?").
+BREADTH_FIRST = {
+    "DEPTH_PRIORITY": 1,
+    "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
+}
+
+
+def settings(seconds: float, concurrency: int, max_pages: int, breadth_first: bool = False) -> dict[str, object]:
     return {
         "CONCURRENT_REQUESTS": concurrency,
         "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
@@ -48,6 +60,7 @@ def settings(seconds: float, concurrency: int, max_pages: int) -> dict[str, obje
         "LOG_LEVEL": "INFO",
         "CLOSESPIDER_TIMEOUT": seconds,
         "CLOSESPIDER_PAGECOUNT": max_pages,
+        **(BREADTH_FIRST if breadth_first else {}),
     }
 
 
@@ -57,8 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=60, help="stop after this long")
     parser.add_argument("--concurrency", type=int, default=32, help="CONCURRENT_REQUESTS")
     parser.add_argument("--max-pages", type=int, default=0, help="stop after this many responses (0: no bound)")
+    parser.add_argument("--breadth-first", action="store_true", help="Scrapy's breadth-first order")
     args = parser.parse_args(argv)
-    process = CrawlerProcess(settings=settings(args.seconds, args.concurrency, args.max_pages))
+    process = CrawlerProcess(settings=settings(args.seconds, args.concurrency, args.max_pages, args.breadth_first))
     process.crawl(PlainSpider, seeds=args.seeds)
     process.start()
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,13 +40,14 @@ class ServedWeb:
         self.port = 0
         self._process: subprocess.Popen | None = None
 
-    def __enter__(self) -> ServedWeb:
+    def serve_command(self) -> list[str]:
+        """The server process: it prints ``127.0.0.1:PORT`` on its first line when it listens."""
         web = self.web
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "bench.virtualweb", "serve", "--port", "0", "--seed", str(web.seed),
-             "--hosts", str(web.hosts), "--pages", str(web.pages), "--log-size", str(self.log_size)],
-            stdout=subprocess.PIPE, text=True, cwd=PROJECT,
-        )
+        return [sys.executable, "-m", "bench.virtualweb", "serve", "--port", "0", "--seed", str(web.seed),
+                "--hosts", str(web.hosts), "--pages", str(web.pages), "--log-size", str(self.log_size)]
+
+    def __enter__(self) -> ServedWeb:
+        self._process = subprocess.Popen(self.serve_command(), stdout=subprocess.PIPE, text=True, cwd=PROJECT)
         line = self._process.stdout.readline()
         if "127.0.0.1:" not in line:
             self._process.kill()
@@ -115,16 +117,27 @@ class CrawlRun:
         return self
 
 
-def run_crawl(command: list[str], proxy: str, timeout: float) -> CrawlRun:
-    """Run a crawler process through the proxy; measure its wall time, CPU time and peak RSS (``wait4``)."""
+def run_crawl(
+    command: list[str], proxy: str, timeout: float, stop: Callable[[], bool] | None = None
+) -> CrawlRun:
+    """Run a crawler process through the proxy; measure its wall time, CPU time and peak RSS (``wait4``).
+
+    ``stop`` is asked once a second; when it says True the crawler gets SIGINT, Scrapy's graceful shutdown.
+    """
     env = {**os.environ, "http_proxy": proxy, "no_proxy": "", "PYTHONPATH": str(PROJECT)}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.monotonic()
         process = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=out, stderr=err)
+        asked = started
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
+            if stop is not None and time.monotonic() - asked >= 1:
+                asked = time.monotonic()
+                if stop():
+                    process.send_signal(signal.SIGINT)
+                    stop = None
             if time.monotonic() - started > timeout:
                 process.kill()
                 pid, status, usage = os.wait4(process.pid, 0)
