@@ -47,11 +47,11 @@ def test_complete_clears_the_mark_and_sets_locks(frontier):
 
 
 def test_marking_is_idempotent_and_keeps_first_state(frontier):
-    assert mark(frontier, "http://a/1") == (1, 0)
+    assert mark(frontier, "http://a/1") == (1, 0, 0)
     entry = frontier.ready(now=0)[0]
     frontier.claim(entry, now=0, lease=60)
     frontier.complete(entry.url, "a", now=1, url_lock_until=10**9, host_lock_until=2, status=200)
-    assert mark(frontier, "http://a/1") == (0, 0)   # a done URL is not marked again by a new link
+    assert mark(frontier, "http://a/1", priority=5) == (0, 0, 0)   # a done URL is neither marked again nor raised
     assert frontier.next_due(now=5) is None
 
 
@@ -62,8 +62,7 @@ def test_higher_priority_first_within_a_host(frontier):
 
 
 def test_per_host_bound_refuses_new_urls(frontier):
-    marked, refused = frontier.mark([(f"http://a/{i}", "a", 0) for i in range(5)], max_urls_per_host=3)
-    assert (marked, refused) == (3, 2)
+    assert frontier.mark([(f"http://a/{i}", "a", 0) for i in range(5)], max_urls_per_host=3) == (3, 2, 0)
 
 
 def test_url_given_up_after_max_attempts_without_completion(frontier):
