@@ -209,3 +209,46 @@ def test_links_are_kept_only_for_the_pagerank_strategies(frontier):
         harvest.job = SimpleNamespace(strategy=strategy, url_rules=UrlRules())
         harvest.mark([(f"http://{strategy.lower()}.example/a.html", 0.0)], source="http://s/")
         assert len(frontier.link_graph()[0]) == expected
+
+
+def fetch(frontier, entry, now, relevant):
+    assert frontier.claim(entry, now, 60)
+    frontier.complete(entry.url, entry.host, now=now, url_lock_until=now + 1e6, host_lock_until=now, status=200,
+                      relevant=relevant)
+
+
+def test_complete_counts_each_hosts_fetches_and_relevant_pages(frontier):
+    mark(frontier, "http://a/1", "http://a/2", "http://a/3", "http://b/1")
+    for now, relevant in ((0, True), (1, False), (2, None)):
+        fetch(frontier, frontier.ready(now, "BestFirst", 1)[0], now, relevant)
+    assert frontier.host_yield("a") == (3, 1)
+    assert frontier.host_yield("b") == (0, 0)
+    assert frontier.host_yield("unknown") == (0, 0)
+
+
+def test_best_first_gives_barren_hosts_fewer_turns(frontier):
+    """Equal priorities everywhere: a host whose pages were all irrelevant falls behind one whose were
+    relevant, and behind a host not fetched yet."""
+    frontier.mark([(f"http://barren/{i}", "barren", 0.5) for i in range(3)]
+                  + [(f"http://good/{i}", "good", 0.5) for i in range(2)])
+    for now, host in enumerate(("barren", "barren", "good")):
+        entry = next(e for e in frontier.ready(now) if e.host == host)
+        fetch(frontier, entry, now, relevant=host == "good")
+    frontier.mark([("http://new/1", "new", 0.5)])
+    assert [entry.host for entry in frontier.ready(10, "BestFirst", 3)] == ["good", "new", "barren"]
+    assert [entry.host for entry in frontier.ready(10, "BestFirst", 2)] == ["good", "new"]
+
+
+def test_best_first_waits_for_a_busy_host_with_better_urls(frontier):
+    """The globally best URLs sit on a host fetching now: the round hands out nothing worse meanwhile.
+    Once the fetch is done and the host only waits its WaitIntervalHost, it keeps no places."""
+    frontier.mark([(f"http://topic/{i}", "topic", 0.9) for i in range(3)] + [("http://other/1", "other", 0.1)])
+    leased = frontier.ready(0, "BestFirst", 2, hold=70)
+    assert [entry.url for entry in leased] == ["http://topic/0"]
+    assert frontier.claim(leased[0], 0, 60)
+    held = frontier.ready(1, "BestFirst", 2, hold=70)
+    assert (held, held.held_until) == ([], 60)
+    assert [entry.url for entry in frontier.ready(1, "BestFirst", 2, hold=0)] == ["http://other/1"]
+    frontier.complete("http://topic/0", "topic", now=2, url_lock_until=1e9, host_lock_until=7, status=200)
+    assert [entry.url for entry in frontier.ready(3, "BestFirst", 2, hold=70)] == ["http://other/1"]
+    assert [entry.url for entry in frontier.ready(7, "BestFirst", 2, hold=70)] == ["http://topic/1"]

@@ -106,8 +106,9 @@ class Frontier(Protocol):
 
     def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
               hold: float = 0.0) -> Round:
-        """One round in the strategy's order (at most one URL per free host); hosts locked for at most
-        ``hold`` seconds more keep their places in the strategies that hold places (BestFirst)."""
+        """One round in the strategy's order (at most one URL per free host); a host leased to a harvester
+        (a fetch in flight) for at most ``hold`` seconds more takes part too, locked, in the strategies that
+        hold places (BestFirst)."""
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Atomically lease the URL and lock its host; False if either is taken."""

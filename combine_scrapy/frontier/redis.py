@@ -11,7 +11,8 @@ Cluster keeps one job in one slot):
 ``url:<url>``        hash: host, harvest (marked), lock_until, priority, seq, attempts, retries,
                      status, last_checked, etag, last_modified, distance (absent: 0)
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),
-                     fetched and relevant (completed fetches, relevant pages: the host's yield)
+                     fetched and relevant (completed fetches, relevant pages: the host's yield),
+                     leased_until (end of the lease of the URL being fetched; absent: none)
 ``hosts``            set of every known host
 ``fifo:<host>``      marked, unlocked URLs of a host by order of marking (BreadthFirst)
 ``best:<host>``      the same URLs by priority, highest first, then order of marking
@@ -185,18 +186,21 @@ enqueue(url, f[1], f[3], f[4])
 return 1
 """
 
-# ARGV: now, max attempts, 'fifo' or 'best', hosts locked until at most this take part.
-# Returns the head of the queue of every such host, with the host's lock and yield.
+# ARGV: now, max attempts, 'fifo' or 'best', end of the hold. Returns the head of the queue of every
+# free host, and of every host leased until at most the end of the hold, with the host's lock and yield.
 _READY = r"""
-promote(tonumber(ARGV[1]), tonumber(ARGV[2]))
+local now = tonumber(ARGV[1])
+promote(now, tonumber(ARGV[2]))
 local heads = {}
 local hosts = redis.call('ZRANGEBYSCORE', P .. 'hostq', '-inf', ARGV[4], 'WITHSCORES')
 for i = 1, #hosts, 2 do
   local host = hosts[i]
-  local url = string.sub(redis.call('ZRANGE', P .. ARGV[3] .. ':' .. host, 0, 0)[1], 17)
-  local f = redis.call('HMGET', P .. 'url:' .. url, 'priority', 'seq', 'etag', 'last_modified', 'distance')
-  local h = redis.call('HMGET', P .. 'host:' .. host, 'fetched', 'relevant')
-  table.insert(heads, {url, host, f[1], f[2], f[3], f[4], f[5] or '0', hosts[i + 1], h[1] or '0', h[2] or '0'})
+  local h = redis.call('HMGET', P .. 'host:' .. host, 'fetched', 'relevant', 'leased_until')
+  if tonumber(hosts[i + 1]) <= now or tonumber(h[3] or 0) > now then
+    local url = string.sub(redis.call('ZRANGE', P .. ARGV[3] .. ':' .. host, 0, 0)[1], 17)
+    local f = redis.call('HMGET', P .. 'url:' .. url, 'priority', 'seq', 'etag', 'last_modified', 'distance')
+    table.insert(heads, {url, host, f[1], f[2], f[3], f[4], f[5] or '0', hosts[i + 1], h[1] or '0', h[2] or '0'})
+  end
 end
 return heads
 """
@@ -221,6 +225,7 @@ redis.call('HSET', u, 'lock_until', lease_end)
 redis.call('HINCRBY', u, 'attempts', 1)
 redis.call('ZADD', P .. 'locked', lease_end, url)
 set_host_lock(f[1], tonumber(lease_end))
+redis.call('HSET', P .. 'host:' .. f[1], 'leased_until', lease_end)
 return 1
 """
 
@@ -245,6 +250,7 @@ if f[1] then
 end
 if redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   set_host_lock(host, with_delay(host, now, tonumber(ARGV[5])))
+  redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
   redis.call('HINCRBY', P .. 'host:' .. host, 'fetched', 1)
   if ARGV[8] == '1' then redis.call('HINCRBY', P .. 'host:' .. host, 'relevant', 1) end
 end
@@ -265,6 +271,7 @@ end
 local lock_until = tonumber(ARGV[3])
 if ARGV[4] ~= '' then lock_until = with_delay(host, tonumber(ARGV[4]), lock_until) end
 set_host_lock(host, lock_until)
+redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
 """
 
 # ARGV: host, lock end.
@@ -414,8 +421,8 @@ class RedisFrontier:
               hold: float = 0.0) -> Round:
         """One round of the strategy (:mod:`combine_scrapy.frontier.strategy`) over the heads of the hosts.
 
-        A host takes part when it has a due marked URL and is free, or locked
-        for at most ``hold`` seconds more. URLs whose lease or lock has ended
+        A host takes part when it has a due marked URL and is free, or leased
+        (a fetch in flight) for at most ``hold`` seconds more. URLs whose lease or lock has ended
         go back to their hosts' queues first, and those handed out
         ``max_attempts`` times without completion are dropped.
         """

@@ -122,7 +122,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
             self.stats.inc_value("scheduler/reranked")
             logger.debug("%s recomputed over %d pages", strategy.name, ranked)
         limit = None if strategy.full_round else self.best_batch
-        hold = strategy.hold(self.harvest.lease_seconds, self.harvest.job.wait_interval_host)
+        hold = self.harvest.lease_seconds if strategy.holds_places else 0.0
         round_ = self.harvest.frontier.ready(now, strategy.name, limit, hold=hold)
         self._held_until = round_.held_until
         if round_.held_until is not None and not round_:

@@ -42,7 +42,8 @@ CREATE TABLE IF NOT EXISTS hosts (
     delay REAL,                              -- robots.txt Crawl-delay, when longer than WaitIntervalHost
     urls INTEGER NOT NULL DEFAULT 0,
     fetched INTEGER NOT NULL DEFAULT 0,      -- completed fetches, for the host's yield
-    relevant INTEGER NOT NULL DEFAULT 0      -- of those, relevant pages
+    relevant INTEGER NOT NULL DEFAULT 0,     -- of those, relevant pages
+    leased_until REAL NOT NULL DEFAULT 0     -- end of the lease of the URL being fetched (0: none)
 );
 CREATE TABLE IF NOT EXISTS links (           -- the crawled link graph, kept for the PageRank strategies
     source TEXT NOT NULL,
@@ -81,7 +82,8 @@ class SqliteFrontier:
             ("urls", (("score", "REAL"), ("visits", "INTEGER NOT NULL DEFAULT 0"),
                       ("changes", "INTEGER NOT NULL DEFAULT 0"), ("first_visit", "REAL"), ("digest", "TEXT"),
                       ("distance", "INTEGER NOT NULL DEFAULT 0"))),
-            ("hosts", (("fetched", "INTEGER NOT NULL DEFAULT 0"), ("relevant", "INTEGER NOT NULL DEFAULT 0"))),
+            ("hosts", (("fetched", "INTEGER NOT NULL DEFAULT 0"), ("relevant", "INTEGER NOT NULL DEFAULT 0"),
+                       ("leased_until", "REAL NOT NULL DEFAULT 0"))),
         ):
             columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
             for column, declaration in added:
@@ -147,9 +149,9 @@ class SqliteFrontier:
               hold: float = 0.0) -> Round:
         """One round of the strategy (:mod:`combine_scrapy.frontier.strategy`) over the heads of the hosts.
 
-        A host takes part when it has a due marked URL and is free, or locked
-        for at most ``hold`` seconds more; URLs handed out too often without
-        completion are dropped first.
+        A host takes part when it has a due marked URL and is free, or leased
+        (a fetch in flight) for at most ``hold`` seconds more; URLs handed out
+        too often without completion are dropped first.
         """
         crawl = strategy_named(strategy)
         self._db.execute(
@@ -163,7 +165,8 @@ class SqliteFrontier:
                        h.lock_until AS host_lock, h.fetched, h.relevant,
                        ROW_NUMBER() OVER (PARTITION BY u.host ORDER BY {_QUEUES[crawl.queue]}) AS rank
                 FROM urls u JOIN hosts h ON h.host = u.host
-                WHERE u.harvest = 1 AND u.lock_until <= :now AND h.lock_until <= :until
+                WHERE u.harvest = 1 AND u.lock_until <= :now
+                      AND (h.lock_until <= :now OR h.leased_until > :now AND h.lock_until <= :until)
             ) WHERE rank = 1
             """,
             {"now": now, "until": now + hold},
@@ -224,7 +227,8 @@ class SqliteFrontier:
             if not (host_free and url_free):
                 db.execute("ROLLBACK")
                 return False
-            db.execute("UPDATE hosts SET lock_until = ? WHERE host = ?", (now + lease, entry.host))
+            db.execute("UPDATE hosts SET lock_until = ?, leased_until = ? WHERE host = ?",
+                       (now + lease, now + lease, entry.host))
             db.execute(
                 "UPDATE urls SET lock_until = ?, attempts = attempts + 1 WHERE url = ?",
                 (now + lease, entry.url),
@@ -272,7 +276,10 @@ class SqliteFrontier:
                 (int(keep_marked), url_lock_until, status, now, keep_marked, etag, last_modified, score, url),
             )
             db.execute(
-                "UPDATE hosts SET lock_until = ?, fetched = fetched + 1, relevant = relevant + ? WHERE host = ?",
+                """
+                UPDATE hosts SET lock_until = ?, leased_until = 0, fetched = fetched + 1, relevant = relevant + ?
+                WHERE host = ?
+                """,
                 (self._with_delay(host, now, host_lock_until), int(bool(relevant)), host),
             )
             db.execute("COMMIT")
@@ -288,6 +295,7 @@ class SqliteFrontier:
         self._db.execute(
             "UPDATE urls SET lock_until = 0, attempts = MAX(attempts - 1, 0) WHERE url = ?", (url,)
         )
+        self._db.execute("UPDATE hosts SET leased_until = 0 WHERE host = ?", (host,))
         self.lock_host(host, host_lock_until if now is None else self._with_delay(host, now, host_lock_until))
 
     def _with_delay(self, host: str, now: float, host_lock_until: float) -> float:

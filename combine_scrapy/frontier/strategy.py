@@ -75,10 +75,8 @@ class CrawlStrategy:
     full_round: ClassVar[bool] = True
     #: Priorities are PageRank ranks in the crawled link graph, recomputed as it grows.
     ranked: ClassVar[bool] = False
-
-    def hold(self, lease: float, wait_interval_host: float) -> float:
-        """Seconds a locked host keeps its place in a round (0: only free hosts take part)."""
-        return 0.0
+    #: Hosts with a fetch in flight take part in the round and keep their places (their heads come locked).
+    holds_places: ClassVar[bool] = False
 
     def round_key(self, head: Head) -> tuple:
         return -head.entry.priority, head.entry.host
@@ -125,20 +123,18 @@ class IPageRank(PageRank):
 class BestFirst(CrawlStrategy):
     """The best URLs of the whole frontier first, by priority weighted by the yield of their host.
 
-    A round is the ``limit`` best due URLs over all hosts that are free or
-    will be within the hold (a host fetching now, or waiting its
-    WaitIntervalHost): of those the first URL of each free host is handed out,
-    and the places of busy hosts stay empty until they are free. So hosts that
-    never gave a relevant page sink below new and topical ones, and a few
-    topical hosts are not crowded out by one fetch for every other host.
-    Between equal weighted priorities the first marked goes first.
+    A round is the ``limit`` best due URLs over the hosts that are free or
+    fetching a page right now: of those the first URL of each free host is
+    handed out, and the places of the busy hosts stay empty until their fetch
+    is done, instead of going to worse URLs elsewhere. A host waiting its
+    WaitIntervalHost keeps no places, so a long interval does not idle the
+    crawl. Hosts that never gave a relevant page sink below new and topical
+    ones. Between equal weighted priorities the first marked goes first.
     """
 
     name = "BestFirst"
     full_round = False
-
-    def hold(self, lease: float, wait_interval_host: float) -> float:
-        return lease + wait_interval_host
+    holds_places = True
 
     def round_key(self, head: Head) -> tuple:
         return -weighted_priority(head.entry.priority, host_yield_weight(head.fetched, head.relevant)), head.seq
