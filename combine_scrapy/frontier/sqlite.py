@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS urls (
     first_visit REAL,
     digest TEXT                              -- content key of the last 200
 );
-CREATE INDEX IF NOT EXISTS urls_ready ON urls (harvest, host, lock_until);
+CREATE INDEX IF NOT EXISTS urls_best ON urls (harvest, host, priority DESC, seq);  -- each host's best URL, by seek
 CREATE TABLE IF NOT EXISTS hosts (
     host TEXT PRIMARY KEY,
     lock_until REAL NOT NULL DEFAULT 0,
@@ -60,7 +60,7 @@ CREATE TABLE IF NOT EXISTS robots (
 
 
 # A strategy's queue (frontier.strategy) as the order of one host's URLs.
-_QUEUES = {"fifo": "u.seq", "best": "u.priority DESC, u.seq"}
+_QUEUES = {"fifo": "seq", "best": "priority DESC, seq"}
 
 
 class SqliteFrontier:
@@ -89,6 +89,7 @@ class SqliteFrontier:
             for column, declaration in added:
                 if columns and column not in columns:
                     self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        self._db.execute("DROP INDEX IF EXISTS urls_ready")  # replaced by urls_best, which rounds seek in
 
     def close(self) -> None:
         self._db.close()
@@ -160,14 +161,13 @@ class SqliteFrontier:
         )
         rows = self._db.execute(
             f"""
-            SELECT url, host, priority, etag, last_modified, distance, seq, host_lock, fetched, relevant FROM (
-                SELECT u.url, u.host, u.priority, u.etag, u.last_modified, u.distance, u.seq,
-                       h.lock_until AS host_lock, h.fetched, h.relevant,
-                       ROW_NUMBER() OVER (PARTITION BY u.host ORDER BY {_QUEUES[crawl.queue]}) AS rank
-                FROM urls u JOIN hosts h ON h.host = u.host
-                WHERE u.harvest = 1 AND u.lock_until <= :now
-                      AND (h.lock_until <= :now OR h.leased_until > :now AND h.lock_until <= :until)
-            ) WHERE rank = 1
+            SELECT u.url, u.host, u.priority, u.etag, u.last_modified, u.distance, u.seq,
+                   h.lock_until, h.fetched, h.relevant
+            FROM hosts h JOIN urls u ON u.rowid = (
+                SELECT rowid FROM urls WHERE harvest = 1 AND host = h.host AND lock_until <= :now
+                ORDER BY {_QUEUES[crawl.queue]} LIMIT 1
+            )
+            WHERE h.lock_until <= :now OR h.leased_until > :now AND h.lock_until <= :until
             """,
             {"now": now, "until": now + hold},
         ).fetchall()
@@ -176,19 +176,16 @@ class SqliteFrontier:
 
     def _deeper(self, now: float, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
         """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""
-        found: dict[str, list[tuple[float, int]]] = {host: [] for host in hosts}
-        rows = self._db.execute(
-            f"""
-            SELECT host, priority, seq FROM (
-                SELECT u.host, u.priority, u.seq, ROW_NUMBER() OVER (PARTITION BY u.host ORDER BY {_QUEUES["best"]}) AS rank
-                FROM urls u WHERE u.harvest = 1 AND u.lock_until <= ? AND u.host IN ({", ".join("?" * len(hosts))})
-            ) WHERE rank <= ? ORDER BY host, rank
-            """,
-            (now, *hosts, depth),
-        )
-        for host, priority, seq in rows:
-            found[host].append((priority, seq))
-        return found
+        return {
+            host: self._db.execute(
+                f"""
+                SELECT priority, seq FROM urls WHERE harvest = 1 AND host = ? AND lock_until <= ?
+                ORDER BY {_QUEUES["best"]} LIMIT ?
+                """,
+                (host, now, depth),
+            ).fetchall()
+            for host in hosts
+        }
 
     def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
         """Remember ``(source, target)`` edges of the crawled graph."""
