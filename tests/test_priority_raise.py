@@ -184,3 +184,39 @@ def test_threads_raising_one_url_keep_the_max(backend, frontier):
     for thread in threads:
         thread.join()
     assert frontier.ready(0)[0].priority == 399 / 1000
+
+
+def test_harvest_marks_at_a_distance_and_counts_raises(tmp_path):
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from combine_scrapy.harvest import Harvest
+    from combine_scrapy.urls import UrlRules
+
+    class Stats(Counter):
+        def inc_value(self, key, count=1):
+            self[key] += count
+
+    frontier = SqliteFrontier(tmp_path / "frontier.sqlite")
+    harvest = Harvest(job=SimpleNamespace(strategy="BestFirst", url_rules=UrlRules()), frontier=frontier, store=None,
+                      stats=Stats())
+    assert harvest.mark([("http://a.example/1", 0.2), ("http://a.example/1#part", 0.6)], distance=2)[0] == 1
+    harvest.mark([("http://a.example/1", 0.4)], distance=1)
+    entry = frontier.ready(0)[0]
+    assert (entry.priority, entry.distance, harvest.stats["frontier/raised"]) == (0.6, 1, 1)
+    frontier.close()
+
+
+def test_the_distance_travels_from_the_frontier_to_the_fetch():
+    from types import SimpleNamespace
+
+    from scrapy.http import HtmlResponse
+
+    from combine_scrapy.frontier import FrontierEntry
+    from combine_scrapy.spiders.focused import FocusedSpider
+
+    spider = FocusedSpider(job="t")
+    spider.harvest = SimpleNamespace(job=SimpleNamespace(get_if_modified_since=False, timeout=30))
+    request = spider.request_for(FrontierEntry("http://a.example/", "a.example", 0.5, distance=3))
+    [fetch] = spider.parse(HtmlResponse(request.url, body=b"<html></html>", request=request))
+    assert fetch.distance == 3
