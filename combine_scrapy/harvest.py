@@ -9,9 +9,11 @@ import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from combine_scrapy.addresses import PRIVATE_ADDRESS, AddressPolicy, written_non_public
-from combine_scrapy.frontier import LEASE_SECONDS, RANKED_STRATEGIES, Frontier, FrontierEntry
+from combine_scrapy.frontier import LEASE_SECONDS, Frontier, FrontierEntry
+from combine_scrapy.frontier.strategy import strategy_named
 from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.redis import OUTAGE_PATIENCE, RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
@@ -60,6 +62,7 @@ class Harvest:
     leased: dict[str, FrontierEntry] = field(default_factory=dict)
     link_scorer: LinkScorer | LearnedLinkScorer | None = None
     lease_seconds: float = LEASE_SECONDS
+    stats: Any = None          # a Scrapy StatsCollector (inc_value), when crawling
 
     @classmethod
     def open(
@@ -109,14 +112,19 @@ class Harvest:
     @property
     def ranks_links(self) -> bool:
         """Whether the strategy orders by PageRank, and so needs the link graph."""
-        return self.job.strategy in RANKED_STRATEGIES
+        return strategy_named(self.job.strategy).ranked
 
-    def mark(self, candidates: Iterable[tuple[str, float]], source: str | None = None) -> tuple[int, Counter[str]]:
-        """Canonicalize, validate and mark ``(url, priority)`` pairs for crawling.
+    def mark(
+        self, candidates: Iterable[tuple[str, float]], source: str | None = None, *, distance: int = 0
+    ) -> tuple[int, Counter[str]]:
+        """Canonicalize, validate and mark ``(url, priority)`` pairs for crawling, ``distance`` link hops
+        from the last relevant page.
 
         Every URL is canonicalized here, once, before the frontier sees it.
         ``source`` is the page the links were found on, for the link graph.
-        Returns how many were new, and the rejected ones counted by reason.
+        A URL already marked and not yet fetched keeps the better priority and
+        distance of the two (counted as ``frontier/raised``). Returns how many
+        were new, and the rejected ones counted by reason.
         """
         rejected: Counter[str] = Counter()
         accepted: dict[str, float] = {}
@@ -127,17 +135,20 @@ class Harvest:
                 logger.debug("refused %s: %s, and the job does not name the host", verdict.url, refusal)
                 rejected[PRIVATE_ADDRESS] += 1
             elif verdict.ok:
-                accepted.setdefault(verdict.url, priority)
+                accepted[verdict.url] = max(priority, accepted.get(verdict.url, priority))
             else:
                 rejected[verdict.reason] += 1
         if source is not None and self.ranks_links:
             self.frontier.add_links((source, target) for target in accepted)
         if not accepted:
             return 0, rejected
-        marked, refused = self.frontier.mark(
+        marked, refused, raised = self.frontier.mark(
             [(url, host_of(url), priority) for url, priority in accepted.items()],
             max_urls_per_host=self.max_urls_per_host,
+            distance=distance,
         )
+        if raised and self.stats is not None:
+            self.stats.inc_value("frontier/raised", raised)
         if refused:
             rejected["host_full"] += refused
         return marked, rejected

@@ -223,6 +223,7 @@ class FrontierPipeline(_HarvestStage):
             etag=item.headers.get("etag") if item.outcome is Outcome.SUCCESS else None,
             last_modified=item.headers.get("last-modified") if item.outcome is Outcome.SUCCESS else None,
             score=item.classification.score if item.classification is not None else None,
+            relevant=item.classification.relevant if item.classification is not None else None,
         )
         return item
 

@@ -47,11 +47,11 @@ def test_complete_clears_the_mark_and_sets_locks(frontier):
 
 
 def test_marking_is_idempotent_and_keeps_first_state(frontier):
-    assert mark(frontier, "http://a/1") == (1, 0)
+    assert mark(frontier, "http://a/1") == (1, 0, 0)
     entry = frontier.ready(now=0)[0]
     frontier.claim(entry, now=0, lease=60)
     frontier.complete(entry.url, "a", now=1, url_lock_until=10**9, host_lock_until=2, status=200)
-    assert mark(frontier, "http://a/1") == (0, 0)   # a done URL is not marked again by a new link
+    assert mark(frontier, "http://a/1", priority=5) == (0, 0, 0)   # a done URL is neither marked again nor raised
     assert frontier.next_due(now=5) is None
 
 
@@ -62,8 +62,7 @@ def test_higher_priority_first_within_a_host(frontier):
 
 
 def test_per_host_bound_refuses_new_urls(frontier):
-    marked, refused = frontier.mark([(f"http://a/{i}", "a", 0) for i in range(5)], max_urls_per_host=3)
-    assert (marked, refused) == (3, 2)
+    assert frontier.mark([(f"http://a/{i}", "a", 0) for i in range(5)], max_urls_per_host=3) == (3, 2, 0)
 
 
 def test_url_given_up_after_max_attempts_without_completion(frontier):
@@ -210,3 +209,46 @@ def test_links_are_kept_only_for_the_pagerank_strategies(frontier):
         harvest.job = SimpleNamespace(strategy=strategy, url_rules=UrlRules())
         harvest.mark([(f"http://{strategy.lower()}.example/a.html", 0.0)], source="http://s/")
         assert len(frontier.link_graph()[0]) == expected
+
+
+def fetch(frontier, entry, now, relevant):
+    assert frontier.claim(entry, now, 60)
+    frontier.complete(entry.url, entry.host, now=now, url_lock_until=now + 1e6, host_lock_until=now, status=200,
+                      relevant=relevant)
+
+
+def test_complete_counts_each_hosts_fetches_and_relevant_pages(frontier):
+    mark(frontier, "http://a/1", "http://a/2", "http://a/3", "http://b/1")
+    for now, relevant in ((0, True), (1, False), (2, None)):
+        fetch(frontier, frontier.ready(now, "BestFirst", 1)[0], now, relevant)
+    assert frontier.host_yield("a") == (3, 1)
+    assert frontier.host_yield("b") == (0, 0)
+    assert frontier.host_yield("unknown") == (0, 0)
+
+
+def test_best_first_gives_barren_hosts_fewer_turns(frontier):
+    """Equal priorities everywhere: a host whose pages were all irrelevant falls behind one whose were
+    relevant, and behind a host not fetched yet."""
+    frontier.mark([(f"http://barren/{i}", "barren", 0.5) for i in range(3)]
+                  + [(f"http://good/{i}", "good", 0.5) for i in range(2)])
+    for now, host in enumerate(("barren", "barren", "good")):
+        entry = next(e for e in frontier.ready(now) if e.host == host)
+        fetch(frontier, entry, now, relevant=host == "good")
+    frontier.mark([("http://new/1", "new", 0.5)])
+    assert [entry.host for entry in frontier.ready(10, "BestFirst", 3)] == ["good", "new", "barren"]
+    assert [entry.host for entry in frontier.ready(10, "BestFirst", 2)] == ["good", "new"]
+
+
+def test_best_first_waits_for_a_busy_host_with_better_urls(frontier):
+    """The globally best URLs sit on a host fetching now: the round hands out nothing worse meanwhile.
+    Once the fetch is done and the host only waits its WaitIntervalHost, it keeps no places."""
+    frontier.mark([(f"http://topic/{i}", "topic", 0.9) for i in range(3)] + [("http://other/1", "other", 0.1)])
+    leased = frontier.ready(0, "BestFirst", 2, hold=70)
+    assert [entry.url for entry in leased] == ["http://topic/0"]
+    assert frontier.claim(leased[0], 0, 60)
+    held = frontier.ready(1, "BestFirst", 2, hold=70)
+    assert (held, held.held_until) == ([], 60)
+    assert [entry.url for entry in frontier.ready(1, "BestFirst", 2, hold=0)] == ["http://other/1"]
+    frontier.complete("http://topic/0", "topic", now=2, url_lock_until=1e9, host_lock_until=7, status=200)
+    assert [entry.url for entry in frontier.ready(3, "BestFirst", 2, hold=70)] == ["http://other/1"]
+    assert [entry.url for entry in frontier.ready(7, "BestFirst", 2, hold=70)] == ["http://topic/1"]

@@ -17,11 +17,14 @@ from combine_scrapy.frontier.sqlite import SqliteFrontier
 from test_frontier import (  # noqa: F401
     mark,
     test_a_round_holds_one_url_per_unlocked_host,
+    test_best_first_gives_barren_hosts_fewer_turns,
     test_best_first_takes_the_highest_priorities_first,
+    test_best_first_waits_for_a_busy_host_with_better_urls,
     test_breadth_first_is_first_marked_first_fetched,
     test_breadth_first_time_takes_one_url_per_host_each_round,
     test_claim_locks_the_host_for_the_lease,
     test_complete_clears_the_mark_and_sets_locks,
+    test_complete_counts_each_hosts_fetches_and_relevant_pages,
     test_crawl_delay_lengthens_the_host_lock,
     test_higher_priority_first_within_a_host,
     test_ipagerank_prefers_links_from_relevant_pages,
@@ -179,17 +182,19 @@ def test_answers_like_the_embedded_frontier_under_random_operations(frontier, tm
         now += rnd.choice([0, 1, 5, 30, 70])
         url = rnd.choice(urls)
         entry = FrontierEntry(url, url.split("/")[2])
-        bound, strategy, limit = rnd.choice([None, 3]), rnd.choice(STRATEGIES), rnd.choice([None, 1])
+        bound, strategy, limit = rnd.choice([None, 3]), rnd.choice(STRATEGIES), rnd.choice([None, 1, 3])
+        hold, distance = rnd.choice([0, 70]), rnd.choice([0, 2])
         delay, lease = rnd.choice([None, 20]), rnd.choice([10, 60])
         batch = [(u, u.split("/")[2], rnd.choice([0, 2.5, 9])) for u in rnd.sample(urls, 3)]
         fetch = dict(now=now, url_lock_until=now + rnd.choice([-1, 20, 1e6]),
                      host_lock_until=now + rnd.choice([0, 40]), status=rnd.choice([200, 304, 503, None]),
                      keep_marked=rnd.random() < 0.4, etag=rnd.choice([None, '"e"']),
-                     last_modified=rnd.choice([None, "lm"]), score=rnd.choice([None, 1.5]))
+                     last_modified=rnd.choice([None, "lm"]), score=rnd.choice([None, 1.5]),
+                     relevant=rnd.choice([None, False, True]))
         ranks = {u: rnd.random() for u in rnd.sample(urls, 5)}
         rnd.choice([
-            lambda: both(lambda f: f.mark(batch, max_urls_per_host=bound)),
-            lambda: both(lambda f: f.ready(now, strategy, limit)),
+            lambda: both(lambda f: f.mark(batch, max_urls_per_host=bound, distance=distance)),
+            lambda: both(lambda f: f.ready(now, strategy, limit, hold=hold)),
             lambda: both(lambda f: f.claim(entry, now, lease)) and both(lambda f: f.complete(url, entry.host, **fetch)),
             lambda: both(lambda f: f.claim(entry, now, lease))
             and both(lambda f: f.release(url, entry.host, now + 5, now)),
@@ -199,5 +204,5 @@ def test_answers_like_the_embedded_frontier_under_random_operations(frontier, tm
             lambda: both(lambda f: f.lock_host(entry.host, now + 15)),
             lambda: both(lambda f: f.set_priorities(ranks)),
         ])()
-        both(lambda f: (f.next_due(now), f.counts(now), f.hosts(now, 3), f.retries(url)))
+        both(lambda f: (f.next_due(now), f.counts(now), f.hosts(now, 3), f.retries(url), f.host_yield(entry.host)))
     embedded.close()

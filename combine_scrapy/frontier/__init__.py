@@ -11,7 +11,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
+
+from combine_scrapy.frontier.strategy import CRAWL_STRATEGIES, Round
 
 #: Seconds a handed-out URL and its host stay leased to one harvester. A
 #: harvester that dies holds nothing longer than this (Combine: 60 s).
@@ -86,12 +88,8 @@ def locks_for(outcome: Outcome, job, retry_after: float | None = None) -> Locks:
     return Locks(url=url_lock, host=host_lock)
 
 
-#: Crawl strategies (CrawlStrategy in combine.cfg).
-STRATEGIES = ("BreadthFirstTime", "BreadthFirst", "BestFirst", "PageRank", "iPageRank")
-#: Strategies whose priorities are ranks in the crawled link graph: they keep the graph and order like BestFirst.
-RANKED_STRATEGIES = ("PageRank", "iPageRank")
-#: Strategies that hand out a whole round before scheduling again; the others take the best few.
-FULL_ROUND_STRATEGIES = ("BreadthFirstTime", "BreadthFirst")
+#: Crawl strategies (CrawlStrategy in combine.cfg); each is one object in :mod:`combine_scrapy.frontier.strategy`.
+STRATEGIES = tuple(CRAWL_STRATEGIES)
 
 
 @dataclass(frozen=True)
@@ -103,27 +101,45 @@ class FrontierEntry:
     priority: float = 0.0
     etag: str | None = None
     last_modified: str | None = None
+    distance: int = 0          # link hops since the last relevant page on the best known path (seeds: 0)
+
+
+class MarkResult(NamedTuple):
+    """What one ``mark`` did: new URLs, new URLs refused over the per-host bound, known URLs raised."""
+
+    marked: int
+    refused: int
+    raised: int
 
 
 class Frontier(Protocol):
     """What the scheduler and the pipelines need of a frontier store (SQLite, Redis)."""
 
-    def mark(self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None) -> tuple[int, int]:
-        """Mark new ``(url, host, priority)``; known URLs untouched. Returns (marked, refused over the bound)."""
+    def mark(self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None,
+             distance: int = 0) -> MarkResult:
+        """Mark new ``(url, host, priority)`` at ``distance``; a known URL still marked and never fetched
+        takes the higher priority and the lower distance (raised), atomically, without a scan."""
 
     def remark(self, url: str) -> bool:
         """Mark a known URL again, unlocked."""
 
-    def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None) -> list[FrontierEntry]:
-        """One round: the first due URL of each unlocked host, in the strategy's order."""
+    def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
+              hold: float = 0.0) -> Round:
+        """One round in the strategy's order (at most one URL per free host); a host leased to a harvester
+        (a fetch in flight) for at most ``hold`` seconds more takes part too, locked, in the strategies that
+        hold places (BestFirst)."""
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Atomically lease the URL and lock its host; False if either is taken."""
 
     def complete(self, url: str, host: str, *, now: float, url_lock_until: float, host_lock_until: float,
                  status: int | None, keep_marked: bool = False, etag: str | None = None,
-                 last_modified: str | None = None, score: float | None = None) -> None:
-        """End a fetch: set both locks, clear the mark unless ``keep_marked``, count retries."""
+                 last_modified: str | None = None, score: float | None = None, relevant: bool | None = None) -> None:
+        """End a fetch: set both locks, clear the mark unless ``keep_marked``, count retries; count the
+        fetch for its host, and as relevant when ``relevant``."""
+
+    def host_yield(self, host: str) -> tuple[int, int]:
+        """``(fetched, relevant)``: the host's completed fetches and how many gave a relevant page."""
 
     def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
         """Remember edges of the crawled link graph (PageRank strategies)."""

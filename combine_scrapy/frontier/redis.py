@@ -9,8 +9,10 @@ All keys share the prefix ``combine:{job}:`` (the job is a hash tag, so a Redis
 Cluster keeps one job in one slot):
 
 ``url:<url>``        hash: host, harvest (marked), lock_until, priority, seq, attempts, retries,
-                     status, last_checked, etag, last_modified
-``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked)
+                     status, last_checked, etag, last_modified, distance (absent: 0)
+``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),
+                     fetched and relevant (completed fetches, relevant pages: the host's yield),
+                     leased_until (end of the lease of the URL being fetched; absent: none)
 ``hosts``            set of every known host
 ``fifo:<host>``      marked, unlocked URLs of a host by order of marking (BreadthFirst)
 ``best:<host>``      the same URLs by priority, highest first, then order of marking
@@ -38,7 +40,8 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from combine_scrapy.frontier import RANKED_STRATEGIES, FrontierEntry
+from combine_scrapy.frontier import FrontierEntry, MarkResult
+from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 
 logger = logging.getLogger(__name__)
 
@@ -129,14 +132,28 @@ local function promote(now, max_attempts)
 end
 """
 
-# ARGV: per-host bound (-1: none), then url, host, priority for each entry.
+# ARGV: per-host bound (-1: none), distance, then url, host, priority for each entry. A known URL
+# still marked and never fetched keeps the higher priority (re-queued in place) and the lower distance.
 _MARK = r"""
-local bound = tonumber(ARGV[1])
-local marked, refused = 0, 0
-for i = 2, #ARGV, 3 do
+local bound, distance = tonumber(ARGV[1]), tonumber(ARGV[2])
+local marked, refused, raised = 0, 0, 0
+for i = 3, #ARGV, 3 do
   local url, host, priority = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local u = P .. 'url:' .. url
-  if redis.call('EXISTS', u) == 0 then
+  local f = redis.call('HMGET', u, 'host', 'harvest', 'last_checked', 'priority', 'distance', 'seq')
+  if f[1] then
+    if f[2] == '1' and not f[3] then
+      local higher, closer = tonumber(priority) > tonumber(f[4]), distance < tonumber(f[5] or 0)
+      if higher then
+        redis.call('HSET', u, 'priority', priority)
+        redis.call('ZADD', P .. 'best:' .. f[1], 'XX', num(-tonumber(priority)), member(f[6], url))
+      end
+      if closer then
+        if distance == 0 then redis.call('HDEL', u, 'distance') else redis.call('HSET', u, 'distance', distance) end
+      end
+      if higher or closer then raised = raised + 1 end
+    end
+  else
     redis.call('SADD', P .. 'hosts', host)
     if bound >= 0 and tonumber(redis.call('HGET', P .. 'host:' .. host, 'urls') or 0) >= bound then
       refused = refused + 1
@@ -144,6 +161,7 @@ for i = 2, #ARGV, 3 do
       local seq = redis.call('INCR', P .. 'seq')
       redis.call('HSET', u, 'host', host, 'harvest', 1, 'lock_until', 0, 'priority', priority,
                  'seq', seq, 'attempts', 0, 'retries', 0)
+      if distance ~= 0 then redis.call('HSET', u, 'distance', distance) end
       redis.call('HINCRBY', P .. 'host:' .. host, 'urls', 1)
       redis.call('HINCRBY', P .. 'stats', 'urls', 1)
       recount(host, false, false, true, false)
@@ -152,7 +170,7 @@ for i = 2, #ARGV, 3 do
     end
   end
 end
-return {marked, refused}
+return {marked, refused, raised}
 """
 
 # ARGV: url.
@@ -168,16 +186,32 @@ enqueue(url, f[1], f[3], f[4])
 return 1
 """
 
-# ARGV: now, max attempts, 'fifo' or 'best'. Returns the head of every unlocked host's queue.
+# ARGV: now, max attempts, 'fifo' or 'best', end of the hold. Returns the head of the queue of every
+# free host, and of every host leased until at most the end of the hold, with the host's lock and yield.
 _READY = r"""
-promote(tonumber(ARGV[1]), tonumber(ARGV[2]))
+local now = tonumber(ARGV[1])
+promote(now, tonumber(ARGV[2]))
 local heads = {}
-for _, host in ipairs(redis.call('ZRANGEBYSCORE', P .. 'hostq', '-inf', ARGV[1])) do
-  local url = string.sub(redis.call('ZRANGE', P .. ARGV[3] .. ':' .. host, 0, 0)[1], 17)
-  local f = redis.call('HMGET', P .. 'url:' .. url, 'priority', 'seq', 'etag', 'last_modified')
-  table.insert(heads, {url, host, f[1], f[2], f[3], f[4]})
+local hosts = redis.call('ZRANGEBYSCORE', P .. 'hostq', '-inf', ARGV[4], 'WITHSCORES')
+for i = 1, #hosts, 2 do
+  local host = hosts[i]
+  local h = redis.call('HMGET', P .. 'host:' .. host, 'fetched', 'relevant', 'leased_until')
+  if tonumber(hosts[i + 1]) <= now or tonumber(h[3] or 0) > now then
+    local url = string.sub(redis.call('ZRANGE', P .. ARGV[3] .. ':' .. host, 0, 0)[1], 17)
+    local f = redis.call('HMGET', P .. 'url:' .. url, 'priority', 'seq', 'etag', 'last_modified', 'distance')
+    table.insert(heads, {url, host, f[1], f[2], f[3], f[4], f[5] or '0', hosts[i + 1], h[1] or '0', h[2] or '0'})
+  end
 end
 return heads
+"""
+
+# ARGV: depth, then hosts. For each host, the members and scores of the first URLs of its 'best' queue.
+_DEEPER = r"""
+local found = {}
+for i = 2, #ARGV do
+  table.insert(found, redis.call('ZRANGE', P .. 'best:' .. ARGV[i], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES'))
+end
+return found
 """
 
 # ARGV: url, now, lease end. The host is the URL's own, as marked.
@@ -191,11 +225,12 @@ redis.call('HSET', u, 'lock_until', lease_end)
 redis.call('HINCRBY', u, 'attempts', 1)
 redis.call('ZADD', P .. 'locked', lease_end, url)
 set_host_lock(f[1], tonumber(lease_end))
+redis.call('HSET', P .. 'host:' .. f[1], 'leased_until', lease_end)
 return 1
 """
 
 # ARGV: url, host, now, URL lock end, host lock end, keep marked (0/1), JSON of the given
-# status, etag, last_modified and score (absent: None).
+# status, etag, last_modified and score (absent: None), relevant (0/1).
 _COMPLETE = r"""
 local url, host, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local keep = ARGV[6] == '1'
@@ -215,6 +250,9 @@ if f[1] then
 end
 if redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   set_host_lock(host, with_delay(host, now, tonumber(ARGV[5])))
+  redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
+  redis.call('HINCRBY', P .. 'host:' .. host, 'fetched', 1)
+  if ARGV[8] == '1' then redis.call('HINCRBY', P .. 'host:' .. host, 'relevant', 1) end
 end
 """
 
@@ -233,6 +271,7 @@ end
 local lock_until = tonumber(ARGV[3])
 if ARGV[4] ~= '' then lock_until = with_delay(host, tonumber(ARGV[4]), lock_until) end
 set_host_lock(host, lock_until)
+redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
 """
 
 # ARGV: host, lock end.
@@ -279,15 +318,6 @@ def _float(value: float) -> str:
 
 def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode()
-
-
-# How each strategy picks a host's URL (the queue) and orders the round: key of (entry, order of marking).
-_ORDERS = {
-    "BreadthFirstTime": ("best", lambda entry, seq: (-entry.priority, entry.host)),
-    "BreadthFirst": ("fifo", lambda entry, seq: seq),
-    "BestFirst": ("best", lambda entry, seq: (-entry.priority, seq)),
-}
-_ORDERS.update(dict.fromkeys(RANKED_STRATEGIES, _ORDERS["BestFirst"]))
 
 
 class OutageRetry(Retry):
@@ -340,7 +370,7 @@ class RedisFrontier:
         self._scripts = {
             name: server.register_script(_LIBRARY + body)
             for name, body in (
-                ("mark", _MARK), ("remark", _REMARK), ("ready", _READY), ("claim", _CLAIM),
+                ("mark", _MARK), ("remark", _REMARK), ("ready", _READY), ("deeper", _DEEPER), ("claim", _CLAIM),
                 ("complete", _COMPLETE), ("release", _RELEASE), ("lock_host", _LOCK_HOST),
                 ("set_priorities", _SET_PRIORITIES), ("next_due", _NEXT_DUE),
             )
@@ -367,38 +397,54 @@ class RedisFrontier:
     def close(self) -> None:
         self.server.close()
 
-    def mark(self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None) -> tuple[int, int]:
-        """Mark new URLs ``(url, host, priority)`` for crawling; known URLs are left as they are.
+    def mark(
+        self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None, distance: int = 0
+    ) -> MarkResult:
+        """Mark new URLs ``(url, host, priority)`` at ``distance`` for crawling.
 
-        Returns ``(marked, refused)``: refused URLs are new ones over the per-host bound.
+        A known URL that is still marked and was never fetched is raised: it
+        keeps the higher priority (moved in its host's queue) and the lower
+        distance, in the same script, so concurrent marks keep the best.
+        Fetched URLs stay as they are. Refused URLs are new ones over the
+        per-host bound.
         """
-        args = [-1 if max_urls_per_host is None else max_urls_per_host]
+        args = [-1 if max_urls_per_host is None else max_urls_per_host, int(distance)]
         for url, host, priority in entries:
             args += [url, host, _float(priority)]
-        marked, refused = self._run("mark", *args)
-        return marked, refused
+        return MarkResult(*self._run("mark", *args))
 
     def remark(self, url: str) -> bool:
         """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
         return bool(self._run("remark", url))
 
-    def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None) -> list[FrontierEntry]:
-        """One round: the first URL of every host whose locks have expired, in the strategy's order.
+    def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
+              hold: float = 0.0) -> Round:
+        """One round of the strategy (:mod:`combine_scrapy.frontier.strategy`) over the heads of the hosts.
 
-        URLs whose lease or lock has ended go back to their hosts' queues first,
-        and those handed out ``max_attempts`` times without completion are dropped.
+        A host takes part when it has a due marked URL and is free, or leased
+        (a fetch in flight) for at most ``hold`` seconds more. URLs whose lease or lock has ended
+        go back to their hosts' queues first, and those handed out
+        ``max_attempts`` times without completion are dropped.
         """
-        queue, round_order = _ORDERS[strategy]
-        heads = self._run("ready", _float(now), self.max_attempts, queue)
-        ranked = sorted(
-            (
-                (FrontierEntry(url.decode(), host.decode(), float(priority), _text(etag), _text(last_modified)),
-                 int(seq))
-                for url, host, priority, seq, etag, last_modified in heads
-            ),
-            key=lambda pair: round_order(*pair),
-        )
-        return [entry for entry, _ in ranked[:limit]]
+        crawl = strategy_named(strategy)
+        rows = self._run("ready", _float(now), self.max_attempts, crawl.queue, _float(now + hold))
+        heads = [
+            Head(
+                FrontierEntry(url.decode(), host.decode(), float(priority), _text(etag), _text(last_modified),
+                              int(distance)),
+                int(seq), float(host_lock), int(fetched), int(relevant),
+            )
+            for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant in rows
+        ]
+        return crawl.round(heads, now, limit, self._deeper)
+
+    def _deeper(self, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
+        """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""
+        queues = self._run("deeper", depth, *hosts) if hosts else []
+        return {
+            host: [(-float(score), int(member[:16])) for member, score in zip(queue[::2], queue[1::2])]
+            for host, queue in zip(hosts, queues)
+        }
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Lease the URL and lock its host, unless another hand-out got there first.
@@ -423,10 +469,12 @@ class RedisFrontier:
         etag: str | None = None,
         last_modified: str | None = None,
         score: float | None = None,
+        relevant: bool | None = None,
     ) -> None:
         """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``.
 
-        An etag, Last-Modified or score of None keeps the one stored.
+        An etag, Last-Modified or score of None keeps the one stored. The
+        fetch counts for its host's yield, as relevant when ``relevant``.
         """
         given = {
             "status": None if status is None else str(status),
@@ -437,6 +485,7 @@ class RedisFrontier:
         self._run(
             "complete", url, host, _float(now), _float(url_lock_until), _float(host_lock_until),
             int(keep_marked), json.dumps({field: value for field, value in given.items() if value is not None}),
+            int(bool(relevant)),
         )
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
@@ -445,6 +494,11 @@ class RedisFrontier:
         With ``now``, the host's robots.txt Crawl-delay counts from then, as after a fetch.
         """
         self._run("release", url, host, _float(host_lock_until), "" if now is None else _float(now))
+
+    def host_yield(self, host: str) -> tuple[int, int]:
+        """``(fetched, relevant)``: the host's completed fetches and how many gave a relevant page."""
+        fetched, relevant = self.server.hmget(self._key("host", host), "fetched", "relevant")
+        return int(fetched or 0), int(relevant or 0)
 
     def retries(self, url: str) -> int:
         return int(self.server.hget(self._key("url", url), "retries") or 0)

@@ -5,8 +5,12 @@ At each scheduling point one URL from each unlocked host forms a ready queue
 BreadthFirst hand it out completely before the next scheduling; BestFirst and
 the PageRank strategies take only the best few, so links found a moment ago
 compete at once, and the PageRank strategies recompute the ranks as the graph
-grows. Each hand-out leases the URL and locks its host, so a host is never
-fetched twice within WaitIntervalHost.
+grows (each strategy is one object in :mod:`combine_scrapy.frontier.strategy`).
+Each hand-out leases the URL and locks its host, so a host is never fetched
+twice within WaitIntervalHost. A harvester holds at most CONCURRENT_REQUESTS
+leases: the next URL is chosen once a page in flight has been processed, with
+the links it gave already marked (with CONCURRENT_REQUESTS = 1 the crawl is
+one page at a time, and the same web gives the same order of fetches).
 
 Requests that Scrapy enqueues (seeds, ``scrapy shell``, a URL rewritten by a
 middleware) are canonicalized, validated and marked in the frontier: nothing
@@ -23,7 +27,8 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 
-from combine_scrapy.frontier import FULL_ROUND_STRATEGIES, FrontierEntry
+from combine_scrapy.frontier import FrontierEntry
+from combine_scrapy.frontier.strategy import strategy_named
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +43,8 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         self.rerank_every = rerank_every
         self._handed_out_since_rerank = 0
         self.ready: deque[FrontierEntry] = deque()
+        self._held_until: float | None = None  # when a host holding better URLs than the last round's frees
+        self._lease_ends: dict[str, float] = {}  # URL -> end of the lease this harvester took
         self._wakeup = None        # the pending wake-up call, and when it fires
         self._wake_at: float | None = None
 
@@ -55,6 +62,8 @@ class BreadthFirstTimeScheduler(BaseScheduler):
     def open(self, spider):
         self.spider = spider
         self.harvest = spider.harvest
+        self.harvest.stats = self.stats  # counts frontier/raised when links raise a marked URL
+        self.strategy = strategy_named(self.harvest.job.strategy)
         counts = self.harvest.frontier.counts(time.time())
         logger.info(
             "frontier of job %s: %d URLs on %d hosts, %d marked and due",
@@ -82,29 +91,43 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         return due is not None and due <= now + self.idle_horizon
 
     def next_request(self) -> Request | None:
-        frontier = self.harvest.frontier
         now = time.time()
+        if self._in_flight(now) >= self.best_batch:
+            return None  # the engine asks again when a page in flight has gone through the pipelines
         if not self.ready:
             self._schedule(now)
         while self.ready:
             entry = self.ready.popleft()
             if self.harvest.claim(entry, now):
+                self._lease_ends[entry.url] = now + self.harvest.lease_seconds
                 self._handed_out_since_rerank += 1
                 self.stats.inc_value("scheduler/dequeued/frontier")
                 return self.spider.request_for(entry)
         self._wake_when_due(now)
         return None
 
+    def _in_flight(self, now: float) -> int:
+        """URLs this harvester leased and has not completed or released, whose lease still runs."""
+        leased = self.harvest.leased
+        for url in [url for url in self._lease_ends if url not in leased]:
+            del self._lease_ends[url]
+        return sum(1 for end in self._lease_ends.values() if end > now)
+
     def _schedule(self, now: float) -> None:
         """Build the next ready queue in the job's strategy's order."""
-        strategy = self.harvest.job.strategy
-        if self.harvest.ranks_links and self._handed_out_since_rerank >= self.rerank_every:
+        strategy = self.strategy
+        if strategy.ranked and self._handed_out_since_rerank >= self.rerank_every:
             ranked = self.harvest.rerank()
             self._handed_out_since_rerank = 0
             self.stats.inc_value("scheduler/reranked")
-            logger.debug("%s recomputed over %d pages", strategy, ranked)
-        limit = None if strategy in FULL_ROUND_STRATEGIES else self.best_batch
-        self.ready.extend(self.harvest.frontier.ready(now, strategy, limit))
+            logger.debug("%s recomputed over %d pages", strategy.name, ranked)
+        limit = None if strategy.full_round else self.best_batch
+        hold = self.harvest.lease_seconds if strategy.holds_places else 0.0
+        round_ = self.harvest.frontier.ready(now, strategy.name, limit, hold=hold)
+        self._held_until = round_.held_until
+        if round_.held_until is not None and not round_:
+            self.stats.inc_value("scheduler/held")
+        self.ready.extend(round_)
 
     def _wake_when_due(self, now: float) -> None:
         """Ask the engine for the next request when the next host unlocks.
@@ -117,6 +140,8 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         due = self.harvest.frontier.next_due(now)
         if due is None or due > now + self.idle_horizon:
             return
+        if self._held_until is not None:  # better URLs wait for their hosts: do not fetch worse ones meanwhile
+            due = max(due, self._held_until)
         if self.harvest.shared:
             due = min(due, now + self.shared_poll)
         if self._wake_at is not None and self._wake_at <= due:

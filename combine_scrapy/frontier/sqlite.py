@@ -11,7 +11,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from combine_scrapy.frontier import RANKED_STRATEGIES, FrontierEntry
+from combine_scrapy.frontier import FrontierEntry, MarkResult
+from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls (
@@ -19,7 +20,8 @@ CREATE TABLE IF NOT EXISTS urls (
     host TEXT NOT NULL,
     harvest INTEGER NOT NULL DEFAULT 1,      -- marked for crawling
     lock_until REAL NOT NULL DEFAULT 0,      -- URL lock (lease while in progress)
-    priority REAL NOT NULL DEFAULT 0,
+    priority REAL NOT NULL DEFAULT 0,        -- the best evidence of the pages linking here, raised as they come
+    distance INTEGER NOT NULL DEFAULT 0,     -- link hops since the last relevant page, on the best known path
     seq INTEGER NOT NULL,                    -- order of marking, for FIFO ties
     attempts INTEGER NOT NULL DEFAULT 0,     -- hand-outs not yet completed
     retries INTEGER NOT NULL DEFAULT 0,      -- completed as unavailable in a row
@@ -33,12 +35,15 @@ CREATE TABLE IF NOT EXISTS urls (
     first_visit REAL,
     digest TEXT                              -- content key of the last 200
 );
-CREATE INDEX IF NOT EXISTS urls_ready ON urls (harvest, host, lock_until);
+CREATE INDEX IF NOT EXISTS urls_best ON urls (harvest, host, priority DESC, seq);  -- each host's best URL, by seek
 CREATE TABLE IF NOT EXISTS hosts (
     host TEXT PRIMARY KEY,
     lock_until REAL NOT NULL DEFAULT 0,
     delay REAL,                              -- robots.txt Crawl-delay, when longer than WaitIntervalHost
-    urls INTEGER NOT NULL DEFAULT 0
+    urls INTEGER NOT NULL DEFAULT 0,
+    fetched INTEGER NOT NULL DEFAULT 0,      -- completed fetches, for the host's yield
+    relevant INTEGER NOT NULL DEFAULT 0,     -- of those, relevant pages
+    leased_until REAL NOT NULL DEFAULT 0     -- end of the lease of the URL being fetched (0: none)
 );
 CREATE TABLE IF NOT EXISTS links (           -- the crawled link graph, kept for the PageRank strategies
     source TEXT NOT NULL,
@@ -54,13 +59,8 @@ CREATE TABLE IF NOT EXISTS robots (
 """
 
 
-# How each strategy orders the URLs of one host, and the round across hosts.
-_ORDERS = {
-    "BreadthFirstTime": ("u.priority DESC, u.seq", "priority DESC, host"),
-    "BreadthFirst": ("u.seq", "seq"),
-    "BestFirst": ("u.priority DESC, u.seq", "priority DESC, seq"),
-}
-_ORDERS.update(dict.fromkeys(RANKED_STRATEGIES, _ORDERS["BestFirst"]))
+# A strategy's queue (frontier.strategy) as the order of one host's URLs.
+_QUEUES = {"fifo": "seq", "best": "priority DESC, seq"}
 
 
 class SqliteFrontier:
@@ -78,31 +78,47 @@ class SqliteFrontier:
 
     def _upgrade(self) -> None:
         """Add the columns later versions use to a frontier file written by an earlier one."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(urls)")}
-        if not columns:
-            return
-        for column, declaration in (
-            ("score", "REAL"), ("visits", "INTEGER NOT NULL DEFAULT 0"), ("changes", "INTEGER NOT NULL DEFAULT 0"),
-            ("first_visit", "REAL"), ("digest", "TEXT"),
+        for table, added in (
+            ("urls", (("score", "REAL"), ("visits", "INTEGER NOT NULL DEFAULT 0"),
+                      ("changes", "INTEGER NOT NULL DEFAULT 0"), ("first_visit", "REAL"), ("digest", "TEXT"),
+                      ("distance", "INTEGER NOT NULL DEFAULT 0"))),
+            ("hosts", (("fetched", "INTEGER NOT NULL DEFAULT 0"), ("relevant", "INTEGER NOT NULL DEFAULT 0"),
+                       ("leased_until", "REAL NOT NULL DEFAULT 0"))),
         ):
-            if column not in columns:
-                self._db.execute(f"ALTER TABLE urls ADD COLUMN {column} {declaration}")
+            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            for column, declaration in added:
+                if columns and column not in columns:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        self._db.execute("DROP INDEX IF EXISTS urls_ready")  # replaced by urls_best, which rounds seek in
 
     def close(self) -> None:
         self._db.close()
 
-    def mark(self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None) -> tuple[int, int]:
-        """Mark new URLs ``(url, host, priority)`` for crawling; known URLs are left as they are.
+    def mark(
+        self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None, distance: int = 0
+    ) -> MarkResult:
+        """Mark new URLs ``(url, host, priority)`` at ``distance`` for crawling.
 
-        Returns ``(marked, refused)``: refused URLs are new ones over the per-host bound.
+        A known URL that is still marked and was never fetched is raised: it
+        keeps the higher priority and the lower distance (one UPDATE of its
+        row). Fetched URLs stay as they are. Refused URLs are new ones over
+        the per-host bound.
         """
-        marked = refused = 0
+        marked = refused = raised = 0
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
             seq = db.execute("SELECT COALESCE(MAX(seq), 0) FROM urls").fetchone()[0]
             for url, host, priority in entries:
                 if db.execute("SELECT 1 FROM urls WHERE url = ?", (url,)).fetchone():
+                    raised += db.execute(
+                        """
+                        UPDATE urls SET priority = MAX(priority, :priority), distance = MIN(distance, :distance)
+                        WHERE url = :url AND harvest = 1 AND last_checked IS NULL
+                              AND (priority < :priority OR distance > :distance)
+                        """,
+                        {"url": url, "priority": priority, "distance": distance},
+                    ).rowcount
                     continue
                 db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
                 if max_urls_per_host is not None:
@@ -112,8 +128,8 @@ class SqliteFrontier:
                         continue
                 seq += 1
                 db.execute(
-                    "INSERT INTO urls (url, host, priority, seq) VALUES (?, ?, ?, ?)",
-                    (url, host, priority, seq),
+                    "INSERT INTO urls (url, host, priority, distance, seq) VALUES (?, ?, ?, ?, ?)",
+                    (url, host, priority, distance, seq),
                 )
                 db.execute("UPDATE hosts SET urls = urls + 1 WHERE host = ?", (host,))
                 marked += 1
@@ -121,7 +137,7 @@ class SqliteFrontier:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        return marked, refused
+        return MarkResult(marked, refused, raised)
 
     def remark(self, url: str) -> bool:
         """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
@@ -130,33 +146,46 @@ class SqliteFrontier:
         )
         return cursor.rowcount > 0
 
-    def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None) -> list[FrontierEntry]:
-        """One round: the first URL of every host whose locks have expired, in the strategy's order.
+    def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
+              hold: float = 0.0) -> Round:
+        """One round of the strategy (:mod:`combine_scrapy.frontier.strategy`) over the heads of the hosts.
 
-        BreadthFirstTime takes each host's best URL and hands out the whole
-        round; BreadthFirst takes URLs in the order they were marked;
-        BestFirst (and the PageRank strategies, whose priorities are ranks)
-        takes the highest priorities first.
+        A host takes part when it has a due marked URL and is free, or leased
+        (a fetch in flight) for at most ``hold`` seconds more; URLs handed out
+        too often without completion are dropped first.
         """
-        within_host, across_hosts = _ORDERS[strategy]
+        crawl = strategy_named(strategy)
         self._db.execute(
             "UPDATE urls SET harvest = 0 WHERE harvest = 1 AND attempts >= ? AND lock_until <= ?",
             (self.max_attempts, now),
         )
         rows = self._db.execute(
             f"""
-            SELECT url, host, priority, etag, last_modified FROM (
-                SELECT u.url, u.host, u.priority, u.etag, u.last_modified, u.seq,
-                       ROW_NUMBER() OVER (PARTITION BY u.host ORDER BY {within_host}) AS rank
-                FROM urls u JOIN hosts h ON h.host = u.host
-                WHERE u.harvest = 1 AND u.lock_until <= :now AND h.lock_until <= :now
-            ) WHERE rank = 1
-            ORDER BY {across_hosts}
-            LIMIT :limit
+            SELECT u.url, u.host, u.priority, u.etag, u.last_modified, u.distance, u.seq,
+                   h.lock_until, h.fetched, h.relevant
+            FROM hosts h JOIN urls u ON u.rowid = (
+                SELECT rowid FROM urls WHERE harvest = 1 AND host = h.host AND lock_until <= :now
+                ORDER BY {_QUEUES[crawl.queue]} LIMIT 1
+            )
+            WHERE h.lock_until <= :now OR h.leased_until > :now AND h.lock_until <= :until
             """,
-            {"now": now, "limit": -1 if limit is None else limit},
+            {"now": now, "until": now + hold},
         ).fetchall()
-        return [FrontierEntry(*row) for row in rows]
+        heads = [Head(FrontierEntry(*row[:6]), *row[6:]) for row in rows]
+        return crawl.round(heads, now, limit, lambda hosts, depth: self._deeper(now, hosts, depth))
+
+    def _deeper(self, now: float, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
+        """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""
+        return {
+            host: self._db.execute(
+                f"""
+                SELECT priority, seq FROM urls WHERE harvest = 1 AND host = ? AND lock_until <= ?
+                ORDER BY {_QUEUES["best"]} LIMIT ?
+                """,
+                (host, now, depth),
+            ).fetchall()
+            for host in hosts
+        }
 
     def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
         """Remember ``(source, target)`` edges of the crawled graph."""
@@ -195,7 +224,8 @@ class SqliteFrontier:
             if not (host_free and url_free):
                 db.execute("ROLLBACK")
                 return False
-            db.execute("UPDATE hosts SET lock_until = ? WHERE host = ?", (now + lease, entry.host))
+            db.execute("UPDATE hosts SET lock_until = ?, leased_until = ? WHERE host = ?",
+                       (now + lease, now + lease, entry.host))
             db.execute(
                 "UPDATE urls SET lock_until = ?, attempts = attempts + 1 WHERE url = ?",
                 (now + lease, entry.url),
@@ -223,8 +253,12 @@ class SqliteFrontier:
         etag: str | None = None,
         last_modified: str | None = None,
         score: float | None = None,
+        relevant: bool | None = None,
     ) -> None:
-        """Record the end of a fetch: locks set, harvest flag cleared unless ``keep_marked``."""
+        """Record the end of a fetch: locks set, harvest flag cleared unless ``keep_marked``.
+
+        The fetch counts for its host's yield, as relevant when ``relevant``.
+        """
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -239,7 +273,11 @@ class SqliteFrontier:
                 (int(keep_marked), url_lock_until, status, now, keep_marked, etag, last_modified, score, url),
             )
             db.execute(
-                "UPDATE hosts SET lock_until = ? WHERE host = ?", (self._with_delay(host, now, host_lock_until), host)
+                """
+                UPDATE hosts SET lock_until = ?, leased_until = 0, fetched = fetched + 1, relevant = relevant + ?
+                WHERE host = ?
+                """,
+                (self._with_delay(host, now, host_lock_until), int(bool(relevant)), host),
             )
             db.execute("COMMIT")
         except BaseException:
@@ -254,6 +292,7 @@ class SqliteFrontier:
         self._db.execute(
             "UPDATE urls SET lock_until = 0, attempts = MAX(attempts - 1, 0) WHERE url = ?", (url,)
         )
+        self._db.execute("UPDATE hosts SET leased_until = 0 WHERE host = ?", (host,))
         self.lock_host(host, host_lock_until if now is None else self._with_delay(host, now, host_lock_until))
 
     def _with_delay(self, host: str, now: float, host_lock_until: float) -> float:
@@ -276,6 +315,11 @@ class SqliteFrontier:
             """,
             (int(changed), now, digest, url),
         )
+
+    def host_yield(self, host: str) -> tuple[int, int]:
+        """``(fetched, relevant)``: the host's completed fetches and how many gave a relevant page."""
+        row = self._db.execute("SELECT fetched, relevant FROM hosts WHERE host = ?", (host,)).fetchone()
+        return (row[0], row[1]) if row else (0, 0)
 
     def retries(self, url: str) -> int:
         row = self._db.execute("SELECT retries FROM urls WHERE url = ?", (url,)).fetchone()

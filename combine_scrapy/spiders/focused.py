@@ -100,7 +100,10 @@ class FocusedSpider(scrapy.Spider):
             raise CloseSpider(NO_USABLE_SEED)
 
     def request_for(self, entry: FrontierEntry) -> scrapy.Request:
-        """The request that fetches one frontier URL, conditional when the job asks for it."""
+        """The request that fetches one frontier URL, conditional when the job asks for it.
+
+        The entry rides in the meta, so the Fetch gets its host and distance.
+        """
         headers = {}
         if self.job.get_if_modified_since:
             if entry.last_modified:
@@ -134,11 +137,14 @@ class FocusedSpider(scrapy.Spider):
             },
             body=response.body,
             response_url=response.url if response.url != entry.url else None,
+            distance=entry.distance,
         )
 
     def fetch_failed(self, failure):
         entry: FrontierEntry = failure.request.meta["frontier_entry"]
-        fetch = Fetch(url=entry.url, host=entry.host, fetched_at=time.time(), error=str(failure.value))
+        fetch = Fetch(
+            url=entry.url, host=entry.host, fetched_at=time.time(), error=str(failure.value), distance=entry.distance
+        )
         if failure.check(RobotsPending):
             fetch.postponed = True
         elif failure.check(RobotsDisallowed):

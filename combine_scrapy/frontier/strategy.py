@@ -1,0 +1,169 @@
+"""Crawl strategies (CrawlStrategy in combine.cfg): one object each, read by every frontier store.
+
+A strategy says three things: which of a host's marked URLs comes first (its
+queue: ``fifo``, order of marking, or ``best``, highest priority then order of
+marking), how the heads of the ready hosts are ordered into a round, and the
+round's shape (the whole round before scheduling again, or only the best few).
+The stores (SQLite, Redis) keep the two queues and hand each strategy the heads
+of the hosts; everything else is here, so a new strategy is one class.
+
+Every order ends in the order of marking (unique per URL), never in a hash or
+a clock, so the same crawl of the same web ranks the same way every time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from combine_scrapy.frontier import FrontierEntry
+
+#: A host's yield is (relevant + YIELD_PRIOR_RELEVANT) / (fetched + YIELD_PRIOR_FETCHED): a host
+#: never fetched counts as half relevant, so new hosts are explored before known barren ones.
+YIELD_PRIOR_RELEVANT = 1.0
+YIELD_PRIOR_FETCHED = 2.0
+
+
+def host_yield_weight(fetched: int, relevant: int) -> float:
+    """The smoothed share of a host's fetched pages that were relevant, in (0, 1]."""
+    return (relevant + YIELD_PRIOR_RELEVANT) / (fetched + YIELD_PRIOR_FETCHED)
+
+
+def weighted_priority(priority: float, weight: float) -> float:
+    """A URL's priority scaled by its host's yield; a negative priority is made worse, not better."""
+    return priority * weight if priority >= 0 else priority / weight
+
+
+@dataclass(frozen=True)
+class Head:
+    """The first URL of a host's queue, with what a strategy ranks it by."""
+
+    entry: FrontierEntry
+    seq: int                   # order of marking, unique per URL
+    host_lock_until: float     # the host may be fetched from then on
+    fetched: int = 0           # pages the host's fetches completed, ever
+    relevant: int = 0          # of those, how many were relevant
+
+
+class Round(list):
+    """The URLs a round hands out, in order.
+
+    ``held_until`` is when the first host that holds a better URL than those
+    handed out becomes free (None when nothing better waits): the scheduler
+    looks again then instead of fetching worse URLs meanwhile.
+    """
+
+    def __init__(self, entries: Iterable[FrontierEntry] = (), held_until: float | None = None):
+        super().__init__(entries)
+        self.held_until = held_until
+
+
+#: ``deeper(hosts, depth)``: for each host, the ``(priority, order of marking)`` of its first
+#: ``depth`` due URLs by priority.
+Deeper = Callable[[list[str], int], dict[str, list[tuple[float, int]]]]
+
+
+class CrawlStrategy:
+    """Breadth-first over hosts by default: the whole round, heads by priority then host name."""
+
+    name: ClassVar[str]
+    #: Which of a host's URLs is its head: ``fifo`` (order of marking) or ``best`` (priority, then order).
+    queue: ClassVar[str] = "best"
+    #: Hand out the whole round before scheduling again (else only the best ``limit``).
+    full_round: ClassVar[bool] = True
+    #: Priorities are PageRank ranks in the crawled link graph, recomputed as it grows.
+    ranked: ClassVar[bool] = False
+    #: Hosts with a fetch in flight take part in the round and keep their places (their heads come locked).
+    holds_places: ClassVar[bool] = False
+
+    def round_key(self, head: Head) -> tuple:
+        return -head.entry.priority, head.entry.host
+
+    def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper) -> Round:
+        """The round: the heads of the free hosts in the strategy's order, at most ``limit``."""
+        free = sorted((head for head in heads if head.host_lock_until <= now), key=self.round_key)
+        return Round(head.entry for head in free[:limit])
+
+
+class BreadthFirstTime(CrawlStrategy):
+    """Combine's default: one URL of every free host per round, each host's best first."""
+
+    name = "BreadthFirstTime"
+
+
+class BreadthFirst(CrawlStrategy):
+    """First marked, first fetched."""
+
+    name = "BreadthFirst"
+    queue = "fifo"
+
+    def round_key(self, head: Head) -> tuple:
+        return (head.seq,)
+
+
+class PageRank(CrawlStrategy):
+    """Highest rank in the crawled link graph first; only the best few of a round."""
+
+    name = "PageRank"
+    full_round = False
+    ranked = True
+
+    def round_key(self, head: Head) -> tuple:
+        return -head.entry.priority, head.seq
+
+
+class IPageRank(PageRank):
+    """PageRank with rank passed on in proportion to the topic score (iPageRank)."""
+
+    name = "iPageRank"
+
+
+class BestFirst(CrawlStrategy):
+    """The best URLs of the whole frontier first, by priority weighted by the yield of their host.
+
+    A round is the ``limit`` best due URLs over the hosts that are free or
+    fetching a page right now: of those the first URL of each free host is
+    handed out, and the places of the busy hosts stay empty until their fetch
+    is done, instead of going to worse URLs elsewhere. A host waiting its
+    WaitIntervalHost keeps no places, so a long interval does not idle the
+    crawl. Hosts that never gave a relevant page sink below new and topical
+    ones. Between equal weighted priorities the first marked goes first.
+    """
+
+    name = "BestFirst"
+    full_round = False
+    holds_places = True
+
+    def round_key(self, head: Head) -> tuple:
+        return -weighted_priority(head.entry.priority, host_yield_weight(head.fetched, head.relevant)), head.seq
+
+    def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper) -> Round:
+        if limit is None:
+            return super().round(heads, now, limit, deeper)
+        ranked = sorted(heads, key=self.round_key)[:limit]
+        by_host = {head.entry.host: head for head in ranked}
+        places = sorted(
+            (-weighted_priority(priority, host_yield_weight(by_host[host].fetched, by_host[host].relevant)), seq, host)
+            for host, urls in deeper(list(by_host), limit).items()
+            for priority, seq in urls
+        )[:limit]
+        chosen = {host for _, _, host in places}
+        handed_out = [head.entry for head in ranked if head.entry.host in chosen and head.host_lock_until <= now]
+        held = [head.host_lock_until for head in ranked if head.entry.host in chosen and head.host_lock_until > now]
+        return Round(handed_out, held_until=min(held, default=None))
+
+
+#: Every strategy by its combine.cfg name.
+CRAWL_STRATEGIES: dict[str, CrawlStrategy] = {
+    strategy.name: strategy for strategy in (BreadthFirstTime(), BreadthFirst(), BestFirst(), PageRank(), IPageRank())
+}
+
+
+def strategy_named(name: str) -> CrawlStrategy:
+    """The strategy called ``name`` in combine.cfg."""
+    try:
+        return CRAWL_STRATEGIES[name]
+    except KeyError:
+        raise ValueError(f"unknown strategy {name!r}; known: {', '.join(CRAWL_STRATEGIES)}") from None

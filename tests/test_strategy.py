@@ -1,0 +1,94 @@
+"""The crawl strategies as objects: queues, round order and round shape, without a frontier store."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from combine_scrapy.frontier import STRATEGIES, FrontierEntry
+from combine_scrapy.frontier.strategy import (
+    CRAWL_STRATEGIES,
+    BestFirst,
+    Head,
+    host_yield_weight,
+    strategy_named,
+    weighted_priority,
+)
+
+
+def head(url: str, priority: float, seq: int, lock: float = 0.0, fetched: int = 0, relevant: int = 0) -> Head:
+    return Head(FrontierEntry(url, url.split("/")[2], priority), seq, lock, fetched, relevant)
+
+
+def no_deeper(hosts, depth):
+    raise AssertionError("only BestFirst with a limit looks past the heads")
+
+
+def test_every_combine_cfg_name_is_one_strategy_object():
+    assert STRATEGIES == ("BreadthFirstTime", "BreadthFirst", "BestFirst", "PageRank", "iPageRank")
+    assert all(strategy_named(name).name == name for name in STRATEGIES)
+    assert [name for name in STRATEGIES if CRAWL_STRATEGIES[name].ranked] == ["PageRank", "iPageRank"]
+    with pytest.raises(ValueError, match="unknown strategy 'Depthfirst'"):
+        strategy_named("Depthfirst")
+
+
+def test_a_new_host_counts_as_half_relevant_and_barren_hosts_sink():
+    assert host_yield_weight(0, 0) == 0.5
+    assert host_yield_weight(10, 10) > host_yield_weight(0, 0) > host_yield_weight(2, 0) > host_yield_weight(161, 0)
+    assert weighted_priority(0.8, 0.5) == 0.4
+    assert weighted_priority(-1.0, 0.5) < weighted_priority(-1.0, 1.0)   # a bad host makes a bad URL worse
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_a_round_does_not_depend_on_the_order_the_store_gives_the_heads(name):
+    """Ties end in the order of marking (or the host name): same frontier, same round, whatever the store."""
+    heads = [head(f"http://h{i}/p", priority=i % 3 / 2, seq=100 - i, fetched=i % 4, relevant=i % 2) for i in range(12)]
+    strategy = strategy_named(name)
+
+    def deeper(hosts, depth):
+        return {h.entry.host: [(h.entry.priority, h.seq)] for h in heads if h.entry.host in hosts}
+
+    rounds = set()
+    for seed in range(5):
+        shuffled = random.Random(seed).sample(heads, len(heads))
+        rounds.add(tuple(entry.url for entry in strategy.round(shuffled, 0, None if strategy.full_round else 4, deeper)))
+    assert len(rounds) == 1
+
+
+def test_breadth_first_strategies_leave_locked_hosts_out():
+    heads = [head("http://a/1", 0.9, 1, lock=50), head("http://b/1", 0.1, 2)]
+    for name in ("BreadthFirstTime", "BreadthFirst", "PageRank"):
+        assert [e.url for e in strategy_named(name).round(heads, 10, None, no_deeper)] == ["http://b/1"]
+        assert not strategy_named(name).holds_places
+
+
+def test_best_first_hands_out_only_the_globally_best_urls():
+    """Host a holds the three best URLs: a round of three gives a's first and keeps its other two places,
+    so b's and c's worse URLs wait."""
+    heads = [head("http://a/1", 0.9, 1), head("http://b/1", 0.3, 2), head("http://c/1", 0.2, 3)]
+    queues = {"a": [(0.9, 1), (0.9, 4), (0.8, 5)], "b": [(0.3, 2)], "c": [(0.2, 3)]}
+    round_ = BestFirst().round(heads, 0, 3, lambda hosts, depth: {host: queues[host][:depth] for host in hosts})
+    assert [entry.url for entry in round_] == ["http://a/1"]
+    assert round_.held_until is None
+    round_ = BestFirst().round(heads, 0, 4, lambda hosts, depth: {host: queues[host][:depth] for host in hosts})
+    assert [entry.url for entry in round_] == ["http://a/1", "http://b/1"]
+
+
+def test_best_first_holds_places_for_busy_hosts_and_says_until_when():
+    heads = [head("http://a/1", 0.9, 1, lock=30), head("http://b/1", 0.8, 2, lock=20), head("http://c/1", 0.1, 3)]
+    queues = {"a": [(0.9, 1)], "b": [(0.8, 2)], "c": [(0.1, 3)]}
+    round_ = BestFirst().round(heads, 10, 2, lambda hosts, depth: {host: queues[host] for host in hosts})
+    assert (list(round_), round_.held_until) == ([], 20)
+    round_ = BestFirst().round(heads, 10, 3, lambda hosts, depth: {host: queues[host] for host in hosts})
+    assert ([entry.url for entry in round_], round_.held_until) == (["http://c/1"], 20)
+    assert BestFirst.holds_places
+
+
+def test_best_first_weighs_priority_by_the_hosts_yield():
+    """161 fetches and no relevant page: that host's 0.9 goes after a topical host's 0.5 and a new host's 0.4."""
+    heads = [head("http://barren/1", 0.9, 1, fetched=161), head("http://topic/1", 0.5, 2, fetched=20, relevant=15),
+             head("http://new/1", 0.4, 3)]
+    queues = {h.entry.host: [(h.entry.priority, h.seq)] for h in heads}
+    round_ = BestFirst().round(heads, 0, 3, lambda hosts, depth: {host: queues[host] for host in hosts})
+    assert [entry.host for entry in round_] == ["topic", "new", "barren"]
