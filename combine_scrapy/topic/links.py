@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -55,6 +56,32 @@ HostYield = Callable[[str], tuple[int, int]]
 def squash(score: float, scale: float) -> float:
     """Map a score onto [0, 1]: 0 and below give 0, ``scale`` gives 0.63, large scores approach 1."""
     return 1.0 - math.exp(-max(score, 0.0) / scale) if scale > 0 else float(score > 0)
+
+
+_ESCAPE_OR_CLASS = re.compile(r"\\.|\[(?:\\.|[^\]])*\]")
+_GROUP = re.compile(r"\((?:\\.|[^()])*\)[?*+{]?")
+_RUN = re.compile(r"[a-z0-9]+[?*{]?")
+
+
+def required_words(parts: tuple[str, ...]) -> tuple[str, ...]:
+    """Letter runs every match of every part must contain: a cheap test that skips a term's regex.
+
+    Escapes, character classes and groups are left out, a letter made optional by ``?``, ``*`` or
+    ``{`` is cut off its run, and a part with an alternation outside groups requires nothing.
+    """
+    words: list[str] = []
+    for part in parts:
+        if REGEX_CHARACTERS.search(part) is None:
+            words.append(part)
+            continue
+        plain = _GROUP.sub(" ", _ESCAPE_OR_CLASS.sub(" ", part))
+        if "|" in plain or "(" in plain:
+            continue
+        for run in _RUN.findall(plain):
+            word = run[:-2] if run[-1] in "?*{" else run
+            if len(word) >= 3:
+                words.append(word)
+    return tuple(words)
 
 
 class DynamicThreshold:
@@ -127,10 +154,7 @@ class LinkScorer:
         self.learner = learner if method == "online" else None
         positive = [term.weight for term in definition.terms if term.weight > 0] if definition else []
         self._link_scale = max(positive, default=1)
-        self._literals = {
-            term: tuple(part for part in term.parts if not REGEX_CHARACTERS.search(part))
-            for term in (definition.terms if definition else ())
-        }
+        self._required = {term: required_words(term.parts) for term in (definition.terms if definition else ())}
         self._relevance: dict[tuple[str, str, str, str], float] = {}
 
     @property
@@ -152,8 +176,8 @@ class LinkScorer:
             if not prepared:
                 continue
             for term in self.definition.terms:
-                if any(literal not in prepared for literal in self._literals[term]):
-                    continue  # a plain word or phrase that is not even a substring cannot match
+                if any(word not in prepared for word in self._required[term]):
+                    continue  # a word every match contains is not even a substring: no match
                 score += term_hits(term, prepared, LINK_REGEX_TIMEOUT) * term.weight * PART_WEIGHTS[part]
         if len(self._relevance) >= RELEVANCE_CACHE:
             self._relevance.clear()
