@@ -44,7 +44,12 @@ LINK_REGEX_TIMEOUT = 0.1
 PART_WEIGHTS = {"anchor": 1.0, "title": 0.5, "url": 0.5, "context": 0.25}
 #: Links followed at most this many irrelevant pages past the last relevant one (MaxTunnelDistance).
 MAX_TUNNEL_DISTANCE = 6
-#: ``online`` before its model has learned: a tunnelled link's priority halves with each hop, from this floor.
+#: ``online`` before its model has learned: a tunnelled link (of an irrelevant page) keeps TUNNEL_SHARE of
+#: its page's and its own topic evidence, 10% less for each further hop, over a floor that halves with
+#: each hop. So links of a page that mentions the topic come before links of pages that do not, however
+#: deep, and among the latter the nearest first.
+TUNNEL_SHARE = 0.5
+TUNNEL_EVIDENCE_DECAY = 0.9
 TUNNEL_DECAY = 0.5
 TUNNEL_FLOOR = 0.1
 #: Link texts whose topic relevance is remembered (menus repeat on every page of a site).
@@ -221,10 +226,12 @@ class LinkScorer:
 
     def prior(self, link: LinkCandidate, page_evidence: float, link_distance: int) -> float:
         """``online``'s priority before its model has learned: the page's graded score and the link's topic
-        terms, halved for each irrelevant page on the way, from a floor, so tunnels are explored nearest first."""
+        terms; for a tunnelled link less of them, decaying with each hop, over a floor that halves with each
+        hop, so tunnels are explored where the topic was mentioned first, then nearest first."""
         priority = self.page_weight * page_evidence + (1 - self.page_weight) * self.link_relevance(link)
         if link_distance:
-            priority = priority * TUNNEL_DECAY ** (link_distance - 1) + TUNNEL_FLOOR * TUNNEL_DECAY ** link_distance
+            priority = (TUNNEL_SHARE * priority * TUNNEL_EVIDENCE_DECAY ** (link_distance - 1)
+                        + TUNNEL_FLOOR * TUNNEL_DECAY ** link_distance)
         return min(priority, 1.0)
 
     def _online(self, links: list[LinkCandidate], page_score: float, page_relevant: bool, link_distance: int,
