@@ -70,7 +70,7 @@ class Link:
     anchor: str = ""
     kind: str = "a"   # a, area, frame, img, redirect, text
     title: str = ""   # the link's title attribute, a hint of where it leads
-    context: str = ""  # the words just before and after the link, for the link model
+    context: str = field(default="", compare=False)  # the words just before and after it, for the link model
 
 
 @dataclass
