@@ -316,4 +316,33 @@ class HarvestSummary:
             f"{counts['marked_ready'] + counts['marked_locked']} still marked",
             f"records are in {harvest.store.location}",
             f"export them:  scrapy export {job} -o {job}.jsonl",
+            *HarvestSummary.nothing_found(harvest.job, stats, fetched, relevant, reason),
         ])
+
+    @staticmethod
+    def nothing_found(job, stats: dict, fetched: int, relevant: int, reason: str) -> list[str]:
+        """When no page was relevant: why, and what to change."""
+        if relevant:
+            return []
+        if not fetched:
+            return ["no page was fetched: the seeds were refused by the job's URL rules, unreachable or forbidden by "
+                    "robots.txt (see urls/rejected/* and fetch/outcome/* in the stats above)"]
+        cutoffs = getattr(job.topic_filter.classifier, "cutoffs", None)
+        best = stats.get("topic/best_score")
+        cutoff = cutoffs.total if cutoffs is not None else getattr(job.topic_filter.classifier, "threshold", None)
+        why = f"0 relevant pages in {fetched} fetched: no page reached the topic's cutoff"
+        if best is not None and cutoff is not None:
+            why += f" (best score {best:g}, cutoff {cutoff:g})"
+        tries = []
+        if job.link_method == "propagate":
+            tries.append("LinkStrategy = online, to follow the links of irrelevant pages too "
+                         "(propagate follows only the links of relevant pages)")
+        elif reason == "finished":
+            tries.append(f"a larger MaxTunnelDistance (now {job.max_tunnel_distance}): the crawl ran out of links "
+                         "that many irrelevant pages from the seeds")
+        else:
+            tries.append("a longer crawl (it was stopped)")
+        if best is not None and cutoff is not None and 0 < best < cutoff:
+            tries.append(f"a lower tot_cutoff (the best page scored {best:g})")
+        tries.append("seeds nearer the topic, or more terms (synonyms, abbreviations) in the topic definition")
+        return [why, "try " + "; or ".join(tries)]

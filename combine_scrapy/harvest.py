@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 import logging
+import random
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +22,7 @@ from combine_scrapy.job import Job
 from combine_scrapy.politeness import HostPace
 from combine_scrapy.store import RecordStore, open_store
 from combine_scrapy.topic.links import LinkScorer
+from combine_scrapy.topic.online import OnlineLinkLearner
 from combine_scrapy.topic.urlpatterns import LearnedLinkScorer
 from combine_scrapy.urls import check_url, host_of
 
@@ -30,7 +32,9 @@ logger = logging.getLogger(__name__)
 def link_scorer_for(job: Job) -> LinkScorer | LearnedLinkScorer:
     """The job's link-relevance method; page scores are scaled by the topic filter's total cutoff.
 
-    With learned URL rules, the rules choose the links on the sites they were learned for.
+    Its random choices (RWB's boosts) follow the job's RandomSeed. With learned URL rules, the rules
+    choose the links on the sites they were learned for. The online model starts empty: a crawl gives it
+    its stored model (``online.store_for``).
     """
     cutoffs = getattr(job.topic_filter.classifier, "cutoffs", None)
     scorer = LinkScorer(
@@ -41,6 +45,9 @@ def link_scorer_for(job: Job) -> LinkScorer | LearnedLinkScorer:
         boost_chance=job.link_boost_chance,
         dynamic=job.dynamic_threshold,
         page_scale=cutoffs.total if cutoffs and cutoffs.total > 0 else 1.0,
+        rng=random.Random(job.random_seed),
+        max_tunnel_distance=job.max_tunnel_distance,
+        learner=OnlineLinkLearner(job.url_rules, credit_hops=job.max_tunnel_distance) if job.link_method == "online" else None,
     )
     if job.learned_url_rules is None:
         return scorer

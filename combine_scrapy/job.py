@@ -206,6 +206,10 @@ VARIABLES: dict[str, _Variable] = {
     "LinkPageWeight": _Variable("link_page_weight", _parse_fraction),
     "LinkBoostChance": _Variable("link_boost_chance", _parse_fraction),
     "DynamicThreshold": _Variable("dynamic_threshold", _parse_bool),
+    # Tunnelling and repeatability (not Combine's): links followed this many irrelevant pages past the last
+    # relevant one; the seed of every random choice of link selection.
+    "MaxTunnelDistance": _Variable("max_tunnel_distance", _parse_count),
+    "RandomSeed": _Variable("random_seed", int),
     # Near-duplicates (not Combine's): a page within this many simhash bits of a stored record joins it.
     "nearDuplicates": _Variable("near_duplicates", _parse_bool),
     "nearDuplicateDistance": _Variable("near_duplicate_distance", _parse_near_duplicate_distance),
@@ -269,14 +273,16 @@ class Job:
     max_urls_per_host: int | None = None
     user_agent: str = "combine-scrapy/0.1"
     operator_email: str = ""
-    strategy: str = "BreadthFirstTime"
+    strategy: str = "BestFirst"
     revisit: bool = False
     revisit_max_age: float = 86_400
-    link_method: str = "propagate"
+    link_method: str = "online"
     link_threshold: float = 0.3
     link_page_weight: float = 0.5
     link_boost_chance: float = 0.1
     dynamic_threshold: bool = False
+    max_tunnel_distance: int = 6
+    random_seed: int = 1
     near_duplicates: bool = True
     near_duplicate_distance: int = NEAR_DUPLICATE_DISTANCE
     use_learned_url_rules: bool = False

@@ -70,6 +70,7 @@ class Link:
     anchor: str = ""
     kind: str = "a"   # a, area, frame, img, redirect, text
     title: str = ""   # the link's title attribute, a hint of where it leads
+    context: str = field(default="", compare=False)  # the words just before and after it, for the link model
 
 
 @dataclass
@@ -236,6 +237,13 @@ def _text_links(text: str, seen: set[str]) -> list[Link]:
     return links
 
 
+def _link_context(element, words: int = 10) -> str:
+    """Up to ``words`` words of the text right before a link (in its parent) and right after it."""
+    previous, parent = element.getprevious(), element.getparent()
+    before = (previous.tail if previous is not None else parent.text if parent is not None else None) or ""
+    return " ".join(before.split()[-words:] + (element.tail or "").split()[:words])
+
+
 def _parse_html(page: ParsedPage, html: str, extract_links_from_text: bool) -> None:
     """Fill ``page`` from decoded HTML: cleaned, then title, meta, headings, links and text."""
     page.html = html
@@ -273,7 +281,7 @@ def _parse_html(page: ParsedPage, html: str, extract_links_from_text: bool) -> N
             title = _clean(element.get("title") or "")
             anchor = _clean(element.text_content()) if tag in ("a", "area") else ""
             anchor = anchor or _clean(element.get("alt") or "") or title
-            page.links.append(Link(url, anchor, kind, title))
+            page.links.append(Link(url, anchor, kind, title, _link_context(element)))
     page.text = _visible_text(root)
     if extract_links_from_text:
         page.links.extend(_text_links(page.text, seen))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from urllib.parse import urljoin
 
+from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
@@ -26,6 +27,7 @@ from combine_scrapy.politeness import OVERLOAD_STATUSES, parse_retry_after
 from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.topic import Document
 from combine_scrapy.topic.links import LinkCandidate
+from combine_scrapy.topic.online import DamagedModel, store_for
 
 logger = logging.getLogger(__name__)
 
@@ -198,15 +200,27 @@ class FrontierPipeline(_HarvestStage):
 
     Which links are marked, and with what priority, is the job's link method
     (Combine's: all links of relevant pages, with AutoRecycleLinks); a
-    redirect's target is always marked, as Combine recycled redirects.
+    redirect's target is always marked, as Combine recycled redirects. Every
+    classified fetch is also a lesson for the online link model, which is
+    merged with the job's stored model when the crawl opens, every few
+    hundred lessons, and when it closes.
     """
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        pipeline = cls(crawler)
+        crawler.signals.connect(pipeline.sync_link_model, signal=signals.spider_opened)
+        crawler.signals.connect(pipeline.sync_link_model, signal=signals.spider_closed)
+        return pipeline
 
     def process_item(self, item: Fetch) -> Fetch:
         harvest = self.harvest
         if item.postponed:
             harvest.release(item.url, item.host, item.fetched_at + harvest.job.wait_interval_host, now=item.fetched_at)
             return item
-        self._mark(self._next_urls(item), item.url)
+        self._mark(self._next_urls(item), item.url, distance=0 if self._relevant(item) else item.distance + 1)
+        if item.classification is not None:
+            self._learn(item)
         locks = locks_for(item.outcome, harvest.job, retry_after=item.retry_after)
         url_lock = locks.url
         revisit = harvest.job.revisit and item.outcome in (Outcome.SUCCESS, Outcome.NOT_MODIFIED)
@@ -248,11 +262,51 @@ class FrontierPipeline(_HarvestStage):
         page, classification = item.page, item.classification
         if item.outcome is not Outcome.SUCCESS or page.robots_nofollow or not self.harvest.job.auto_recycle_links:
             return []
-        links = [LinkCandidate(link.url, link.anchor, link.title) for link in page.links]
-        return self.harvest.link_scorer.select(links, classification.score, classification.relevant)
+        links = [LinkCandidate(link.url, link.anchor, link.title, link.context) for link in page.links]
+        return self.harvest.link_scorer.select(
+            links, classification.score, classification.relevant, distance=item.distance, source_url=item.url,
+            host_yield=getattr(self.harvest.frontier, "host_yield", None),
+        )
 
-    def _mark(self, urls: list[tuple[str, float]], source: str) -> None:
-        marked, rejected = self.harvest.mark(urls, source)
+    @staticmethod
+    def _relevant(item: Fetch) -> bool:
+        return item.classification is not None and item.classification.relevant
+
+    def _learn(self, item: Fetch) -> None:
+        """The online link model learns what the links to this page led to; the best score is kept for the summary."""
+        self.stats.max_value("topic/best_score", item.classification.score)
+        scorer = self.harvest.link_scorer
+        steps = scorer.observe(item.url, item.classification.relevant)
+        if steps:
+            self.stats.inc_value("links/model/lessons", steps)
+        learner = getattr(scorer, "learner", None)
+        if learner is not None and learner.sync_due:
+            self.sync_link_model()
+
+    def sync_link_model(self, spider=None, reason=None) -> None:
+        """Merge the online link model with the job's stored one (loading it at the start)."""
+        harvest = getattr(self.crawler.spider, "harvest", None)
+        learner = getattr(harvest.link_scorer, "learner", None) if harvest is not None else None
+        if learner is None:
+            return
+        if learner.store is None:
+            learner.store = store_for(harvest.frontier, self.crawler.settings.get("COMBINE_DATA_DIR"), harvest.job.name)
+        try:
+            learner.sync()
+        except DamagedModel as e:
+            logger.warning("link model: %s", e)
+            self.stats.inc_value("links/model/damaged")
+        except Exception as e:  # a full disk, a Redis outage: the crawl goes on with the model in memory
+            logger.error("link model not saved to %s: %s", learner.store.location, e)
+            self.stats.inc_value("links/model/sync_failed")
+            return
+        self.stats.inc_value("links/model/synced")
+        model = learner.model
+        self.stats.set_value("links/model/relevant_seen", model.positives)
+        self.stats.set_value("links/model/irrelevant_seen", model.negatives)
+
+    def _mark(self, urls: list[tuple[str, float]], source: str, distance: int = 0) -> None:
+        marked, rejected = self.harvest.mark(urls, source, distance=distance)
         self.stats.inc_value("frontier/marked", marked)
         for reason, count in rejected.items():
             self.stats.inc_value(f"urls/rejected/{reason}", count)

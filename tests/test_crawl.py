@@ -14,10 +14,13 @@ from conftest import PROJECT, JobDir, free_port
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 WAIT = 0.5
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
+# Combine's crawl: breadth-first by time, links of relevant pages only.
 CONFIG = f"""
 WaitIntervalHost = {WAIT}
 AllowPrivateAddresses = 1
 classifyPlugIn = plain
+CrawlStrategy = BreadthFirstTime
+LinkStrategy = propagate
 <sessionids>
 jsessionid
 </sessionids>

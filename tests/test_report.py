@@ -32,7 +32,9 @@ def crawled(tmp_path_factory):
     job_dir = JobDir(topics=base / "topics", data=base / "data")
     port = free_port()
     with LoopbackWeb(demo_sites(port), port=port) as web:
-        job_dir.write("WaitIntervalHost = 0.2\nAllowPrivateAddresses = 1\n", DEMO_TOPIC, [web.url(PLANTS)])
+        # Combine's crawl (links of relevant pages only), so the page counts below are the demo web's 8.
+        job_dir.write("WaitIntervalHost = 0.2\nAllowPrivateAddresses = 1\nCrawlStrategy = BreadthFirstTime\n"
+                      "LinkStrategy = propagate\n", DEMO_TOPIC, [web.url(PLANTS)])
         job_dir.crawl()
         yield job_dir, web
 

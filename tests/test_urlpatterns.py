@@ -70,8 +70,8 @@ def test_learner_finds_the_templates_of_each_kind(shop_rules):
 @pytest.mark.parametrize("path, fetch", [
     ("/products/7.html", True), ("/products/123456.html", True),     # ids never seen in the trial
     ("/category/sarracenia/", True),                                  # a category never seen
-    ("/cart?item=123456", False), ("/login", False), ("/news/closing-down.html", False),
-    ("/products/7.htm", False), ("/products/abc.html", False), ("/about", False),
+    ("/cart?item=123456", False), ("/news/closing-down.html", False),  # exclusive irrelevant rules refuse
+    ("/login", None), ("/products/7.htm", None), ("/products/abc.html", None), ("/about", None),  # no rule: undecided
 ])
 def test_learned_rules_generalize_to_unseen_ids_and_reject_the_negatives(shop_rules, path, fetch):
     _, rules = shop_rules
@@ -164,7 +164,7 @@ def test_fetch_when_the_positive_evidence_over_the_negative_exceeds_the_threshol
     assert both.positive == (positive,) and both.negative == (negative,)
     assert both.fetch is True and both.priority == pytest.approx(0.6)         # 30 / 20 > 1
     assert learned.decide("http://s/p/15", threshold=1.5).fetch is False       # 30 / 20 = 1.5, not more
-    assert learned.decide("http://s/q").fetch is False                        # no positive rule: P = 0
+    assert learned.decide("http://s/q").fetch is None                         # no rule matches: undecided
     assert learned.decide("http://other/p/5").fetch is None                   # not a learned site
 
 
@@ -185,7 +185,26 @@ def test_hand_written_rules_are_read_with_comments():
     learned = parse_rules(text)
     assert learned.decide("http://shop.example:8080/p/1").fetch is True
     assert [(p.support, p.precision) for p in learned.patterns] == [(1, 1.0), (3, 0.5)]
-    assert learned.decide("http://shop.example:8080/p/x").fetch is False     # 1 / 1.5
+    assert learned.decide("http://shop.example:8080/p/x").fetch is None      # 1 / 1.5, but not exclusive
+
+
+def test_an_irrelevant_rule_that_covers_topical_pages_cannot_refuse_a_link():
+    """The UBFC failure: a catch-all irrelevant rule (support 195, precision 0.97) learned on the site that
+    holds the topic refused every link there. Only an exclusive rule (precision 1.00) refuses."""
+    catch_all = UrlPattern("s", IRRELEVANT, r"^/[^/]+\.html$", support=195, precision=0.97)
+    learned = rules(UrlPattern("s", CONTENT, r"^/plants/\d+\.html$", 6), catch_all)
+    assert learned.decide("http://s/sundews.html").fetch is None              # left to the link method
+    assert learned.decide("http://s/plants/3.html").fetch is True
+    exclusive = rules(UrlPattern("s", IRRELEVANT, r"^/cart/", support=20, precision=1.0))
+    assert exclusive.decide("http://s/cart/1").fetch is False
+
+
+def test_learned_precision_is_rounded_down_so_only_an_exclusive_rule_reads_1():
+    """One relevant page among 400 of one template: the irrelevant rule is not exclusive, and says so."""
+    targets = {f"/{n}.html": n != 0 for n in range(400)}
+    (pattern,) = learn_patterns("shop.example", IRRELEVANT, targets)
+    assert pattern.regex == r"^/\d+\.html$" and pattern.precision == 0.99   # 399 / 400 = 0.9975
+    assert rules(pattern).decide(f"{SHOP}/7.html").fetch is None
 
 
 @pytest.mark.parametrize("text, line, message", [
@@ -217,14 +236,14 @@ def write_job(tmp_path, config: str, rules: str | None = None):
 
 
 def test_a_job_with_learned_rules_marks_links_by_them(tmp_path):
-    write_job(tmp_path, "LearnedUrlRules = 1\nUrlRuleThreshold = 2\nHubContentLinks = 3\n",
+    write_job(tmp_path, "LearnedUrlRules = 1\nUrlRuleThreshold = 2\nHubContentLinks = 3\nLinkStrategy = propagate\n",
               "site shop.example\ncontent ^/p/\\d+$ support=5\nirrelevant ^/p/1$ support=3\n")
     job = load_job("j", tmp_path)
     assert (job.url_rule_threshold, job.hub_content_links, job.hub_directory_links, job.trial_pages) == (2.0, 3, 30, 200)
     scorer = link_scorer_for(job)
     assert isinstance(scorer, LearnedLinkScorer)
     links = [LinkCandidate(f"http://shop.example/p/{n}") for n in (1, 2)] + [LinkCandidate("http://elsewhere.example/")]
-    # An irrelevant page: the job's link method (propagate) follows none of its links, the rules do on their site.
+    # An irrelevant page: the job's link method follows none of its links, the rules do on their site.
     assert scorer.select(links, 0.0, False) == [("http://shop.example/p/2", 1.0)]
     assert scorer.select(links, 120.0, True) == [("http://shop.example/p/2", 1.0), ("http://elsewhere.example/", 120.0)]
     assert load_job("j", tmp_path, learned_rules=False).learned_url_rules is None

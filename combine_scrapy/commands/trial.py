@@ -45,9 +45,13 @@ class SiteLinks:
         self.url_rules = url_rules
 
     def select(self, links: Iterable[LinkCandidate], page_score: float,
-               page_relevant: bool) -> list[tuple[str, float]]:
+               page_relevant: bool, **context) -> list[tuple[str, float]]:
         urls = _canonical_links((link.url for link in links), self.url_rules)
         return [(url, 0.0) for url in urls if host_of(url) in self.sites]
+
+    def observe(self, url: str, relevant: bool) -> int:
+        """The trial learns nothing while it crawls: the rules are learned from all its pages at the end."""
+        return 0
 
 
 class TrialSpider(FocusedSpider):

@@ -29,9 +29,14 @@ from combine_scrapy.topic.matching import (
     PlainMatcher,
     PositionMatcher,
 )
-from combine_scrapy.topic.text import Document
+from combine_scrapy.topic.text import Document, tokens
 
 logger = logging.getLogger(__name__)
+
+#: classifyPlugIn = position's default cut-offs. Combine's total of 1 made one passing mention anywhere in a
+#: page relevant; 90, as for plain, asks for the topic in the title or a few times in the text (one mention
+#: of a weight-50 term scores 123 as the first word, 21 as the 20th, 13 as the 100th).
+POSITION_DEFAULT_CUTOFFS = Cutoffs(total=90, normalized=POSITION_CUTOFFS.normalized, relative=POSITION_CUTOFFS.relative)
 
 PLAIN_NAMES = ("plain", "Std", "Combine::Check_record")
 POSITION_NAMES = ("position", "Pos", "Combine::PosCheck_record")
@@ -79,6 +84,19 @@ class TopicFilter:
     def _site_ok(self, host: str) -> bool:
         host = host.lower()
         return host in self.sites_ok or host.rsplit(":", 1)[0] in self.sites_ok
+
+
+def _warn_regular_expressions(definition: TopicDefinition) -> None:
+    """Position matching compares whole words and reads no regular expression: name each such term, and
+    the words it looks for instead, when the job loads."""
+    for term in definition.terms:
+        if term.is_regex:
+            words = " @and ".join(" ".join(tokens(part, definition.stopwords)) for part in term.parts)
+            logger.warning(
+                "%s:%d: %r is a regular expression, which classifyPlugIn = position ignores: it looks for the "
+                "words %r instead; write each word form as its own term, or use classifyPlugIn = plain",
+                definition.source, term.line, term.text, words,
+            )
 
 
 def _cutoffs(defaults: Cutoffs, total: float | None, normalized: float | None, relative: float | None) -> Cutoffs:
@@ -135,13 +153,8 @@ def build_filter(
         if classify_plugin in PLAIN_NAMES:
             classifier = PlainMatcher(definition, _cutoffs(PLAIN_CUTOFFS, tot_cutoff, cutoff_norm, cutoff_rel))
         else:
-            for term in definition.terms:
-                if term.is_regex:
-                    logger.warning(
-                        "%s:%d: %r is a regular expression; position matching compares whole words only",
-                        definition.source, term.line, term.text,
-                    )
-            classifier = PositionMatcher(definition, _cutoffs(POSITION_CUTOFFS, tot_cutoff, cutoff_norm, cutoff_rel))
+            _warn_regular_expressions(definition)
+            classifier = PositionMatcher(definition, _cutoffs(POSITION_DEFAULT_CUTOFFS, tot_cutoff, cutoff_norm, cutoff_rel))
         for line, why in definition.skipped:
             logger.warning("%s:%d: row skipped: %s", definition.source, line, why)
     elif classify_plugin in SVM_NAMES:

@@ -19,6 +19,7 @@ can review and edit them. Pure code: no Scrapy.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -240,7 +241,8 @@ def learn_patterns(site: str, kind: str, targets: dict[str, bool], *, min_suppor
     for regex in templates:
         support, precision = _precision_of(regex, targets)
         if support >= min_support and precision >= min_precision:
-            patterns.append(UrlPattern(site, kind, regex, support, round(precision, 2)))
+            # Rounded down: 1.00 only for a rule that matched no page of another kind (an exclusive rule).
+            patterns.append(UrlPattern(site, kind, regex, support, math.floor(precision * 100 + 1e-9) / 100))
     patterns.sort(key=lambda p: (-p.support, p.regex))
     return patterns[:max_rules]
 
@@ -313,9 +315,13 @@ def learn_site_rules(pages: Iterable[TrialPage], *, h1: int = HUB_CONTENT_LINKS,
 class UrlDecision:
     """The learned rules' verdict on one URL.
 
-    ``fetch`` is None on a site without rules (the rules have nothing to say);
-    otherwise True when the positive evidence over the negative exceeds the
-    threshold (any positive evidence when no negative rule matches).
+    ``fetch`` is True when the positive evidence over the negative exceeds the
+    threshold (any positive evidence when no negative rule matches); False only
+    when a matching irrelevant rule is exclusive (it matched no relevant or
+    directory page of the trial, precision 1.00), so a rule that also covers
+    pages of the topic can never refuse a link; None when the rules cannot
+    decide (a site without rules, a link no rule matches, or only
+    non-exclusive irrelevant rules outweigh it): the job's link method decides.
     ``priority`` is the positive share of the evidence, in [0, 1].
     """
 
@@ -337,7 +343,8 @@ class LearnedUrlRules:
 
     def decide(self, url: str, threshold: float = 1.0) -> UrlDecision:
         """1. Is the URL's site a learned topic-relevant site? 2-3. Which positive and negative rules
-        match? 4. Fetch when P/N > ``threshold`` (P, N: summed weights; N = 0 fetches on any P > 0)."""
+        match? 4. Fetch when P/N > ``threshold`` (P, N: summed weights; N = 0 fetches on any P > 0);
+        refuse only on an exclusive irrelevant rule; otherwise leave it undecided."""
         site = host_of(url)
         patterns = self.by_site.get(site)
         if patterns is None:
@@ -349,16 +356,20 @@ class LearnedUrlRules:
         evidence_for = sum(p.weight for p in positive)
         evidence_against = sum(p.weight for p in negative)
         fetch = evidence_for > 0 and (evidence_against == 0 or evidence_for / evidence_against > threshold)
+        if not fetch and not any(p.precision >= 1.0 for p in negative):
+            fetch = None
         total = evidence_for + evidence_against
         return UrlDecision(site, fetch, evidence_for / total if total else 0.0, positive, negative)
 
 
 class LearnedLinkScorer:
-    """Link selection with learned URL rules: on a learned site the rules decide which links to mark and
-    their priority (for BestFirst), whatever the page they are on; links elsewhere go to the job's link method.
+    """Link selection with learned URL rules: on a learned site the rules fetch the links they vouch for
+    (with their priority, for BestFirst) and refuse the links an exclusive irrelevant rule matches, whatever
+    the page they are on; every other link is the job's link method's to choose, which also sees and learns
+    from all of them.
 
     Rules see links canonicalized with the job's ``url_rules``, as the frontier sees them (invalid links
-    go to the link method, and the frontier refuses them). Rejected links are dropped, or with
+    go to the link method, and the frontier refuses them). Refused links are dropped, or with
     ``drop_rejected`` off marked with their (lower) priority.
     """
 
@@ -370,17 +381,34 @@ class LearnedLinkScorer:
         self.threshold = threshold
         self.drop_rejected = drop_rejected
 
-    def select(self, links: Iterable[LinkCandidate], page_score: float,
-               page_relevant: bool) -> list[tuple[str, float]]:
-        chosen, elsewhere = [], []
+    @property
+    def learner(self):
+        return self.fallback.learner
+
+    def select(self, links: Iterable[LinkCandidate], page_score: float, page_relevant: bool,
+               **context) -> list[tuple[str, float]]:
+        """As :meth:`LinkScorer.select` (same keyword arguments), with the rules' say first."""
+        links = list(links)
+        chosen_by_method = dict(self.fallback.select(links, page_score, page_relevant, **context))
+        learner = self.fallback.learner
+        chosen = []
         for link in links:
-            verdict = check_url(link.url, self.url_rules)
-            decision = self.rules.decide(verdict.url, self.threshold) if verdict.ok else None
+            canonical = learner.canonical(link.url) if learner is not None else _canonical(link.url, self.url_rules)
+            decision = self.rules.decide(canonical, self.threshold) if canonical is not None else None
             if decision is None or decision.fetch is None:
-                elsewhere.append(link)
+                if link.url in chosen_by_method:
+                    chosen.append((link.url, chosen_by_method[link.url]))
             elif decision.fetch or not self.drop_rejected:
                 chosen.append((link.url, decision.priority))
-        return chosen + self.fallback.select(elsewhere, page_score, page_relevant)
+        return chosen
+
+    def observe(self, url: str, relevant: bool) -> int:
+        return self.fallback.observe(url, relevant)
+
+
+def _canonical(url: str, url_rules: UrlRules | None) -> str | None:
+    verdict = check_url(url, url_rules)
+    return verdict.url if verdict.ok else None
 
 
 class UrlRulesFileError(ValueError):
@@ -399,7 +427,8 @@ FILE_HELP = """\
 # KIND: content (relevant pages), directory (pages linking to many of them) or irrelevant.
 # A link on a listed site is fetched when the summed support x precision of the content and
 # directory rules it matches, over that of the irrelevant rules, exceeds UrlRuleThreshold
-# (any positive evidence when no irrelevant rule matches; nothing when no positive rule does).
+# (any positive evidence when no irrelevant rule matches). It is refused only when an irrelevant
+# rule with precision=1.00 matches it; every other link is left to the job's LinkStrategy.
 # A rule written by hand without support= counts as support=1. Edit freely; '#' starts a comment.
 """
 

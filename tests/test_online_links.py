@@ -1,0 +1,198 @@
+"""The online link classifier: it learns from the crawl's outcomes which links lead to relevant pages,
+tunnels through irrelevant pages, is stored beside the frontier and makes the same choices for the same seed."""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+import pytest
+import redis
+
+from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.topic import parse_topic_definition
+from combine_scrapy.topic.links import MAX_TUNNEL_DISTANCE, LinkCandidate, LinkScorer
+from combine_scrapy.topic.online import (
+    MODEL_FILE,
+    DamagedModel,
+    FileModelStore,
+    LinkModel,
+    OnlineLinkLearner,
+    RedisModelStore,
+    store_for,
+)
+
+DEFINITION = parse_topic_definition("100: carnivorous plants?=CP\n50: sundews?=CP\n")
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def online_scorer(**options) -> LinkScorer:
+    return LinkScorer(DEFINITION, "online", page_scale=90, learner=OnlineLinkLearner(**options))
+
+
+def crawl_outcomes(scorer: LinkScorer, pages: int = 40) -> None:
+    """Synthetic outcomes: on each irrelevant page, links named by the topic's abbreviation (``CP 12``)
+    lead to relevant pages, links to news and weather do not; none names the topic's terms."""
+    for n in range(pages):
+        source = f"http://site.example/list/{n}.html"
+        links = [LinkCandidate(f"http://site.example/m/{n}-cp.html", f"CP {n}"),
+                 LinkCandidate(f"http://site.example/news/{n}.html", f"News {n}"),
+                 LinkCandidate(f"http://site.example/w/{n}.html", f"Weather {n}")]
+        scorer.select(links, 0.0, False, distance=0, source_url=source)
+        scorer.observe(f"http://site.example/m/{n}-cp.html", True)
+        scorer.observe(f"http://site.example/news/{n}.html", False)
+        scorer.observe(f"http://site.example/w/{n}.html", False)
+
+
+FRESH = [LinkCandidate("http://site.example/news/999.html", "News 999"),
+         LinkCandidate("http://site.example/w/999.html", "Weather 999"),
+         LinkCandidate("http://site.example/m/999-cp.html", "CP 999")]
+
+
+def test_links_named_by_an_abbreviation_the_crawl_found_relevant_then_outrank_the_others():
+    scorer = online_scorer()
+    before = dict(scorer.select(FRESH, 0.0, False, distance=0, source_url="http://site.example/"))
+    assert len(set(before.values())) == 1          # no topic term in any anchor: a tie before learning
+    crawl_outcomes(scorer)
+    after = dict(scorer.select(FRESH, 0.0, False, distance=0, source_url="http://site.example/x.html"))
+    ranked = sorted(after, key=after.get, reverse=True)
+    assert ranked[0] == "http://site.example/m/999-cp.html"
+    assert after[ranked[0]] > 2 * max(after[url] for url in ranked[1:])
+    assert all(0 <= p <= 1 for p in after.values())
+
+
+def test_a_directory_link_in_front_of_the_topic_learns_that_it_leads_there():
+    """Relevant pages lie two links behind irrelevant index pages: the relevant page's credit flows back
+    to the link into the index page, so index links outrank links into pages that lead nowhere."""
+    scorer = online_scorer()
+    for n in range(30):
+        home = f"http://site.example/home{n}.html"
+        index, dead_end = f"http://site.example/index/{n}.html", f"http://site.example/misc/{n}.html"
+        scorer.select([LinkCandidate(index, "Index"), LinkCandidate(dead_end, "Misc")], 0.0, False,
+                      distance=0, source_url=home)
+        for url in (index, dead_end):
+            scorer.observe(url, False)
+        for url, anchor in ((index, "Item"), (dead_end, "Item")):
+            target = url.replace(".html", "/item.html")
+            scorer.select([LinkCandidate(target, anchor)], 0.0, False, distance=1, source_url=url)
+            scorer.observe(target, url == index)
+    chosen = dict(scorer.select([LinkCandidate("http://site.example/misc/99.html", "Misc"),
+                                 LinkCandidate("http://site.example/index/99.html", "Index")],
+                                0.0, False, distance=0, source_url="http://site.example/home99.html"))
+    assert chosen["http://site.example/index/99.html"] > chosen["http://site.example/misc/99.html"]
+
+
+def test_irrelevant_pages_are_tunnelled_through_with_a_priority_that_decays_up_to_the_bound():
+    scorer = online_scorer()
+    link = [LinkCandidate("http://a.example/x.html", "More")]
+    priorities = [scorer.select(link, 0.0, False, distance=d)[0][1] for d in range(MAX_TUNNEL_DISTANCE)]
+    assert priorities == sorted(priorities, reverse=True) and priorities[-1] > 0
+    assert scorer.select(link, 0.0, False, distance=MAX_TUNNEL_DISTANCE) == []
+    assert LinkScorer(DEFINITION, "propagate").select(link, 0.0, False) == []     # Combine: one setting away
+
+
+def test_links_of_a_strong_page_outrank_those_of_a_page_that_barely_passed():
+    scorer = online_scorer()
+    link = [LinkCandidate("http://a.example/x.html", "More")]
+    strong, barely = scorer.select(link, 900.0, True)[0][1], scorer.select(link, 90.0, True)[0][1]
+    assert 1 >= strong > barely > scorer.select(link, 0.0, False)[0][1]
+    topical = scorer.select([LinkCandidate("http://a.example/y.html", "Sundews of Europe")], 90.0, True)[0][1]
+    assert topical > barely
+
+
+def test_the_model_is_deterministic():
+    first, second = online_scorer(), online_scorer()
+    crawl_outcomes(first)
+    crawl_outcomes(second)
+    assert first.select(FRESH, 0.0, False) == second.select(FRESH, 0.0, False)
+
+
+def test_the_same_random_seed_makes_the_same_choices():
+    links = [LinkCandidate(f"http://x/news/{i}.html", "scores") for i in range(200)]
+
+    def choices(seed: int) -> list[str]:
+        scorer = LinkScorer(DEFINITION, "RWB", boost_chance=0.3, rng=random.Random(seed))
+        return [url for url, _ in scorer.select(links, 0, False)]
+
+    assert choices(7) == choices(7)
+    assert choices(7) != choices(8)
+
+
+def test_the_model_survives_a_round_trip_through_its_file(tmp_path):
+    store = FileModelStore(tmp_path / "job" / MODEL_FILE)
+    scorer = online_scorer(store=store)
+    crawl_outcomes(scorer)
+    scorer.learner.sync()
+    assert (tmp_path / "job" / MODEL_FILE).exists()
+    resumed = online_scorer(store=store)
+    resumed.learner.sync()                                   # a resumed crawl loads what the first one learned
+    assert resumed.select(FRESH, 0.0, False) == scorer.select(FRESH, 0.0, False)
+    assert resumed.learner.model.positives == 40
+
+
+def test_harvesters_sharing_a_store_add_up_what_each_learned(tmp_path):
+    store = FileModelStore(tmp_path / MODEL_FILE)
+    one, two = online_scorer(store=store), online_scorer(store=store)
+    crawl_outcomes(one, 20)
+    crawl_outcomes(two, 30)
+    one.learner.sync()
+    two.learner.sync()
+    one.learner.sync()
+    for scorer in (one, two):
+        assert (scorer.learner.model.positives, scorer.learner.model.negatives) == (50, 100)
+    assert one.select(FRESH, 0.0, False) == two.select(FRESH, 0.0, False)
+
+
+def test_a_damaged_stored_model_is_named_and_replaced(tmp_path):
+    path = tmp_path / MODEL_FILE
+    path.write_bytes(b"not a model")
+    scorer = online_scorer(store=FileModelStore(path))
+    crawl_outcomes(scorer, 10)
+    with pytest.raises(DamagedModel, match=str(path)):
+        scorer.learner.sync()
+    assert LinkModel.from_bytes(path.read_bytes()).positives == 10
+
+
+@pytest.fixture
+def redis_job():
+    name = f"test-{uuid.uuid4().hex}"
+    yield name
+    server = redis.Redis.from_url(REDIS_URL)
+    keys = list(server.scan_iter(match=f"combine:{{{name}}}:*", count=1000))
+    if keys:
+        server.delete(*keys)
+    server.close()
+
+
+def test_the_model_survives_a_round_trip_through_redis_beside_the_frontier(redis_job, tmp_path):
+    frontier = RedisFrontier.from_url(REDIS_URL, redis_job)
+    store = store_for(frontier, tmp_path, redis_job)
+    assert isinstance(store, RedisModelStore) and store.key == f"combine:{{{redis_job}}}:link_model"
+    scorer, other = online_scorer(store=store), online_scorer(store=store_for(frontier, tmp_path, redis_job))
+    crawl_outcomes(scorer, 20)
+    crawl_outcomes(other, 20)
+    scorer.learner.sync()
+    other.learner.sync()
+    resumed = online_scorer(store=store)
+    resumed.learner.sync()
+    assert resumed.learner.model.positives == 40
+    assert resumed.select(FRESH, 0.0, False) == other.select(FRESH, 0.0, False)
+    assert not (tmp_path / redis_job).exists()                # nothing written beside it on disk
+    frontier.close()
+
+
+def test_the_sqlite_frontier_keeps_the_model_in_the_jobs_data_directory(tmp_path):
+    from combine_scrapy.frontier.sqlite import SqliteFrontier
+
+    frontier = SqliteFrontier(tmp_path / "j" / "frontier.sqlite")
+    store = store_for(frontier, tmp_path, "j")
+    assert isinstance(store, FileModelStore) and store.path == tmp_path / "j" / MODEL_FILE
+    frontier.close()
+
+
+def test_links_the_frontier_refuses_are_returned_for_it_to_count_but_not_learned():
+    scorer = online_scorer()
+    chosen = scorer.select([LinkCandidate("mailto:someone@example.org", "Write"),
+                            LinkCandidate("http://a.example/p.html", "Page")], 0.0, False)
+    assert [url for url, _ in chosen] == ["mailto:someone@example.org", "http://a.example/p.html"]
+    assert scorer.learner.pending == 1
