@@ -16,6 +16,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from combine_scrapy.control import harvesters_dir, write_pid_file
+from combine_scrapy.faults import FAULT_REASONS, CrawlFault, stop_crawl
 from combine_scrapy.harvestlog import FetchRow, HarvestLog, log_path
 
 logger = logging.getLogger(__name__)
@@ -216,27 +217,26 @@ class HarvesterPidFile:
 
 
 class HarvestLogWriter:
-    """Append every fetch to the job's harvest log (data/<job>/harvest_log.sqlite).
+    """Append every fetch to the job's harvest log (data/<job>/harvest_log.sqlite) as it completes.
 
-    Rows are written in small batches: at most COMBINE_HARVEST_LOG_DELAY
-    seconds late, and all of them when the spider closes.
+    Each row is its own transaction, written right after the fetch is
+    completed in the frontier: a harvester killed at any moment loses from the
+    log only the fetches it had not completed, which it fetches again, so the
+    counts ``scrapy status`` shows match what the servers saw (rows held back
+    in memory were lost by every kill).
     """
 
-    BATCH = 50
-
-    def __init__(self, data_dir: str, delay: float):
+    def __init__(self, crawler, data_dir: str):
+        self.crawler = crawler
         self.data_dir = data_dir
-        self.delay = delay
         self.log: HarvestLog | None = None
-        self.pending: list[FetchRow] = []
-        self._written_at = 0.0
 
     @classmethod
     def from_crawler(cls, crawler):
         settings = crawler.settings
         if not settings.getbool("COMBINE_HARVEST_LOG"):
             raise NotConfigured
-        extension = cls(settings.get("COMBINE_DATA_DIR"), settings.getfloat("COMBINE_HARVEST_LOG_DELAY"))
+        extension = cls(crawler, settings.get("COMBINE_DATA_DIR"))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
@@ -244,14 +244,24 @@ class HarvestLogWriter:
 
     def spider_opened(self, spider):
         if getattr(spider, "job_name", None):
-            self.log = HarvestLog(log_path(self.data_dir, spider.job_name))
+            try:
+                self.log = HarvestLog(log_path(self.data_dir, spider.job_name))
+            except CrawlFault as fault:
+                stop_crawl(self.crawler, fault)
 
     def item_scraped(self, item, spider):
         if self.log is None or item.postponed or item.outcome is None:
             return
+        try:
+            self.log.append([self._row(item)])
+        except CrawlFault as fault:
+            stop_crawl(self.crawler, fault)
+
+    @staticmethod
+    def _row(item) -> FetchRow:
         classification = item.classification
         best = max(classification.classes, key=lambda c: c.absolute, default=None) if classification else None
-        self.pending.append(FetchRow(
+        return FetchRow(
             time=item.fetched_at,
             url=item.url,
             host=item.host,
@@ -261,21 +271,29 @@ class HarvestLogWriter:
             score=classification.score if classification else None,
             best_class=best.name if best and classification.relevant else None,
             harvester=os.getpid(),
-        ))
-        now = time.monotonic()
-        if len(self.pending) >= self.BATCH or now - self._written_at >= self.delay:
-            self.flush(now)
-
-    def flush(self, now: float) -> None:
-        if self.pending:
-            self.log.append(self.pending)
-            self.pending = []
-        self._written_at = now
+        )
 
     def spider_closed(self, spider, reason):
         if self.log is not None:
-            self.flush(time.monotonic())
             self.log.close()
+
+
+class CrawlFaults:
+    """Stop the crawl on a CrawlFault in an item pipeline (a full disk under the records, a vanished frontier):
+    one log line saying what failed and what to do, the spider closed with the fault's reason, exit status 1."""
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        extension = cls(crawler)
+        crawler.signals.connect(extension.item_error, signal=signals.item_error)
+        return extension
+
+    def item_error(self, item, response, spider, failure):
+        if failure.check(CrawlFault):
+            stop_crawl(self.crawler, failure.value)
 
 
 class HarvestSummary:
@@ -304,8 +322,10 @@ class HarvestSummary:
         rate = f"{relevant / classified:.0%}" if classified else "n/a"
         counts = harvest.frontier.counts(time.time())
         job = harvest.job.name
+        fault = [f"stopped: {stats.get('fault/message')}"] if reason in FAULT_REASONS else []
         return "\n".join([
             f"== combine-scrapy: job {job} finished ({reason}) ==",
+            *fault,
             f"pages fetched: {fetched}   relevant: {relevant}   harvest rate: {rate}",
             f"records: {stats.get('records/new', 0)} new this run "
             f"({stats.get('records/near_duplicate', 0)} near-duplicate pages joined a record), "

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Iterable
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from combine_scrapy.faults import CrawlFault
 from combine_scrapy.frontier import LEASE_SECONDS, RANKED_STRATEGIES, Frontier, FrontierEntry
 from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.redis import OUTAGE_PATIENCE, RedisFrontier
@@ -17,6 +19,8 @@ from combine_scrapy.store import RecordStore, open_store
 from combine_scrapy.topic.links import LinkScorer
 from combine_scrapy.topic.urlpatterns import LearnedLinkScorer
 from combine_scrapy.urls import check_url, host_of
+
+logger = logging.getLogger(__name__)
 
 
 def link_scorer_for(job: Job) -> LinkScorer | LearnedLinkScorer:
@@ -152,7 +156,10 @@ class Harvest:
     def close(self) -> None:
         """Give back what this harvester still holds, so the next run need not wait for leases to end."""
         now = time.time()
-        for entry in list(self.leased.values()):
-            self.release(entry.url, entry.host, now + self.job.wait_interval_host)
+        try:
+            for entry in list(self.leased.values()):
+                self.release(entry.url, entry.host, now + self.job.wait_interval_host)
+        except CrawlFault as fault:  # a full disk, a vanished frontier: the leases end by themselves
+            logger.warning("%d leased URLs not given back (%s); they come back when their lease ends", len(self.leased), fault)
         self.frontier.close()
         self.store.close()

@@ -23,6 +23,7 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 
+from combine_scrapy.faults import stops_crawl_on_fault
 from combine_scrapy.frontier import FULL_ROUND_STRATEGIES, FrontierEntry
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         if self._wakeup is not None:
             self._wakeup.cancel()
 
+    @stops_crawl_on_fault(False)
     def enqueue_request(self, request: Request) -> bool:
         marked, rejected = self.harvest.mark([(request.url, request.priority)])
         self.stats.inc_value("frontier/marked", marked)
@@ -73,6 +75,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
             logger.debug("rejected (%s): %s", reason, request.url)
         return bool(marked)
 
+    @stops_crawl_on_fault(False)
     def has_pending_requests(self) -> bool:
         """True while a marked URL will come due within the idle horizon."""
         if self.ready:
@@ -81,6 +84,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         due = self.harvest.frontier.next_due(now)
         return due is not None and due <= now + self.idle_horizon
 
+    @stops_crawl_on_fault(None)
     def next_request(self) -> Request | None:
         frontier = self.harvest.frontier
         now = time.time()

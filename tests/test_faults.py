@@ -1,0 +1,85 @@
+"""Faults a crawl must stop for loudly, and what it must not lose: a full disk, a frontier that vanished
+from Redis, and the harvest log's counts after a SIGKILL."""
+
+from __future__ import annotations
+
+import random
+import signal
+import sqlite3
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from combine_scrapy.sampleweb import LoopbackWeb, Page
+from conftest import JobDir, free_port
+from harvesters import (
+    TOPIC, assert_clean_exit, crawl_command, delete_job_keys, expected_urls, hosts_web, page_fetches, redis_counts,
+    start, stored_urls, wait_for,
+)
+from test_recovery import private_redis  # noqa: F401  (a fixture)
+
+HOSTS = [f"127.0.0.{n}" for n in range(61, 65)]
+
+
+def wordy_web(hosts: list[str], port: int, pages: int, words: int, seed: int = 1) -> dict[str, dict[str, Page]]:
+    """Like hosts_web, with pages of ``words`` random words each: text that compresses badly fills a disk fast."""
+    rng = random.Random(seed)
+    vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(5000)]
+    sites = hosts_web(hosts, port, pages)
+    for host, site in sites.items():
+        for path in site:
+            if path != "/":
+                text = " ".join(rng.choice(vocabulary) for _ in range(words))
+                site[path] = Page(f"<html><head><title>Carnivorous plants {host}{path}</title></head><body>{text}</body></html>")
+    return sites
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MiB tmpfs (root only): what a full disk looks like to the crawl. ``grow()`` makes room."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)], capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill (needs root): {result.stderr.strip()}")
+
+    class Disk:
+        path = mount_point
+
+        def grow(self):
+            subprocess.run(["mount", "-o", "remount,size=64m", str(mount_point)], check=True)
+
+    yield Disk()
+    subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def test_a_full_disk_stops_the_crawl_loudly_keeps_the_records_and_the_crawl_resumes_when_space_is_back(tmp_path, small_disk):
+    job_dir = JobDir(topics=tmp_path / "topics", data=small_disk.path)
+    port = free_port(HOSTS[0])
+    sites = wordy_web(HOSTS, port, 40, 3000)  # ~3 MB of text for a 2 MiB disk
+    with LoopbackWeb(sites, port=port) as web:
+        job_dir.write("WaitIntervalHost = 0.01\nsaveHTML = 0\n", TOPIC, [web.url(HOSTS[0])])
+        command = crawl_command(job_dir, None, "COMBINE_LEASE_SECONDS=1")
+        full = start(command, tmp_path / "full.log")
+        full.wait(timeout=90)  # before: errors, then no progress and no exit
+        log = (tmp_path / "full.log").read_text()
+        records = sqlite3.connect(job_dir.data / job_dir.name / "records.sqlite")
+        assert records.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        stored_before = records.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+        records.close()
+        small_disk.grow()
+        resumed = start(command, tmp_path / "resumed.log")
+        resumed.wait(timeout=120)
+    assert full.returncode == 1, log[-3000:]
+    assert "stopping the crawl: the disk holding" in log and "is full" in log, log[-3000:]
+    assert "free space there and run the crawl again" in log
+    assert "cannot rollback" not in log
+    assert "finished (storage_full)" in (tmp_path / "full.log").read_text() or "'finish_reason': 'storage_full'" in log
+    assert 0 < stored_before < len(expected_urls(sites))
+    assert_clean_exit(resumed, tmp_path / "resumed.log")
+    urls = stored_urls(job_dir)
+    assert len(urls) == len(set(urls)) == len(expected_urls(sites))  # every page on a record, once
+    frontier = job_dir.frontier()
+    assert frontier.execute("SELECT COUNT(*) FROM urls WHERE harvest = 1").fetchone()[0] == 0
