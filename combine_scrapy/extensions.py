@@ -217,13 +217,14 @@ class HarvesterPidFile:
 
 
 class HarvestLogWriter:
-    """Append every fetch to the job's harvest log (data/<job>/harvest_log.sqlite) as it completes.
+    """Append every fetch to the job's harvest log (data/<job>/harvest_log.sqlite): an item pipeline run
+    just before FrontierPipeline completes the URL.
 
-    Each row is its own transaction, written right after the fetch is
-    completed in the frontier: a harvester killed at any moment loses from the
-    log only the fetches it had not completed, which it fetches again, so the
-    counts ``scrapy status`` shows match what the servers saw (rows held back
-    in memory were lost by every kill).
+    Each row is its own transaction, written before the frontier counts the
+    URL done: a harvester killed at any moment loses from the log only fetches
+    the frontier still holds, which are fetched (and logged) again, so the
+    counts ``scrapy status`` shows match what the web servers saw. (Rows held
+    back in memory, as before, were lost by every kill.)
     """
 
     def __init__(self, crawler, data_dir: str):
@@ -238,7 +239,6 @@ class HarvestLogWriter:
             raise NotConfigured
         extension = cls(crawler, settings.get("COMBINE_DATA_DIR"))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(extension.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
 
@@ -249,13 +249,10 @@ class HarvestLogWriter:
             except CrawlFault as fault:
                 stop_crawl(self.crawler, fault)
 
-    def item_scraped(self, item, spider):
-        if self.log is None or item.postponed or item.outcome is None:
-            return
-        try:
+    def process_item(self, item):
+        if self.log is not None and not item.postponed and item.outcome is not None:
             self.log.append([self._row(item)])
-        except CrawlFault as fault:
-            stop_crawl(self.crawler, fault)
+        return item
 
     @staticmethod
     def _row(item) -> FetchRow:

@@ -59,6 +59,7 @@ ITEM_PIPELINES = {
     "combine_scrapy.pipelines.TopicPipeline": 200,
     "combine_scrapy.pipelines.AnalysePipeline": 250,
     "combine_scrapy.pipelines.RecordPipeline": 300,
+    "combine_scrapy.extensions.HarvestLogWriter": 850,
     "combine_scrapy.pipelines.FrontierPipeline": 900,
 }
 
@@ -66,7 +67,6 @@ EXTENSIONS = {
     "combine_scrapy.extensions.HarvestProgress": 500,
     "combine_scrapy.extensions.HarvestSummary": 510,
     "combine_scrapy.extensions.HarvesterPidFile": 520,
-    "combine_scrapy.extensions.HarvestLogWriter": 530,
     "combine_scrapy.extensions.CrawlFaults": 540,
     "scrapy.extensions.logstats.LogStats": None,
 }
