@@ -285,8 +285,22 @@ class CrawlFaults:
     @classmethod
     def from_crawler(cls, crawler):
         extension = cls(crawler)
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.item_error, signal=signals.item_error)
         return extension
+
+    def spider_opened(self, spider):
+        """Warn when the frontier is empty but records are stored: a lost frontier would start the crawl afresh."""
+        harvest = getattr(spider, "harvest", None)
+        if harvest is None or harvest.frontier.counts(time.time())["urls"]:
+            return
+        records = harvest.store.count()
+        if records:
+            logger.warning(
+                "the frontier of job %s is empty but %d records are stored: if it was lost (Redis restarted "
+                "without persistence, frontier.sqlite deleted), stop and run 'scrapy sanity %s' to rebuild it; "
+                "crawling from the seeds again", harvest.job.name, records, harvest.job.name,
+            )
 
     def item_error(self, item, response, spider, failure):
         if failure.check(CrawlFault):

@@ -117,3 +117,43 @@ def test_the_harvest_log_keeps_every_completed_fetch_through_a_sigkill(tmp_path,
     logged = status_fetches(job_dir)
     assert served - len(hosts) <= logged <= served
     assert logged >= len(expected_urls(sites))
+
+
+def test_a_frontier_that_vanishes_from_redis_stops_the_harvesters_loudly_and_sanity_rebuilds_it(tmp_path, job_dir, private_redis):
+    """Before: Redis restarted without its data, the harvesters found nothing to do and said "finished", exit 0."""
+    hosts = [f"127.0.0.{n}" for n in range(73, 77)]
+    port = free_port(hosts[0])
+    sites = hosts_web(hosts, port, 25)
+    logs = [tmp_path / f"harvester{n}.log" for n in range(2)]
+    settings = [f"REDIS_URL={private_redis.url}"]
+    with LoopbackWeb(sites, port=port) as web:
+        job_dir.write("WaitIntervalHost = 0.2\n", TOPIC, [web.url(hosts[0])])
+        command = crawl_command(job_dir, private_redis.url, "COMBINE_IDLE_HORIZON=30", "COMBINE_LEASE_SECONDS=2")
+        harvesters = [start(command, log) for log in logs]
+        wait_for(lambda: len(web.hits) >= 20, 60, "20 fetches")
+        private_redis.stop()
+        for aof in Path(tmp_path).glob("appendonly*"):  # a restart without persistence: the data is gone
+            subprocess.run(["rm", "-rf", str(aof)], check=True)
+        private_redis.start()
+        for harvester in harvesters:
+            harvester.wait(timeout=60)
+        texts = [log.read_text() for log in logs]
+        for harvester, text in zip(harvesters, texts):
+            assert harvester.returncode == 1, text[-3000:]
+            assert "stopping the crawl: the frontier of job" in text and "vanished from Redis" in text, text[-3000:]
+        assert len(page_fetches(list(web.hits))) < len(expected_urls(sites))
+        sanity = job_dir.scrapy("sanity", job_dir.name, "-s", settings[0])
+        assert sanity.returncode == 1, sanity.stderr
+        assert "no job marker" in sanity.stdout and f"scrapy sanity {job_dir.name} --restore" in sanity.stdout
+        assert f"scrapy recycle {job_dir.name}" in sanity.stdout
+        for step in (("sanity", job_dir.name, "--restore"), ("recycle", job_dir.name)):
+            result = job_dir.scrapy(*step, "-s", settings[0])
+            assert result.returncode == 0, result.stdout + result.stderr
+        again = start(command, tmp_path / "again.log")
+        again.wait(timeout=120)
+        fetched = page_fetches(list(web.hits))
+    assert_clean_exit(again, tmp_path / "again.log")
+    assert set(fetched) == expected_urls(sites)
+    urls = stored_urls(job_dir)
+    assert len(urls) == len(set(urls)) == len(expected_urls(sites))  # every page on a record, once
+    assert redis_counts(private_redis.url, job_dir.name)["marked"] == 0

@@ -22,6 +22,10 @@ Cluster keeps one job in one slot):
 ``scores``           hash url -> topic score of its last fetch (PageRank strategies)
 ``links``            set of ``source\\ntarget`` edges of the crawled graph
 ``robots:<host>``    hash: status, body, expires
+``frontier``         the job marker: a token set by the first harvester that works on the frontier. A
+                     harvester that finds it gone or changed knows the frontier vanished under it
+                     (Redis restarted without persistence, the keys deleted) and stops instead of
+                     reporting an empty frontier as a finished crawl.
 
 Members of ``fifo:`` and ``best:`` are the 16-digit order of marking followed
 by the URL, so URLs of equal priority sort first-marked first.
@@ -31,19 +35,26 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
 import time
+import uuid
 from collections.abc import Iterable
 
 import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from combine_scrapy.faults import FrontierVanished
 from combine_scrapy.frontier import RANKED_STRATEGIES, FrontierEntry
 
 logger = logging.getLogger(__name__)
 
 #: Seconds a harvester keeps retrying while Redis is restarted or unreachable, before it gives up.
 OUTAGE_PATIENCE = 600.0
+
+#: Seconds between two looks at the job marker while the frontier has work (with none, every time).
+MARKER_CHECK_INTERVAL = 1.0
 
 #: How many leased URLs ``next_due`` looks at beyond the first; past that it
 #: answers a lower bound, which only costs the scheduler an early wake-up.
@@ -337,6 +348,8 @@ class RedisFrontier:
         self.job = job
         self.max_attempts = max_attempts
         self.prefix = f"combine:{{{job}}}:"
+        self._marker: bytes | None = None   # the job marker this harvester works under, once it has looked
+        self._marker_checked = 0.0
         self._scripts = {
             name: server.register_script(_LIBRARY + body)
             for name, body in (
@@ -367,6 +380,41 @@ class RedisFrontier:
     def close(self) -> None:
         self.server.close()
 
+    def marker(self) -> str | None:
+        """The job marker's token: None when no harvester has worked on this frontier since it was (re)created."""
+        return _text(self.server.get(self._key("frontier")))
+
+    def check_marker(self, idle: bool = False) -> None:
+        """Raise FrontierVanished when the job marker this harvester first saw is gone or replaced.
+
+        The first look sets the marker if there is none (a new job, or one
+        seeded by ``scrapy seed``). Later looks cost one GET, at most every
+        MARKER_CHECK_INTERVAL seconds, but always when the frontier seems to
+        have nothing left (``idle``): that is how a vanished frontier looks.
+        """
+        now = time.monotonic()
+        if self._marker is not None and not idle and now - self._marker_checked < MARKER_CHECK_INTERVAL:
+            return
+        self._marker_checked = now
+        key = self._key("frontier")
+        if self._marker is None:
+            token = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {socket.gethostname()}:{os.getpid()} {uuid.uuid4().hex}"
+            self.server.set(key, token, nx=True)
+            self._marker = self.server.get(key)
+            return
+        found = self.server.get(key)
+        if found != self._marker:
+            where = self.server.get_connection_kwargs()
+            raise FrontierVanished(
+                f"the frontier of job {self.job} vanished from Redis at {where.get('host')}:{where.get('port')}"
+                f"/{where.get('db', 0)} (its marker key {key} is {'gone' if found is None else 'replaced'}: was Redis "
+                "restarted without persistence, or the job's keys deleted?). Nothing stored is lost. To recover: "
+                f"'scrapy sanity {self.job}' shows what the records hold that the frontier lacks, "
+                f"'scrapy sanity {self.job} --restore' marks those URLs again and 'scrapy recycle {self.job}' "
+                "marks their links; then start the harvesters again. Run Redis with --appendonly yes so a "
+                "restart keeps the frontier"
+            )
+
     def mark(self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None) -> tuple[int, int]:
         """Mark new URLs ``(url, host, priority)`` for crawling; known URLs are left as they are.
 
@@ -390,6 +438,7 @@ class RedisFrontier:
         """
         queue, round_order = _ORDERS[strategy]
         heads = self._run("ready", _float(now), self.max_attempts, queue)
+        self.check_marker(idle=not heads)
         ranked = sorted(
             (
                 (FrontierEntry(url.decode(), host.decode(), float(priority), _text(etag), _text(last_modified)),
@@ -496,6 +545,7 @@ class RedisFrontier:
     def next_due(self, now: float) -> float | None:
         """When the next marked URL (and its host) becomes free, or None when nothing is marked."""
         due = self._run("next_due", NEXT_DUE_SCAN)
+        self.check_marker(idle=due is None)
         return None if due is None else max(float(due), now)
 
     def robots(self, host: str, now: float) -> tuple[int | None, bytes | None] | None:
