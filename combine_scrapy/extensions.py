@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from combine_scrapy.control import harvesters_dir, write_pid_file
@@ -290,11 +290,18 @@ class CrawlFaults:
         return extension
 
     def spider_opened(self, spider):
-        """Warn when the frontier is empty but records are stored: a lost frontier would start the crawl afresh."""
+        """Close the spider at once on a fault met while it opened; warn when the frontier is empty but records
+        are stored (a lost frontier would start the crawl afresh)."""
+        reason = self.crawler.stats.get_value("fault/reason")
+        if reason:
+            raise CloseSpider(reason)
         harvest = getattr(spider, "harvest", None)
-        if harvest is None or harvest.frontier.counts(time.time())["urls"]:
+        try:
+            if harvest is None or harvest.frontier.counts(time.time())["urls"]:
+                return
+            records = harvest.store.count()
+        except CrawlFault:  # the scheduler stops the crawl on it
             return
-        records = harvest.store.count()
         if records:
             logger.warning(
                 "the frontier of job %s is empty but %d records are stored: if it was lost (Redis restarted "
@@ -327,17 +334,21 @@ class HarvestSummary:
 
     @staticmethod
     def summary(harvest, stats: dict, reason: str) -> str:
+        """What the crawl did; after a fault, only what this process counted (its backends may not answer)."""
         fetched = stats.get("fetch/outcome/success", 0)
         relevant = stats.get("topic/relevant", 0)
         classified = relevant + stats.get("topic/irrelevant", 0)
         rate = f"{relevant / classified:.0%}" if classified else "n/a"
-        counts = harvest.frontier.counts(time.time())
         job = harvest.job.name
-        fault = [f"stopped: {stats.get('fault/message')}"] if reason in FAULT_REASONS else []
-        return "\n".join([
+        head = [
             f"== combine-scrapy: job {job} finished ({reason}) ==",
-            *fault,
             f"pages fetched: {fetched}   relevant: {relevant}   harvest rate: {rate}",
+        ]
+        if reason in FAULT_REASONS:
+            return "\n".join([*head, f"stopped: {stats.get('fault/message')}"])
+        counts = harvest.frontier.counts(time.time())
+        return "\n".join([
+            *head,
             f"records: {stats.get('records/new', 0)} new this run "
             f"({stats.get('records/near_duplicate', 0)} near-duplicate pages joined a record), "
             f"{harvest.store.count()} stored in all",

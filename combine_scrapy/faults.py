@@ -44,7 +44,7 @@ class FrontierVanished(CrawlFault):
 
 
 #: Close reasons that mean the crawl stopped on a fault, not because it was done or asked to stop.
-FAULT_REASONS = frozenset({"storage_full", "storage_error", FrontierVanished.reason})
+FAULT_REASONS = frozenset({"storage_full", "storage_error", FrontierVanished.reason, "frontier_unreachable"})
 
 # SQLite's primary result codes (https://sqlite.org/rescode.html) that no retry mends.
 _SQLITE_PERM, _SQLITE_BUSY, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT = 3, 5, 8, 10, 11
@@ -151,13 +151,21 @@ def _path_of(connection: sqlite3.Connection) -> str:
     return getattr(connection, "path", "an SQLite database")
 
 
-def stop_crawl(crawler, fault: CrawlFault) -> None:
-    """Log the fault once and close the spider with its reason; later faults of the same crawl are only counted."""
+def note_fault(crawler, fault: CrawlFault) -> bool:
+    """Count the fault; log it and keep its message in the stats the first time. True on that first time."""
     crawler.stats.inc_value(f"fault/{fault.reason}")
     if crawler.stats.get_value("fault/message"):
-        return
+        return False
     crawler.stats.set_value("fault/message", str(fault))
+    crawler.stats.set_value("fault/reason", fault.reason)
     logger.critical("stopping the crawl: %s", fault)
+    return True
+
+
+def stop_crawl(crawler, fault: CrawlFault) -> None:
+    """Log the fault once and close the spider with its reason; later faults of the same crawl are only counted."""
+    if not note_fault(crawler, fault):
+        return
     engine = crawler.engine
     if engine is not None and engine.spider is not None:
         from scrapy.utils.defer import deferred_from_coro
@@ -181,3 +189,19 @@ def stops_crawl_on_fault(default):
         return guarded
 
     return decorate
+
+
+def notes_fault_on_open(method):
+    """Decorate a Scrapy component's ``open(spider)``: a CrawlFault while the spider opens (Redis unreachable
+    at start) is logged once and kept in the stats, and CrawlFaults closes the spider with its reason as soon
+    as it is open (Scrapy cannot close a spider from inside the scheduler's ``open``)."""
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except CrawlFault as fault:
+            note_fault(self.crawler, fault)
+            return None
+
+    return guarded

@@ -13,7 +13,8 @@ import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS
+from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault
+from combine_scrapy.harvest import Harvest
 from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.spiders.focused import FocusedSpider
 
@@ -22,15 +23,37 @@ class Command(ScrapyCrawlCommand):
     def run(self, args, opts):
         if args and args[0] == FocusedSpider.name and "job" in opts.spargs:
             try:
-                load_job(opts.spargs["job"], self.settings.get("COMBINE_TOPICS_DIR"))
+                job = load_job(opts.spargs["job"], self.settings.get("COMBINE_TOPICS_DIR"))
             except JobConfigError as e:
                 print(f"error: bad job: {e}", file=sys.stderr)
                 self.exitcode = 2
                 return
+            problem = self._backend_problem(job)
+            if problem:
+                print(f"error: {problem[0]}", file=sys.stderr)
+                self.exitcode = problem[1]
+                return
         self._crawler = None
         super().run(args, opts)
-        if self._crawler is not None and self._crawler.stats.get_value("finish_reason") in FAULT_REASONS:
+        if not self.exitcode and self._crawler.stats.get_value("finish_reason") in FAULT_REASONS:
             self.exitcode = FAULT_EXIT_STATUS
+
+    def _backend_problem(self, job) -> tuple[str, int] | None:
+        """Open the job's frontier and records once before Scrapy starts: a damaged or unwritable file, an
+        unreachable MySQL or a malformed URL is one line and an exit status, not a traceback from the engine.
+        (Redis is not contacted here: a harvester waits out a Redis that is still starting.)"""
+        try:
+            Harvest.open(
+                job, self.settings.get("COMBINE_DATA_DIR"), redis_url=self.settings.get("REDIS_URL"),
+                mysql_url=self.settings.get("MYSQL_URL"),
+            ).close()
+        except CrawlFault as e:
+            return str(e), FAULT_EXIT_STATUS
+        except ValueError as e:  # a malformed REDIS_URL or MYSQL_URL; the message names it
+            return str(e), 2
+        except ConnectionError as e:  # MySQL connects when opened
+            return f"cannot reach MySQL: {e}", 1
+        return None
 
     def _create_crawler(self, spidercls):
         self._crawler = super()._create_crawler(spidercls)

@@ -45,7 +45,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from combine_scrapy.faults import FrontierVanished
+from combine_scrapy.faults import CrawlFault, FrontierVanished
 from combine_scrapy.frontier import RANKED_STRATEGIES, FrontierEntry
 
 logger = logging.getLogger(__name__)
@@ -301,6 +301,13 @@ _ORDERS = {
 _ORDERS.update(dict.fromkeys(RANKED_STRATEGIES, _ORDERS["BestFirst"]))
 
 
+class RedisUnavailable(redis.ConnectionError, CrawlFault):
+    """Redis unreachable for longer than the outage patience, or refusing REDIS_URL's credentials: the crawl
+    stops (a CrawlFault); a job command reports it as the connection error it also is."""
+
+    reason = "frontier_unreachable"
+
+
 class OutageRetry(Retry):
     """Ride out a Redis restart or outage: retry every command with capped back-off, and say so.
 
@@ -319,6 +326,10 @@ class OutageRetry(Retry):
         while True:
             try:
                 result = do()
+            except redis.AuthenticationError as error:
+                raise RedisUnavailable(
+                    f"Redis refused the user name or password in REDIS_URL ({error}): correct them and run again"
+                ) from error
             except self._supported_errors as error:
                 if is_retryable and not is_retryable(error):
                     raise
@@ -327,8 +338,10 @@ class OutageRetry(Retry):
                 now = time.monotonic()
                 started = started if started is not None else now
                 if now - started >= self.patience:
-                    logger.error("Redis unreachable for %.0f s (%s): giving up", now - started, error)
-                    raise
+                    raise RedisUnavailable(
+                        f"Redis unreachable for {now - started:.0f} s ({error}): start it (or correct REDIS_URL) "
+                        "and run again; nothing stored is lost"
+                    ) from error
                 backoff = self._backoff.compute(failures)
                 logger.warning("Redis unreachable (%s): retry %d in %.2f s", error, failures, backoff)
                 time.sleep(backoff)

@@ -23,7 +23,7 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 
-from combine_scrapy.faults import stops_crawl_on_fault
+from combine_scrapy.faults import notes_fault_on_open, stops_crawl_on_fault
 from combine_scrapy.frontier import FULL_ROUND_STRATEGIES, FrontierEntry
 
 logger = logging.getLogger(__name__)
@@ -53,6 +53,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
             shared_poll=settings.getfloat("COMBINE_SHARED_POLL_INTERVAL"),
         )
 
+    @notes_fault_on_open
     def open(self, spider):
         self.spider = spider
         self.harvest = spider.harvest
