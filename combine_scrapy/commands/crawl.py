@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+import redis
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault
@@ -42,14 +43,19 @@ class Command(ScrapyCrawlCommand):
         """Open the job's frontier and records once before Scrapy starts: a damaged or unwritable file, an
         unreachable MySQL or a malformed URL is one line and an exit status, not a traceback from the engine.
         (Redis is not contacted here: a harvester waits out a Redis that is still starting.)"""
+        redis_url = self.settings.get("REDIS_URL")
+        try:
+            if redis_url:
+                redis.connection.parse_url(redis_url)
+        except ValueError as e:
+            return f"bad REDIS_URL {redis_url!r}: {e}", 2
         try:
             Harvest.open(
-                job, self.settings.get("COMBINE_DATA_DIR"), redis_url=self.settings.get("REDIS_URL"),
-                mysql_url=self.settings.get("MYSQL_URL"),
+                job, self.settings.get("COMBINE_DATA_DIR"), redis_url=redis_url, mysql_url=self.settings.get("MYSQL_URL"),
             ).close()
         except CrawlFault as e:
             return str(e), FAULT_EXIT_STATUS
-        except ValueError as e:  # a malformed REDIS_URL or MYSQL_URL; the message names it
+        except ValueError as e:  # a malformed MYSQL_URL; the message names it
             return str(e), 2
         except ConnectionError as e:  # MySQL connects when opened
             return f"cannot reach MySQL: {e}", 1
