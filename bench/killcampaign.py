@@ -91,7 +91,7 @@ class Campaign:
         }
         job = self.topics / self.name
         job.mkdir(parents=True)
-        (job / "combine.cfg").write_text(f"WaitIntervalHost = {wait}\nsaveHTML = 0\n")
+        (job / "combine.cfg").write_text(f"WaitIntervalHost = {wait}\nsaveHTML = 0\nnearDuplicates = 0\n")
         (job / "topicdefinition.txt").write_text(TOPIC)
         (job / "seeds.txt").write_text(web.url(HOSTS[0]) + "\n")
         self.started = 0
@@ -199,6 +199,7 @@ def kill_campaign(backend: str, kills: int, pages: int, seed: int, redis_url: st
                 "seed": seed,
                 "seconds": round(seconds, 1),
                 "last_exit_status": statuses[-1],
+                "other_exit_statuses": dict(Counter(str(status) for status in statuses[:-1])),
                 **campaign.outcome(sites),
             }
             if backend == "redis":
@@ -246,6 +247,7 @@ def _drop_job(job: str, redis_url: str, mysql_url: str) -> None:
     )
     tables = [row[0] for row in cursor.fetchall()]
     if tables:
+        cursor.execute("SET FOREIGN_KEY_CHECKS = 0")
         cursor.execute("DROP TABLE " + ", ".join(f"`{table}`" for table in tables))
     db.close()
 
