@@ -169,6 +169,7 @@ def kill_campaign(backend: str, kills: int, pages: int, seed: int, redis_url: st
                 harvest = campaign.start("harvest", campaign.name, "-n", "3", "--log-dir", str(campaign.logs))
                 processes = [harvest]
                 running = lambda: [p for p in [*children(harvest.pid), *(x.pid for x in processes[1:])] if _alive(p)]
+                wait_for(lambda: len(running()) == 3 or harvest.poll() is not None, 60)
             else:
                 processes = [campaign.crawl()]
                 running = lambda: [processes[-1].pid] if processes[-1].poll() is None else []

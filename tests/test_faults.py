@@ -63,7 +63,10 @@ def test_a_full_disk_stops_the_crawl_loudly_keeps_the_records_and_the_crawl_resu
         job_dir.write("WaitIntervalHost = 0.01\nsaveHTML = 0\n", TOPIC, [web.url(HOSTS[0])])
         command = crawl_command(job_dir, None, "COMBINE_LEASE_SECONDS=1")
         full = start(command, tmp_path / "full.log")
-        full.wait(timeout=90)  # before: errors, then no progress and no exit
+        try:
+            full.wait(timeout=90)  # before: errors, then no progress and no exit
+        finally:
+            full.kill()  # when it hung, so the disk can be unmounted
         log = (tmp_path / "full.log").read_text()
         records = sqlite3.connect(job_dir.data / job_dir.name / "records.sqlite")
         assert records.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
