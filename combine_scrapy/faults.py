@@ -1,7 +1,7 @@
 """Faults a crawl cannot go on after, and how they stop it.
 
-A full disk, a damaged or read-only file, or a frontier that vanished from
-Redis make every further fetch useless or harmful (fetched pages could not be
+A full disk, a damaged or read-only file, a Redis that stays unreachable, or a
+frontier that vanished from Redis make every further fetch useless or harmful (fetched pages could not be
 stored, or would be fetched again from nothing). Such a fault is a
 :class:`CrawlFault`: the crawl logs one line naming what failed and what to do,
 closes the spider with the fault's reason (the finish reason in the stats) and

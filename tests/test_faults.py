@@ -7,20 +7,43 @@ import random
 import signal
 import sqlite3
 import subprocess
-import uuid
 from pathlib import Path
 
 import pytest
 
+from combine_scrapy.faults import StorageFault, connect
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from conftest import JobDir, free_port
 from harvesters import (
-    TOPIC, assert_clean_exit, crawl_command, delete_job_keys, expected_urls, hosts_web, page_fetches, redis_counts,
+    TOPIC, assert_clean_exit, crawl_command, expected_urls, hosts_web, page_fetches, redis_counts,
     start, stored_urls, wait_for,
 )
 from test_recovery import private_redis  # noqa: F401  (a fixture)
 
 HOSTS = [f"127.0.0.{n}" for n in range(61, 65)]
+
+
+def test_a_damaged_file_is_a_storage_fault_naming_it_and_other_sqlite_errors_stay_what_they_are(tmp_path):
+    damaged = tmp_path / "frontier.sqlite"
+    damaged.write_bytes(b"not a database " * 100)
+    with pytest.raises(StorageFault, match=f"{damaged} is damaged"):
+        connect(str(damaged)).execute("SELECT * FROM sqlite_master")
+    db = connect(str(tmp_path / "fine.sqlite"), isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        db.execute("SELECT * FROM nowhere")
+
+
+def test_a_rollback_after_sqlite_undid_the_transaction_does_not_hide_the_error(tmp_path):
+    """A COMMIT that fails on a full disk is undone by SQLite; the ROLLBACK that follows used to fail with
+    "cannot rollback - no transaction is active" and hide the disk-full error."""
+    db = connect(str(tmp_path / "fine.sqlite"), isolation_level=None)
+    db.execute("CREATE TABLE t (x)")
+    db.execute("ROLLBACK")                 # no transaction: nothing to undo, no error
+    db.cursor().execute("ROLLBACK")
+    db.execute("BEGIN IMMEDIATE")
+    db.execute("INSERT INTO t VALUES (1)")
+    db.execute("ROLLBACK")                 # a real transaction is still rolled back
+    assert db.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 0
 
 
 def wordy_web(hosts: list[str], port: int, pages: int, words: int, seed: int = 1) -> dict[str, dict[str, Page]]:

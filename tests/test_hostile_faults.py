@@ -195,7 +195,7 @@ def test_a_mysql_table_dropped_mid_crawl_stops_the_crawl_naming_it(tmp_path):
             crawl.wait(timeout=60)
         log = (tmp_path / "crawl.log").read_text()
         assert crawl.returncode == 1, log[-3000:]
-        assert f"stopping the crawl: " in log and "a table of the job is missing" in log, log[-3000:]
+        assert "stopping the crawl: " in log and "a table of the job is missing" in log, log[-3000:]
         with mysql_admin() as db:
             cursor = db.cursor()
             cursor.execute(f"SELECT COUNT(*) FROM `{prefix}records`")
