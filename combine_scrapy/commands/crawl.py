@@ -21,6 +21,12 @@ from combine_scrapy.spiders.focused import FocusedSpider
 
 
 class Command(ScrapyCrawlCommand):
+    crawler = None
+
+    def _create_crawler(self, spidercls):
+        self.crawler = super()._create_crawler(spidercls)
+        return self.crawler
+
     def run(self, args, opts):
         if args and args[0] == FocusedSpider.name and "job" in opts.spargs:
             try:
@@ -34,9 +40,8 @@ class Command(ScrapyCrawlCommand):
                 print(f"error: {problem[0]}", file=sys.stderr)
                 self.exitcode = problem[1]
                 return
-        self._crawler = None
         super().run(args, opts)
-        if not self.exitcode and self._crawler.stats.get_value("finish_reason") in FAULT_REASONS:
+        if not self.exitcode and self.crawler.stats.get_value("finish_reason") in FAULT_REASONS:
             self.exitcode = FAULT_EXIT_STATUS
 
     def _backend_problem(self, job) -> tuple[str, int] | None:
@@ -61,6 +66,3 @@ class Command(ScrapyCrawlCommand):
             return f"cannot reach MySQL: {e}", 1
         return None
 
-    def _create_crawler(self, spidercls):
-        self._crawler = super()._create_crawler(spidercls)
-        return self._crawler
