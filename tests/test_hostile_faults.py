@@ -245,9 +245,12 @@ def test_a_crawl_stopped_by_two_sigterms_loses_nothing(tmp_path):
     hosts = [f"127.0.0.{n}" for n in range(101, 104)]
     port = free_port(hosts[0])
     sites = hosts_web(hosts, port, 20)
+    for site in sites.values():
+        for page in site.values():
+            page.delay = 0.3  # a fetch is always in flight, so the first SIGTERM has to wait and the second forces
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
     with LoopbackWeb(sites, port=port) as served:
-        job_dir.write("WaitIntervalHost = 0.1\n", TOPIC, [served.url(hosts[0])])
+        job_dir.write("WaitIntervalHost = 0.01\n", TOPIC, [served.url(hosts[0])])
         command = crawl_command(job_dir, None, "COMBINE_LEASE_SECONDS=1")
         first = start(command, tmp_path / "first.log")
         wait_for(lambda: len(served.hits) >= 15 or first.poll() is not None, 60, "15 fetches")
