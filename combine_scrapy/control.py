@@ -16,6 +16,7 @@ import redis
 from scrapy.commands import ScrapyCommand
 from scrapy.utils.log import configure_logging
 
+from combine_scrapy.faults import CrawlFault
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.job import Job, JobConfigError, load_job
 from combine_scrapy.store import RecordStore, open_store
@@ -99,6 +100,8 @@ class JobCommand(ScrapyCommand):
             raise CommandError(str(e), exitcode=2) from e
         except ConnectionError as e:  # the MySQL store connects when opened
             raise CommandError(f"cannot reach MySQL: {e}") from e
+        except CrawlFault as e:  # a damaged, unwritable or locked SQLite file
+            raise CommandError(str(e)) from e
         try:
             yield store
         finally:
@@ -135,6 +138,8 @@ def open_harvest(job: Job, settings) -> Iterator[Harvest]:
         raise CommandError(str(e), exitcode=2) from e
     except ConnectionError as e:  # the MySQL store connects when opened
         raise CommandError(f"cannot reach MySQL: {e}") from e
+    except CrawlFault as e:  # a damaged, unwritable or locked SQLite file: the message names it and the fix
+        raise CommandError(str(e)) from e
     try:
         if redis_url:
             harvest.frontier.server.ping()

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from combine_scrapy.control import harvesters_dir, write_pid_file
+from combine_scrapy.faults import FAULT_REASONS, CrawlFault, stop_crawl
 from combine_scrapy.harvestlog import FetchRow, HarvestLog, log_path
 
 logger = logging.getLogger(__name__)
@@ -216,42 +217,48 @@ class HarvesterPidFile:
 
 
 class HarvestLogWriter:
-    """Append every fetch to the job's harvest log (data/<job>/harvest_log.sqlite).
+    """Append every fetch to the job's harvest log (data/<job>/harvest_log.sqlite): an item pipeline run
+    just before FrontierPipeline completes the URL.
 
-    Rows are written in small batches: at most COMBINE_HARVEST_LOG_DELAY
-    seconds late, and all of them when the spider closes.
+    Each row is its own transaction, written before the frontier counts the
+    URL done: a harvester killed at any moment loses from the log only fetches
+    the frontier still holds, which are fetched (and logged) again, so the
+    counts ``scrapy status`` shows match what the web servers saw. (Rows held
+    back in memory, as before, were lost by every kill.)
     """
 
-    BATCH = 50
-
-    def __init__(self, data_dir: str, delay: float):
+    def __init__(self, crawler, data_dir: str):
+        self.crawler = crawler
         self.data_dir = data_dir
-        self.delay = delay
         self.log: HarvestLog | None = None
-        self.pending: list[FetchRow] = []
-        self._written_at = 0.0
 
     @classmethod
     def from_crawler(cls, crawler):
         settings = crawler.settings
         if not settings.getbool("COMBINE_HARVEST_LOG"):
             raise NotConfigured
-        extension = cls(settings.get("COMBINE_DATA_DIR"), settings.getfloat("COMBINE_HARVEST_LOG_DELAY"))
+        extension = cls(crawler, settings.get("COMBINE_DATA_DIR"))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(extension.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
 
     def spider_opened(self, spider):
         if getattr(spider, "job_name", None):
-            self.log = HarvestLog(log_path(self.data_dir, spider.job_name))
+            try:
+                self.log = HarvestLog(log_path(self.data_dir, spider.job_name))
+            except CrawlFault as fault:
+                stop_crawl(self.crawler, fault)
 
-    def item_scraped(self, item, spider):
-        if self.log is None or item.postponed or item.outcome is None:
-            return
+    def process_item(self, item):
+        if self.log is not None and not item.postponed and item.outcome is not None:
+            self.log.append([self._row(item)])
+        return item
+
+    @staticmethod
+    def _row(item) -> FetchRow:
         classification = item.classification
         best = max(classification.classes, key=lambda c: c.absolute, default=None) if classification else None
-        self.pending.append(FetchRow(
+        return FetchRow(
             time=item.fetched_at,
             url=item.url,
             host=item.host,
@@ -261,21 +268,50 @@ class HarvestLogWriter:
             score=classification.score if classification else None,
             best_class=best.name if best and classification.relevant else None,
             harvester=os.getpid(),
-        ))
-        now = time.monotonic()
-        if len(self.pending) >= self.BATCH or now - self._written_at >= self.delay:
-            self.flush(now)
-
-    def flush(self, now: float) -> None:
-        if self.pending:
-            self.log.append(self.pending)
-            self.pending = []
-        self._written_at = now
+        )
 
     def spider_closed(self, spider, reason):
         if self.log is not None:
-            self.flush(time.monotonic())
             self.log.close()
+
+
+class CrawlFaults:
+    """Stop the crawl on a CrawlFault in an item pipeline (a full disk under the records, a vanished frontier):
+    one log line saying what failed and what to do, the spider closed with the fault's reason, exit status 1."""
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        extension = cls(crawler)
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(extension.item_error, signal=signals.item_error)
+        return extension
+
+    def spider_opened(self, spider):
+        """Close the spider at once on a fault met while it opened; warn when the frontier is empty but records
+        are stored (a lost frontier would start the crawl afresh)."""
+        reason = self.crawler.stats.get_value("fault/reason")
+        if reason:
+            raise CloseSpider(reason)
+        harvest = getattr(spider, "harvest", None)
+        try:
+            if harvest is None or harvest.frontier.counts(time.time())["urls"]:
+                return
+            records = harvest.store.count()
+        except CrawlFault:  # the scheduler stops the crawl on it
+            return
+        if records:
+            logger.warning(
+                "the frontier of job %s is empty but %d records are stored: if it was lost (Redis restarted "
+                "without persistence, frontier.sqlite deleted), stop and run 'scrapy sanity %s' to rebuild it; "
+                "crawling from the seeds again", harvest.job.name, records, harvest.job.name,
+            )
+
+    def item_error(self, item, response, spider, failure):
+        if failure.check(CrawlFault):
+            stop_crawl(self.crawler, failure.value)
 
 
 class HarvestSummary:
@@ -300,15 +336,21 @@ class HarvestSummary:
 
     @staticmethod
     def summary(harvest, stats: dict, reason: str) -> str:
+        """What the crawl did; after a fault, only what this process counted (its backends may not answer)."""
         fetched = stats.get("fetch/outcome/success", 0)
         relevant = stats.get("topic/relevant", 0)
         classified = relevant + stats.get("topic/irrelevant", 0)
         rate = f"{relevant / classified:.0%}" if classified else "n/a"
-        counts = harvest.frontier.counts(time.time())
         job = harvest.job.name
-        return "\n".join([
+        head = [
             f"== combine-scrapy: job {job} finished ({reason}) ==",
             f"pages fetched: {fetched}   relevant: {relevant}   harvest rate: {rate}",
+        ]
+        if reason in FAULT_REASONS:
+            return "\n".join([*head, f"stopped: {stats.get('fault/message')}"])
+        counts = harvest.frontier.counts(time.time())
+        return "\n".join([
+            *head,
             f"records: {stats.get('records/new', 0)} new this run "
             f"({stats.get('records/near_duplicate', 0)} near-duplicate pages joined a record), "
             f"{harvest.store.count()} stored in all",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
 import logging
 import random
+from collections import Counter
+from collections.abc import Iterable
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from combine_scrapy.addresses import PRIVATE_ADDRESS, AddressPolicy, written_non_public
+from combine_scrapy.faults import CrawlFault
 from combine_scrapy.frontier import LEASE_SECONDS, Frontier, FrontierEntry
 from combine_scrapy.frontier.strategy import strategy_named
 from combine_scrapy.frontier.pagerank import pagerank
@@ -190,7 +191,10 @@ class Harvest:
     def close(self) -> None:
         """Give back what this harvester still holds, so the next run need not wait for leases to end."""
         now = time.time()
-        for entry in list(self.leased.values()):
-            self.release(entry.url, entry.host, now + self.job.wait_interval_host)
+        try:
+            for entry in list(self.leased.values()):
+                self.release(entry.url, entry.host, now + self.job.wait_interval_host)
+        except CrawlFault as fault:  # a full disk, a vanished frontier: the leases end by themselves
+            logger.warning("%d leased URLs not given back (%s); they come back when their lease ends", len(self.leased), fault)
         self.frontier.close()
         self.store.close()

@@ -9,10 +9,11 @@ order. The log is a SQLite file beside the job's other files,
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from combine_scrapy.faults import connect, make_directory
 
 LOG_FILE = "harvest_log.sqlite"
 
@@ -82,9 +83,9 @@ class HarvestLog:
     """Append fetches, read back counts, curves and the busiest hosts and classes."""
 
     def __init__(self, path: str | Path):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        make_directory(Path(path).parent)
         self.path = Path(path)
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)  # harvesters share it
+        self._db = connect(str(path), isolation_level=None, timeout=30)  # harvesters share it
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
@@ -107,7 +108,8 @@ class HarvestLog:
             )
             self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:  # a COMMIT that failed on a full disk was already undone by SQLite
+                self._db.execute("ROLLBACK")
             raise
 
     def totals(self, now: float, window: float) -> LogTotals:

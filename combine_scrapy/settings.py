@@ -65,6 +65,7 @@ ITEM_PIPELINES = {
     "combine_scrapy.pipelines.TopicPipeline": 200,
     "combine_scrapy.pipelines.AnalysePipeline": 250,
     "combine_scrapy.pipelines.RecordPipeline": 300,
+    "combine_scrapy.extensions.HarvestLogWriter": 850,
     "combine_scrapy.pipelines.FrontierPipeline": 900,
 }
 
@@ -72,16 +73,15 @@ EXTENSIONS = {
     "combine_scrapy.extensions.HarvestProgress": 500,
     "combine_scrapy.extensions.HarvestSummary": 510,
     "combine_scrapy.extensions.HarvesterPidFile": 520,
-    "combine_scrapy.extensions.HarvestLogWriter": 530,
+    "combine_scrapy.extensions.CrawlFaults": 540,
     "scrapy.extensions.logstats.LogStats": None,
 }
 # Seconds between two progress lines in the log (0: none).
 COMBINE_PROGRESS_INTERVAL = 30
 # On a terminal, seconds between two redraws of the one-line progress display (0: none).
 COMBINE_PROGRESS_TERMINAL_INTERVAL = 2
-# Log every fetch to data/<job>/harvest_log.sqlite (scrapy status, scrapy report), at most this many seconds late.
+# Log every fetch to data/<job>/harvest_log.sqlite (scrapy status, scrapy report) as it completes.
 COMBINE_HARVEST_LOG = True
-COMBINE_HARVEST_LOG_DELAY = 2
 
 LOG_LEVEL = "INFO"
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"

@@ -2,15 +2,21 @@
 
 A broken job then gives one line naming the file, the line and what is
 wrong, and exit status 2, instead of a traceback from inside the engine. A
-crawl that ends for want of a usable seed exits with status 2 as well.
+crawl that ends for want of a usable seed exits with status 2 as well. A
+crawl stopped by a fault (a full disk, a vanished frontier: see
+combine_scrapy.faults) exits with status 1, so scripts and ``scrapy harvest``
+see that it did not finish.
 """
 
 from __future__ import annotations
 
 import sys
 
+import redis
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault
+from combine_scrapy.harvest import Harvest
 from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.spiders.focused import NO_USABLE_SEED, FocusedSpider
 
@@ -25,11 +31,41 @@ class Command(ScrapyCrawlCommand):
     def run(self, args, opts):
         if args and args[0] == FocusedSpider.name and "job" in opts.spargs:
             try:
-                load_job(opts.spargs["job"], self.settings.get("COMBINE_TOPICS_DIR"))
+                job = load_job(opts.spargs["job"], self.settings.get("COMBINE_TOPICS_DIR"))
             except JobConfigError as e:
                 print(f"error: bad job: {e}", file=sys.stderr)
                 self.exitcode = 2
                 return
+            problem = self._backend_problem(job)
+            if problem:
+                print(f"error: {problem[0]}", file=sys.stderr)
+                self.exitcode = problem[1]
+                return
         super().run(args, opts)
-        if self.crawler is not None and self.crawler.stats.get_value("finish_reason") == NO_USABLE_SEED:
+        reason = self.crawler.stats.get_value("finish_reason") if self.crawler is not None else None
+        if reason == NO_USABLE_SEED:
             self.exitcode = 2
+        elif not self.exitcode and reason in FAULT_REASONS:
+            self.exitcode = FAULT_EXIT_STATUS
+
+    def _backend_problem(self, job) -> tuple[str, int] | None:
+        """Open the job's frontier and records once before Scrapy starts: a damaged or unwritable file, an
+        unreachable MySQL or a malformed URL is one line and an exit status, not a traceback from the engine.
+        (Redis is not contacted here: a harvester waits out a Redis that is still starting.)"""
+        redis_url = self.settings.get("REDIS_URL")
+        try:
+            if redis_url:
+                redis.connection.parse_url(redis_url)
+        except ValueError as e:
+            return f"bad REDIS_URL {redis_url!r}: {e}", 2
+        try:
+            Harvest.open(
+                job, self.settings.get("COMBINE_DATA_DIR"), redis_url=redis_url, mysql_url=self.settings.get("MYSQL_URL"),
+            ).close()
+        except CrawlFault as e:
+            return str(e), FAULT_EXIT_STATUS
+        except ValueError as e:  # a malformed MYSQL_URL; the message names it
+            return str(e), 2
+        except ConnectionError as e:  # MySQL connects when opened
+            return f"cannot reach MySQL: {e}", 1
+        return None

@@ -7,6 +7,9 @@ Found and, with --restore, mended:
   record URLs the job's rules now refuse       removed
   record URLs not canonical under today's rules (a new serveralias, say)   renamed
   records without any URL                      deleted
+A frontier that was lost (a Redis restarted without persistence, a deleted
+frontier.sqlite) shows as record URLs the frontier does not know; the check
+then says how to rebuild it: --restore, then ``scrapy recycle JOB``.
 Exit status 1 when something was found and not restored.
 """
 
@@ -35,6 +38,8 @@ class Command(JobCommand):
             store = harvest.store
             report = check_sanity(store.url_keys(), harvest.frontier.statuses, job.url_rules, store.orphans())
             _print(report)
+            if report.unknown:
+                _print_lost_frontier(job.name, harvest)
             if not report.problems:
                 print(f"job {job.name}: records and frontier agree ({store.count()} records)")
             elif opts.restore:
@@ -59,6 +64,15 @@ def _print(report: SanityReport) -> None:
                 print(f"    {item}")
             if len(items) > SHOWN:
                 print(f"    ... and {len(items) - SHOWN} more")
+
+
+def _print_lost_frontier(job: str, harvest: Harvest) -> None:
+    """Record URLs the frontier lacks: how to get the frontier back from the records."""
+    if harvest.shared and harvest.frontier.marker() is None:
+        print("the Redis frontier has no job marker: it was lost or emptied since a harvester last worked on it "
+              "(Redis restarted without persistence?)")
+    print(f"to rebuild the frontier from the records: scrapy sanity {job} --restore (marks those URLs again), "
+          f"then scrapy recycle {job} (marks the links of every record), then start the harvesters")
 
 
 def _restore(report: SanityReport, harvest: Harvest) -> None:

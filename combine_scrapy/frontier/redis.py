@@ -24,6 +24,10 @@ Cluster keeps one job in one slot):
 ``scores``           hash url -> topic score of its last fetch (PageRank strategies)
 ``links``            set of ``source\\ntarget`` edges of the crawled graph
 ``robots:<host>``    hash: status, body, expires
+``frontier``         the job marker: a token set by the first harvester that works on the frontier. A
+                     harvester that finds it gone or changed knows the frontier vanished under it
+                     (Redis restarted without persistence, the keys deleted) and stops instead of
+                     reporting an empty frontier as a finished crawl.
 
 Members of ``fifo:`` and ``best:`` are the 16-digit order of marking followed
 by the URL, so URLs of equal priority sort first-marked first.
@@ -33,13 +37,17 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
 import time
+import uuid
 from collections.abc import Iterable
 
 import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from combine_scrapy.faults import CrawlFault, FrontierVanished
 from combine_scrapy.frontier import FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 
@@ -47,6 +55,9 @@ logger = logging.getLogger(__name__)
 
 #: Seconds a harvester keeps retrying while Redis is restarted or unreachable, before it gives up.
 OUTAGE_PATIENCE = 600.0
+
+#: Seconds between two looks at the job marker while the frontier has work (with none, every time).
+MARKER_CHECK_INTERVAL = 1.0
 
 #: How many leased URLs ``next_due`` looks at beyond the first; past that it
 #: answers a lower bound, which only costs the scheduler an early wake-up.
@@ -320,6 +331,13 @@ def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode()
 
 
+class RedisUnavailable(redis.ConnectionError, CrawlFault):
+    """Redis unreachable for longer than the outage patience, or refusing REDIS_URL's credentials: the crawl
+    stops (a CrawlFault); a job command reports it as the connection error it also is."""
+
+    reason = "frontier_unreachable"
+
+
 class OutageRetry(Retry):
     """Ride out a Redis restart or outage: retry every command with capped back-off, and say so.
 
@@ -338,6 +356,10 @@ class OutageRetry(Retry):
         while True:
             try:
                 result = do()
+            except redis.AuthenticationError as error:
+                raise RedisUnavailable(
+                    f"Redis refused the user name or password in REDIS_URL ({error}): correct them and run again"
+                ) from error
             except self._supported_errors as error:
                 if is_retryable and not is_retryable(error):
                     raise
@@ -346,8 +368,10 @@ class OutageRetry(Retry):
                 now = time.monotonic()
                 started = started if started is not None else now
                 if now - started >= self.patience:
-                    logger.error("Redis unreachable for %.0f s (%s): giving up", now - started, error)
-                    raise
+                    raise RedisUnavailable(
+                        f"Redis unreachable for {now - started:.0f} s ({error}): start it (or correct REDIS_URL) "
+                        "and run again; nothing stored is lost"
+                    ) from error
                 backoff = self._backoff.compute(failures)
                 logger.warning("Redis unreachable (%s): retry %d in %.2f s", error, failures, backoff)
                 time.sleep(backoff)
@@ -367,6 +391,8 @@ class RedisFrontier:
         self.job = job
         self.max_attempts = max_attempts
         self.prefix = f"combine:{{{job}}}:"
+        self._marker: bytes | None = None   # the job marker this harvester works under, once it has looked
+        self._marker_checked = 0.0
         self._scripts = {
             name: server.register_script(_LIBRARY + body)
             for name, body in (
@@ -396,6 +422,41 @@ class RedisFrontier:
 
     def close(self) -> None:
         self.server.close()
+
+    def marker(self) -> str | None:
+        """The job marker's token: None when no harvester has worked on this frontier since it was (re)created."""
+        return _text(self.server.get(self._key("frontier")))
+
+    def check_marker(self, idle: bool = False) -> None:
+        """Raise FrontierVanished when the job marker this harvester first saw is gone or replaced.
+
+        The first look sets the marker if there is none (a new job, or one
+        seeded by ``scrapy seed``). Later looks cost one GET, at most every
+        MARKER_CHECK_INTERVAL seconds, but always when the frontier seems to
+        have nothing left (``idle``): that is how a vanished frontier looks.
+        """
+        now = time.monotonic()
+        if self._marker is not None and not idle and now - self._marker_checked < MARKER_CHECK_INTERVAL:
+            return
+        self._marker_checked = now
+        key = self._key("frontier")
+        if self._marker is None:
+            token = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {socket.gethostname()}:{os.getpid()} {uuid.uuid4().hex}"
+            self.server.set(key, token, nx=True)
+            self._marker = self.server.get(key)
+            return
+        found = self.server.get(key)
+        if found != self._marker:
+            where = self.server.get_connection_kwargs()
+            raise FrontierVanished(
+                f"the frontier of job {self.job} vanished from Redis at {where.get('host')}:{where.get('port')}"
+                f"/{where.get('db', 0)} (its marker key {key} is {'gone' if found is None else 'replaced'}: was Redis "
+                "restarted without persistence, or the job's keys deleted?). Nothing stored is lost. To recover: "
+                f"'scrapy sanity {self.job}' shows what the records hold that the frontier lacks, "
+                f"'scrapy sanity {self.job} --restore' marks those URLs again and 'scrapy recycle {self.job}' "
+                "marks their links; then start the harvesters again. Run Redis with --appendonly yes so a "
+                "restart keeps the frontier"
+            )
 
     def mark(
         self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None, distance: int = 0
@@ -436,6 +497,7 @@ class RedisFrontier:
             )
             for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant in rows
         ]
+        self.check_marker(idle=not heads)
         return crawl.round(heads, now, limit, self._deeper)
 
     def _deeper(self, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
@@ -550,6 +612,7 @@ class RedisFrontier:
     def next_due(self, now: float) -> float | None:
         """When the next marked URL (and its host) becomes free, or None when nothing is marked."""
         due = self._run("next_due", NEXT_DUE_SCAN)
+        self.check_marker(idle=due is None)
         return None if due is None else max(float(due), now)
 
     def robots(self, host: str, now: float) -> tuple[int | None, bytes | None] | None:

@@ -27,6 +27,7 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 
+from combine_scrapy.faults import notes_fault_on_open, stops_crawl_on_fault
 from combine_scrapy.frontier import FrontierEntry
 from combine_scrapy.frontier.strategy import strategy_named
 
@@ -59,6 +60,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
             shared_poll=settings.getfloat("COMBINE_SHARED_POLL_INTERVAL"),
         )
 
+    @notes_fault_on_open
     def open(self, spider):
         self.spider = spider
         self.harvest = spider.harvest
@@ -74,6 +76,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         if self._wakeup is not None:
             self._wakeup.cancel()
 
+    @stops_crawl_on_fault(False)
     def enqueue_request(self, request: Request) -> bool:
         marked, rejected = self.harvest.mark([(request.url, request.priority)])
         self.stats.inc_value("frontier/marked", marked)
@@ -82,6 +85,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
             logger.debug("rejected (%s): %s", reason, request.url)
         return bool(marked)
 
+    @stops_crawl_on_fault(False)
     def has_pending_requests(self) -> bool:
         """True while a marked URL will come due within the idle horizon."""
         if self.ready:
@@ -90,6 +94,7 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         due = self.harvest.frontier.next_due(now)
         return due is not None and due <= now + self.idle_horizon
 
+    @stops_crawl_on_fault(None)
     def next_request(self) -> Request | None:
         now = time.time()
         if self._in_flight(now) >= self.best_batch:

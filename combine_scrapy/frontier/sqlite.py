@@ -7,10 +7,10 @@ completed, and a URL leased to a dead harvester comes back when its lease ends.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.frontier import FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 
@@ -67,10 +67,10 @@ class SqliteFrontier:
     """The frontier in one SQLite file."""
 
     def __init__(self, path: str | Path, *, max_attempts: int = 5):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        make_directory(Path(path).parent)
         self.path = str(path)
         self.max_attempts = max_attempts
-        self._db = sqlite3.connect(self.path, isolation_level=None)
+        self._db = connect(self.path, isolation_level=None, timeout=30)  # a full disk or damaged file: a StorageFault
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._upgrade()

@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlsplit
 import MySQLdb
 
 from combine_scrapy import neardup
+from combine_scrapy.faults import StorageFault
 from combine_scrapy.store.sql import SCHEMA_VERSION, SqlRecordStore, url_hash
 
 logger = logging.getLogger(__name__)
@@ -38,6 +39,14 @@ LOST_CONNECTION = {2002, 2003, 2006, 2013, 2055, 1927, 1053, 4031}
 #: and a duplicate key (another harvester stored the same content first; the retry finds it stored).
 TRANSIENT = {1213, 1205, 1062}
 TRANSIENT_RETRIES = 3
+# Errors no retry mends, with what the operator should do: the crawl stops on them (a StorageFault).
+FATAL = {
+    1146: "a table of the job is missing (dropped?): restore it from a backup, or start the job's tables afresh",
+    1114: "a table of the job is full: free space on the database server and run the crawl again",
+    1021: "the database server's disk is full: free space there and run the crawl again",
+    1142: "the database user may not write the job's tables: grant it INSERT, UPDATE, DELETE",
+    1290: "the database server is read-only: make it writable and run the crawl again",
+}
 RECONNECT_TIMEOUT = 60.0
 
 # Pages compressed (zlib, 8 KB on disk for 16 KB in memory): page text is most of a record, and compresses about 3:1.
@@ -211,7 +220,17 @@ class MysqlRecordStore(SqlRecordStore):
                     transient += 1
                     logger.info("%s: %s; running the transaction again", self.location, e)
                 else:
-                    raise
+                    raise self._fault(e) or e
+            except MySQLdb.Error as e:
+                raise self._fault(e) or e
+
+    def _fault(self, error: MySQLdb.Error) -> StorageFault | None:
+        """The StorageFault a server error amounts to, when no retry mends it."""
+        code = error.args[0] if error.args else 0
+        if code not in FATAL:
+            return None
+        reason = "storage_full" if code in (1114, 1021) else "storage_error"
+        return StorageFault(f"{self.location}: {error}: {FATAL[code]}", reason)
 
     def _rollback(self) -> None:
         try:

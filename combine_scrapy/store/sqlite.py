@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from combine_scrapy import neardup
+from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.store.sql import SCHEMA_VERSION, SqlRecordStore, url_hash
 from combine_scrapy.urls import host_of
 
@@ -177,9 +178,10 @@ class SqliteRecordStore(SqlRecordStore):
 
     def __init__(self, path: str | Path):
         super().__init__()
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        make_directory(Path(path).parent)
         self.location = str(path)
-        self._db = sqlite3.connect(self.location, isolation_level=None, timeout=30)  # harvesters share it
+        # Harvesters share it; a full disk, a read-only or damaged file is a StorageFault naming it.
+        self._db = connect(self.location, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
@@ -195,7 +197,8 @@ class SqliteRecordStore(SqlRecordStore):
             result = work(cursor)
             cursor.execute("COMMIT")
         except BaseException:
-            cursor.execute("ROLLBACK")
+            if self._db.in_transaction:  # a COMMIT that failed on a full disk was already undone by SQLite
+                cursor.execute("ROLLBACK")
             raise
         return result
 
@@ -243,5 +246,6 @@ class SqliteRecordStore(SqlRecordStore):
                         )
                     self._db.execute("COMMIT")
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
                     raise

@@ -1,0 +1,207 @@
+"""Faults a crawl cannot go on after, and how they stop it.
+
+A full disk, a damaged or read-only file, a Redis that stays unreachable, or a
+frontier that vanished from Redis make every further fetch useless or harmful (fetched pages could not be
+stored, or would be fetched again from nothing). Such a fault is a
+:class:`CrawlFault`: the crawl logs one line naming what failed and what to do,
+closes the spider with the fault's reason (the finish reason in the stats) and
+the ``scrapy crawl`` process exits with status 1. What is stored stays as it
+was: every write is one transaction, and SQLite undoes a failed one.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import logging
+import sqlite3
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+#: Exit status of a crawl stopped by a CrawlFault.
+FAULT_EXIT_STATUS = 1
+
+
+class CrawlFault(Exception):
+    """A fault the crawl must stop for; ``str()`` is the line a person reads, ``reason`` the spider's close reason."""
+
+    reason = "fault"
+
+
+class StorageFault(CrawlFault):
+    """A database file that cannot be written (disk full, I/O error, read-only, damaged, locked)."""
+
+    def __init__(self, message: str, reason: str = "storage_error"):
+        super().__init__(message)
+        self.reason = reason
+
+
+class FrontierVanished(CrawlFault):
+    """The shared frontier a harvester was working on is gone (a Redis restarted without persistence)."""
+
+    reason = "frontier_vanished"
+
+
+#: Close reasons that mean the crawl stopped on a fault, not because it was done or asked to stop.
+FAULT_REASONS = frozenset({"storage_full", "storage_error", FrontierVanished.reason, "frontier_unreachable"})
+
+# SQLite's primary result codes (https://sqlite.org/rescode.html) that no retry mends.
+_SQLITE_PERM, _SQLITE_BUSY, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT = 3, 5, 8, 10, 11
+_SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 13, 14, 26
+
+
+def sqlite_fault(error: sqlite3.Error, path: str) -> StorageFault | None:
+    """The StorageFault an SQLite error on ``path`` amounts to, or None when it is not about the file."""
+    code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
+    if code == _SQLITE_FULL:
+        return StorageFault(
+            f"the disk holding {path} is full ({error}): free space there and run the crawl again; "
+            "it goes on where it stopped", "storage_full",
+        )
+    if code == _SQLITE_IOERR:
+        return StorageFault(
+            f"disk I/O error on {path} ({error}): check that disk and its free space, then run the crawl again"
+        )
+    if code in (_SQLITE_READONLY, _SQLITE_PERM):
+        return StorageFault(f"{path} cannot be written ({error}): make it and its directory writable and run again")
+    if code == _SQLITE_CANTOPEN:
+        return StorageFault(f"cannot open {path} ({error}): check that its directory exists and is writable")
+    if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        return StorageFault(
+            f"{path} is damaged ({error}): move it aside and run again; for a lost frontier, "
+            "'scrapy sanity JOB --restore' marks the URLs of the stored records again"
+        )
+    if code == _SQLITE_BUSY:
+        return StorageFault(f"{path} is locked by another process ({error}): stop that process or wait for it")
+    return None
+
+
+class GuardedConnection(sqlite3.Connection):
+    """An SQLite connection (opened by :func:`connect`) whose file faults are StorageFaults naming the file.
+
+    A ROLLBACK after SQLite has already undone a failed statement (a COMMIT on
+    a full disk) is skipped: it would fail with "cannot rollback - no
+    transaction is active" and hide the error that matters.
+    """
+
+    def cursor(self, factory=None):
+        return super().cursor(factory or GuardedCursor)
+
+    def execute(self, sql, parameters=()):
+        if _is_rollback(sql) and not self.in_transaction:
+            return self.cursor()
+        return _guarded(self, super().execute, sql, parameters)
+
+    def executemany(self, sql, parameters):
+        return _guarded(self, super().executemany, sql, parameters)
+
+    def executescript(self, script):
+        return _guarded(self, super().executescript, script)
+
+
+class GuardedCursor(sqlite3.Cursor):
+    """A cursor of a GuardedConnection: the same translation of file faults."""
+
+    def execute(self, sql, parameters=()):
+        if _is_rollback(sql) and not self.connection.in_transaction:
+            return self
+        return _guarded(self.connection, super().execute, sql, parameters)
+
+    def executemany(self, sql, parameters):
+        return _guarded(self.connection, super().executemany, sql, parameters)
+
+
+def connect(path: str, **options) -> GuardedConnection:
+    """Open ``path`` as a GuardedConnection; a file that cannot be opened is a StorageFault too."""
+    try:
+        connection = sqlite3.connect(path, factory=GuardedConnection, **options)
+    except sqlite3.Error as error:
+        raise sqlite_fault(error, path) or error from error
+    connection.path = path
+    return connection
+
+
+def make_directory(directory: Path) -> None:
+    """Create a data directory (and its parents); one that cannot be made is a StorageFault naming it."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StorageFault(
+            f"cannot create the data directory {directory} ({error.strerror}): check its parent exists and is writable",
+            "storage_full" if error.errno == errno.ENOSPC else "storage_error",
+        ) from error
+
+
+def _is_rollback(sql: str) -> bool:
+    return sql.strip().upper() == "ROLLBACK"
+
+
+def _guarded(connection: sqlite3.Connection, call, *args):
+    try:
+        return call(*args)
+    except sqlite3.Error as error:
+        fault = sqlite_fault(error, _path_of(connection))
+        if fault is None:
+            raise
+        raise fault from error
+
+
+def _path_of(connection: sqlite3.Connection) -> str:
+    return getattr(connection, "path", "an SQLite database")
+
+
+def note_fault(crawler, fault: CrawlFault) -> bool:
+    """Count the fault; log it and keep its message in the stats the first time. True on that first time."""
+    crawler.stats.inc_value(f"fault/{fault.reason}")
+    if crawler.stats.get_value("fault/message"):
+        return False
+    crawler.stats.set_value("fault/message", str(fault))
+    crawler.stats.set_value("fault/reason", fault.reason)
+    logger.critical("stopping the crawl: %s", fault)
+    return True
+
+
+def stop_crawl(crawler, fault: CrawlFault) -> None:
+    """Log the fault once and close the spider with its reason; later faults of the same crawl are only counted."""
+    if not note_fault(crawler, fault):
+        return
+    engine = crawler.engine
+    if engine is not None and engine.spider is not None:
+        from scrapy.utils.defer import deferred_from_coro
+
+        deferred_from_coro(engine.close_spider_async(reason=fault.reason))
+
+
+def stops_crawl_on_fault(default):
+    """Decorate a Scrapy component's method (the component has ``crawler``): a CrawlFault in it stops the crawl
+    and the method returns ``default``, instead of the error escaping into the engine's loop and stalling it."""
+
+    def decorate(method):
+        @functools.wraps(method)
+        def guarded(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except CrawlFault as fault:
+                stop_crawl(self.crawler, fault)
+                return default
+
+        return guarded
+
+    return decorate
+
+
+def notes_fault_on_open(method):
+    """Decorate a Scrapy component's ``open(spider)``: a CrawlFault while the spider opens (Redis unreachable
+    at start) is logged once and kept in the stats, and CrawlFaults closes the spider with its reason as soon
+    as it is open (Scrapy cannot close a spider from inside the scheduler's ``open``)."""
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except CrawlFault as fault:
+            note_fault(self.crawler, fault)
+            return None
+
+    return guarded

@@ -1,0 +1,301 @@
+"""Hostile conditions around a crawl: each ends in one clear line (or a safe crawl) and nothing stored is lost.
+
+| fault | what the crawl does |
+| --- | --- |
+| frontier.sqlite garbage | error naming the file as damaged, exit 1 |
+| records.sqlite garbage | the same |
+| harvest_log.sqlite garbage | stops at once naming the file, exit 1 |
+| frontier.sqlite read-only | error naming the file as not writable, exit 1 |
+| records.sqlite read-only | the same |
+| data directory cannot be made | error naming the directory, exit 1 |
+| MariaDB down at start | `error: cannot reach MySQL`, exit 1 |
+| MariaDB wrong credentials | `error: cannot reach MySQL: ... Access denied`, exit 1 |
+| Redis down at start | `Redis unreachable for N s ...`, exit 1 |
+| Redis wrong password | `Redis refused the user name or password`, exit 1 at once |
+| REDIS_URL malformed | `error: bad REDIS_URL ...`, exit 2 |
+| a MySQL table dropped mid-crawl | stops naming the missing table, exit 1, other tables intact |
+| records.sqlite locked by another process | waits for the lock, then crawls everything |
+| two crawls of one SQLite job at once | both finish; every page stored once |
+| SIGTERM twice (forced stop) | the next crawl stores every page once |
+| a stale pid file | `status` and `stop` ignore and remove it, signal nothing |
+| Redis DB holding another job's keys | the crawl leaves them alone |
+| disk full, frontier vanished from Redis | in tests/test_faults.py |
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+import uuid
+
+import pytest
+import redis
+
+from combine_scrapy.sampleweb import LoopbackWeb
+from combine_scrapy.store.mysql import table_prefix
+from conftest import JobDir, free_port
+from harvesters import (
+    TOPIC, crawl_command, delete_job_keys, expected_urls, hosts_web, page_fetches, redis_counts, start, stored_urls,
+    wait_for,
+)
+from test_store import MYSQL_URL, drop_mysql_tables, mysql_admin
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+HOSTS = [f"127.0.0.{n}" for n in range(91, 94)]
+
+
+@pytest.fixture(scope="module")
+def web():
+    port = free_port(HOSTS[0])
+    sites = hosts_web(HOSTS, port, 6)
+    with LoopbackWeb(sites, port=port) as served:
+        served.sites_expected = expected_urls(sites)
+        yield served
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory, web):
+    """One finished crawl of the loopback web, whose data directory each case copies and spoils."""
+    job_dir = JobDir(topics=tmp_path_factory.mktemp("topics"), data=tmp_path_factory.mktemp("data"))
+    job_dir.write("WaitIntervalHost = 0.01\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
+    job_dir.crawl()
+    return job_dir
+
+
+def copy_of(crawled: JobDir, tmp_path) -> JobDir:
+    job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
+    shutil.copytree(crawled.data, job_dir.data)
+    return job_dir
+
+
+def record_count(job_dir: JobDir) -> int:
+    records = job_dir.records()
+    try:
+        assert records.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return records.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+    finally:
+        records.close()
+
+
+def garbage(path):
+    path.write_bytes(b"this is not an SQLite database " * 200)
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+@pytest.fixture
+def read_only():
+    """Bind-mount a file read-only over itself (root ignores file modes); unmounted afterwards."""
+    mounted = []
+
+    def make(path):
+        for command in (["mount", "--bind", str(path), str(path)], ["mount", "-o", "remount,bind,ro", str(path)]):
+            result = subprocess.run(command, capture_output=True, text=True)
+            if result.returncode != 0:
+                pytest.skip(f"cannot bind-mount {path} read-only (needs root): {result.stderr.strip()}")
+            if command[1] == "--bind":
+                mounted.append(path)
+
+    yield make
+    for path in mounted:
+        subprocess.run(["umount", str(path)], check=False)
+
+
+@pytest.mark.parametrize("name", ["frontier.sqlite", "records.sqlite"])
+def test_a_damaged_database_file_is_one_line_naming_it(crawled, tmp_path, name):
+    job_dir = copy_of(crawled, tmp_path)
+    garbage(job_dir.data / job_dir.name / name)
+    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}")
+    assert result.returncode == 1
+    assert f"error: {job_dir.data / job_dir.name / name} is damaged (file is not a database)" in result.stderr
+    assert "Traceback" not in result.stderr
+    if name == "frontier.sqlite":
+        assert record_count(job_dir) == record_count(crawled)
+
+
+def test_a_damaged_harvest_log_stops_the_crawl_naming_it(crawled, tmp_path):
+    job_dir = copy_of(crawled, tmp_path)
+    garbage(job_dir.data / job_dir.name / "harvest_log.sqlite")
+    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}")
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "stopping the crawl: " in result.stderr and "harvest_log.sqlite is damaged" in result.stderr
+    assert record_count(job_dir) == record_count(crawled)
+
+
+@pytest.mark.parametrize("name", ["frontier.sqlite", "records.sqlite"])
+def test_a_read_only_database_file_is_one_line_naming_it(crawled, tmp_path, read_only, name):
+    job_dir = copy_of(crawled, tmp_path)
+    frontier = job_dir.frontier()
+    with frontier:  # work to do, so the crawl writes
+        frontier.execute("UPDATE urls SET harvest = 1, lock_until = 0")
+    frontier.close()
+    read_only(job_dir.data / job_dir.name / name)
+    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}")
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert str(job_dir.data / job_dir.name / name) in result.stderr
+    assert "cannot be written" in result.stderr or "cannot open" in result.stderr, result.stderr[-3000:]
+    assert record_count(job_dir) == record_count(crawled)
+
+
+def test_a_data_directory_that_cannot_be_made_is_one_line(crawled, tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the data directory should be")
+    job_dir = JobDir(topics=crawled.topics, data=blocker, name=crawled.name)
+    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}")
+    assert result.returncode == 1
+    assert f"error: cannot create the data directory {blocker / job_dir.name}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("url, says", [
+    ("mysql://root@127.0.0.1:1/test", "error: cannot reach MySQL: "),
+    ("mysql://nobody:wrong@127.0.0.1:3306/test", "Access denied"),
+])
+def test_mariadb_down_or_refusing_at_start_is_one_line(crawled, tmp_path, url, says):
+    job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
+    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}", "-s", f"MYSQL_URL={url}")
+    assert result.returncode == 1
+    assert says in result.stderr and "Traceback" not in result.stderr
+    assert "wrong" not in result.stderr  # the password is not printed
+
+
+@pytest.mark.parametrize("url, status, says", [
+    ("redis://127.0.0.1:1/0", 1, "stopping the crawl: Redis unreachable for "),
+    ("redis://nobody:wrong@127.0.0.1:6379/0", 1, "stopping the crawl: Redis refused the user name or password in REDIS_URL"),
+    ("redis://127.0.0.1:notaport/0", 2, "error: bad REDIS_URL 'redis://127.0.0.1:notaport/0'"),
+])
+def test_redis_down_refusing_or_misnamed_at_start_is_one_line(crawled, tmp_path, url, status, says):
+    job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
+    started = time.monotonic()
+    result = job_dir.scrapy(
+        "crawl", "focused", "-a", f"job={job_dir.name}", "-s", f"REDIS_URL={url}", "-s", "COMBINE_REDIS_OUTAGE_PATIENCE=1"
+    )
+    assert result.returncode == status, result.stderr[-3000:]
+    assert says in result.stderr and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert time.monotonic() - started < 60
+
+
+def test_a_mysql_table_dropped_mid_crawl_stops_the_crawl_naming_it(tmp_path):
+    hosts = [f"127.0.0.{n}" for n in range(94, 97)]
+    port = free_port(hosts[0])
+    sites = hosts_web(hosts, port, 30)
+    job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name=f"drop{uuid.uuid4().hex[:8]}")
+    prefix = table_prefix(job_dir.name)
+    try:
+        with LoopbackWeb(sites, port=port) as served:
+            job_dir.write("WaitIntervalHost = 0.1\nAllowPrivateAddresses = 1\n", TOPIC, [served.url(hosts[0])])
+            crawl = start(crawl_command(job_dir, None, f"MYSQL_URL={MYSQL_URL}"), tmp_path / "crawl.log")
+            wait_for(lambda: len(served.hits) >= 10 or crawl.poll() is not None, 60, "10 fetches")
+            with mysql_admin() as db:
+                db.cursor().execute(f"DROP TABLE `{prefix}record_urls`")
+            crawl.wait(timeout=60)
+        log = (tmp_path / "crawl.log").read_text()
+        assert crawl.returncode == 1, log[-3000:]
+        assert "stopping the crawl: " in log and "a table of the job is missing" in log, log[-3000:]
+        with mysql_admin() as db:
+            cursor = db.cursor()
+            cursor.execute(f"SELECT COUNT(*) FROM `{prefix}records`")
+            assert cursor.fetchone()[0] > 0  # what was stored stays
+    finally:
+        drop_mysql_tables(prefix)
+
+
+def test_a_records_file_locked_by_another_process_is_waited_for(crawled, tmp_path, web):
+    job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
+    (job_dir.data / job_dir.name).mkdir(parents=True)
+    locker = sqlite3.connect(job_dir.data / job_dir.name / "records.sqlite", isolation_level=None, check_same_thread=False)
+    locker.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(3, lambda: locker.execute("ROLLBACK"))
+    release.start()
+    try:
+        job_dir.crawl()
+    finally:
+        release.join()
+        locker.close()
+    urls = stored_urls(job_dir)
+    assert len(urls) == len(set(urls)) == len(web.sites_expected)
+
+
+def test_two_crawls_of_one_sqlite_job_at_once_store_every_page_once(tmp_path):
+    hosts = [f"127.0.0.{n}" for n in range(97, 101)]
+    port = free_port(hosts[0])
+    sites = hosts_web(hosts, port, 10)
+    job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
+    with LoopbackWeb(sites, port=port) as served:
+        job_dir.write("WaitIntervalHost = 0.2\nAllowPrivateAddresses = 1\n", TOPIC, [served.url(hosts[0])])
+        command = crawl_command(job_dir, None)
+        crawls = [start(command, tmp_path / f"crawl{n}.log") for n in range(2)]
+        for crawl in crawls:
+            crawl.wait(timeout=120)
+        fetched = page_fetches(list(served.hits))
+    for n, crawl in enumerate(crawls):
+        text = (tmp_path / f"crawl{n}.log").read_text()
+        assert crawl.returncode == 0 and "Traceback" not in text, text[-3000:]
+    assert set(fetched) == expected_urls(sites)
+    assert max(fetched.values()) == 1  # the frontier's leases keep the two apart
+    urls = stored_urls(job_dir)
+    assert len(urls) == len(set(urls)) == len(expected_urls(sites))
+
+
+def test_a_crawl_stopped_by_two_sigterms_loses_nothing(tmp_path):
+    hosts = [f"127.0.0.{n}" for n in range(101, 104)]
+    port = free_port(hosts[0])
+    sites = hosts_web(hosts, port, 20)
+    for site in sites.values():
+        for page in site.values():
+            page.delay = 0.3  # a fetch is always in flight, so the first SIGTERM has to wait and the second forces
+    job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
+    with LoopbackWeb(sites, port=port) as served:
+        job_dir.write("WaitIntervalHost = 0.01\nAllowPrivateAddresses = 1\n", TOPIC, [served.url(hosts[0])])
+        command = crawl_command(job_dir, None, "COMBINE_LEASE_SECONDS=1")
+        first = start(command, tmp_path / "first.log")
+        wait_for(lambda: len(served.hits) >= 15 or first.poll() is not None, 60, "15 fetches")
+        first.send_signal(signal.SIGTERM)
+        time.sleep(0.05)
+        first.send_signal(signal.SIGTERM)  # Scrapy: "forcing unclean shutdown"
+        first.wait(timeout=60)
+        second = start(command, tmp_path / "second.log")
+        second.wait(timeout=120)
+        fetched = page_fetches(list(served.hits))
+    assert "unclean shutdown" in (tmp_path / "first.log").read_text()
+    assert second.returncode == 0, (tmp_path / "second.log").read_text()[-3000:]
+    assert set(fetched) == expected_urls(sites)
+    urls = stored_urls(job_dir)
+    assert len(urls) == len(set(urls)) == len(expected_urls(sites))
+
+
+def test_a_stale_pid_file_is_removed_and_never_signalled(crawled, tmp_path):
+    job_dir = copy_of(crawled, tmp_path)
+    sleeper = subprocess.Popen(["sleep", "60"])  # a live process with the pid, but not the harvester that wrote it
+    try:
+        pids = job_dir.data / job_dir.name / "harvesters"
+        pids.mkdir(parents=True, exist_ok=True)
+        (pids / f"{sleeper.pid}.pid").write_text(f"{sleeper.pid} 1\n")  # start time 1: long gone
+        status = job_dir.scrapy("status", job_dir.name)
+        assert "harvesters:      0 running here" in status.stdout, status.stdout + status.stderr
+        stop = job_dir.scrapy("stop", job_dir.name)
+        assert stop.stdout == f"job {job_dir.name}: no harvester is running\n"
+        assert sleeper.poll() is None and not list(pids.glob("*.pid"))
+    finally:
+        sleeper.kill()
+
+
+def test_a_redis_db_holding_another_jobs_keys_is_shared_safely(tmp_path, web):
+    other, mine = f"other-{uuid.uuid4().hex[:8]}", f"mine-{uuid.uuid4().hex[:8]}"
+    server = redis.Redis.from_url(REDIS_URL)
+    job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name=mine)
+    try:
+        server.hset(f"combine:{{{other}}}:stats", mapping={"urls": 7, "marked": 7, "done": 0})
+        server.set(f"combine:{{{other}}}:frontier", "another job's marker")
+        job_dir.write("WaitIntervalHost = 0.01\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
+        job_dir.crawl("-s", f"REDIS_URL={REDIS_URL}")
+        assert redis_counts(REDIS_URL, other) == {"urls": 7, "marked": 7, "done": 0}
+        assert server.get(f"combine:{{{other}}}:frontier") == b"another job's marker"
+        assert redis_counts(REDIS_URL, mine)["done"] == len(web.sites_expected)
+    finally:
+        delete_job_keys(REDIS_URL, other)
+        delete_job_keys(REDIS_URL, mine)
