@@ -11,7 +11,9 @@ boilerplate by their tag (``nav``, ``header``, ``footer``, ``aside``), their
 ARIA role, or a class or id such as ``sidebar`` or ``cookie-banner``.
 Inside the span, blocks mostly made of links are dropped too.
 
-Pure code on lxml; about a millisecond for an ordinary page.
+Pure code on lxml; about a millisecond for an ordinary page. The parser
+(:mod:`combine_scrapy.parse`) calls :func:`main_content_of` on the tree it
+has already built, so a page is parsed once.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from dataclasses import dataclass, field
 import lxml.etree
 import lxml.html
 import regex
+
+from combine_scrapy.htmltree import EmptyDocument, parse_html
 
 _BLOCK_TAGS = frozenset(
     "address article aside blockquote body br dd div dl dt fieldset figcaption figure footer form "
@@ -45,7 +49,6 @@ _NAME_PARTS = regex.compile(r"[^a-z0-9]+")
 # A CJK character is a word of its own; other words are runs of non-space.
 _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]|[^\s\p{Han}\p{Hiragana}\p{Katakana}]+")
 _WHITESPACE = regex.compile(r"\s+")
-_PARSER = lxml.html.HTMLParser(encoding="utf-8")
 # A block whose words are more than this share link text is navigation.
 MAX_LINK_DENSITY = 0.5
 
@@ -107,22 +110,36 @@ class _Tokens:
             block.words += count
             block.link_words += count if in_link else 0
 
-    def walk(self, element, in_link: bool = False, in_boilerplate: bool = False) -> None:
-        tag = element.tag if isinstance(element.tag, str) else ""
-        if tag and tag not in _SKIPPED_TAGS:
-            inner_link = in_link or (tag == "a" and not (element.get("href") or "#").startswith("#"))
-            inner_boilerplate = in_boilerplate or _is_boilerplate(element)
-            block = tag in _BLOCK_TAGS
-            if block:
-                self.new_block()
-            self.tag()
-            self.text(element.text, inner_link, inner_boilerplate)
-            for child in element:
-                self.walk(child, inner_link, inner_boilerplate)
-            self.tag()
-            if block:
-                self.new_block()
-        self.text(element.tail, in_link, in_boilerplate)
+    def walk(self, root) -> None:
+        """Tokens of the tree under ``root``, in document order; iterative, so any depth is safe."""
+        outer: list[tuple[bool, bool]] = []  # (in_link, in_boilerplate) around each open element
+        in_link = in_boilerplate = False
+        skipped = 0  # depth inside a skipped element
+        for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+            tag = element.tag if isinstance(element.tag, str) else ""
+            if event == "start":
+                if skipped or not tag or tag in _SKIPPED_TAGS:
+                    skipped += 1
+                    continue
+                outer.append((in_link, in_boilerplate))
+                in_link = in_link or (tag == "a" and not (element.get("href") or "#").startswith("#"))
+                in_boilerplate = in_boilerplate or _is_boilerplate(element)
+                if tag in _BLOCK_TAGS:
+                    self.new_block()
+                self.tag()
+                self.text(element.text, in_link, in_boilerplate)
+                continue
+            if skipped:
+                skipped -= 1
+                if skipped:
+                    continue
+            else:
+                self.tag()
+                if tag in _BLOCK_TAGS:
+                    self.new_block()
+                in_link, in_boilerplate = outer.pop()
+            if element is not root:
+                self.text(element.tail, in_link, in_boilerplate)
 
 
 def _densest_span(bits: list[int]) -> tuple[int, int]:
@@ -143,14 +160,8 @@ def _densest_span(bits: list[int]) -> tuple[int, int]:
     return best_start, best_end
 
 
-def main_content(html: str) -> str:
-    """Text of the page's main content block, one line per block; empty when the page is all boilerplate."""
-    # Parsed as UTF-8 bytes: lxml refuses a str that carries an XML encoding declaration.
-    body = html.replace("\x00", "").encode("utf-8", errors="replace") or b"<html></html>"
-    try:
-        root = lxml.html.document_fromstring(body, parser=_PARSER)
-    except lxml.etree.ParserError:
-        return ""
+def main_content_of(root: lxml.html.HtmlElement) -> str:
+    """Text of the main content block of a parsed page, one line per block; empty when it is all boilerplate."""
     tokens = _Tokens()
     tokens.walk(root)
     start, end = _densest_span(tokens.bits)
@@ -160,3 +171,12 @@ def main_content(html: str) -> str:
         if inside and block.link_words <= MAX_LINK_DENSITY * block.words:
             lines.append(_WHITESPACE.sub(" ", "".join(block.chunks)).strip())
     return "\n".join(line for line in lines if line)
+
+
+def main_content(html: str) -> str:
+    """Text of the page's main content block (:func:`main_content_of` the parsed ``html``)."""
+    try:
+        root, _ = parse_html(html)
+    except EmptyDocument:
+        return ""
+    return main_content_of(root)

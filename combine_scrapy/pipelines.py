@@ -21,7 +21,7 @@ from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
 from combine_scrapy.items import Fetch
 from combine_scrapy.neardup import page_fingerprint
-from combine_scrapy.parse import parse_document
+from combine_scrapy.parse import ParsedPage, mime_type_of, parse_document
 from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.topic import Document
 from combine_scrapy.topic.links import LinkCandidate
@@ -71,17 +71,25 @@ class ParsePipeline(_HarvestStage):
     async def process_item(self, item: Fetch) -> Fetch:
         if item.outcome is Outcome.SUCCESS:
             job = self.harvest.job
-            page = item.page = await maybe_deferred_to_future(deferToThread(
-                parse_document,
-                item.response_url or item.url,
-                item.body,
-                item.headers,
-                extract_links_from_text=job.extract_links_from_text,
-                converters=job.converters,
-                limits=Limits(timeout=job.converter_timeout, memory=job.converter_memory * 1024 * 1024),
-            ))
+            url = item.response_url or item.url
+            try:
+                page = await maybe_deferred_to_future(deferToThread(
+                    parse_document,
+                    url,
+                    item.body,
+                    item.headers,
+                    extract_links_from_text=job.extract_links_from_text,
+                    converters=job.converters,
+                    limits=Limits(timeout=job.converter_timeout, memory=job.converter_memory * 1024 * 1024),
+                ))
+            except Exception:  # a parser bug must cost one page, not the crawl: logged with its traceback, counted
+                logger.exception("parsing %s failed", url)
+                page = ParsedPage(url, mime_type_of(item.headers.get("content-type")), failure="error")
+            item.page = page
             for conversion in page.conversions:
                 self.stats.inc_value(f"convert/{conversion.failure or 'ok'}")
+            if page.failure:
+                self.stats.inc_value(f"parse/failed/{page.failure}")
             item.record_key = content_key(page.title, page.text, item.url, page.mime_type)
             if page.mime_type.startswith("image/"):
                 # After the key: two images shown with the same alt text are still two images.
