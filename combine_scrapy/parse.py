@@ -401,7 +401,7 @@ def _parse_converted(
     if page.conversions[-1].is_html:
         html, _ = decode_body(output, None, html=True)
         _parse_html(page, html, extract_links_from_text)
-        page.html = None  # the original document is not HTML; the converter's HTML is no copy of it
+        page.html = page.main_text = None  # the original document is not HTML; the converter's HTML is no copy of it
     else:
         text, _ = decode_body(output, "text/plain; charset=utf-8")
         _parse_text(page, text, extract_links_from_text)

@@ -15,7 +15,6 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from combine_scrapy.analyse import Analysis, analyse
-from combine_scrapy.content import main_content
 from combine_scrapy.convert import Limits
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
@@ -187,7 +186,7 @@ class RecordPipeline(_HarvestStage):
             terms=list(classification.terms),
             language=analysis.language,
             country=analysis.country,
-            fingerprint=page_fingerprint(page.text, main_content(page.html) if page.html is not None else None),
+            fingerprint=page_fingerprint(page.text, page.main_text),
         )
 
 
