@@ -16,6 +16,10 @@ the one place that deals with them:
   reaches the limit is parsed again by the standard library's tokenizer
   into a tree nested at most :data:`MAX_DEPTH` deep: elements opened deeper
   become siblings, so every text and link is kept.
+- libxml2 checks each attribute of a tag against all earlier ones, so a tag
+  with 100,000 attributes takes minutes. A page with a tag of more than
+  :data:`MAX_ATTRIBUTES` goes to the same fallback parser, which keeps the
+  first MAX_ATTRIBUTES of each tag.
 
 Comments and processing instructions are dropped while parsing.
 """
@@ -31,6 +35,10 @@ import lxml.html
 
 #: Elements nested deeper than this in a page libxml2 gave up on are flattened into siblings.
 MAX_DEPTH = 512
+#: Attributes of one tag read at most; a page with more in a tag is read by the fallback parser.
+MAX_ATTRIBUTES = 1000
+# A tag with more than MAX_ATTRIBUTES "=" signs: scanned in linear time, since tags do not overlap.
+_MANY_ATTRIBUTES = re.compile(r"<[a-zA-Z](?:[^<>=]*=){%d}" % (MAX_ATTRIBUTES + 1))
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _CONTROL_REPLACEMENTS = {"\x0c": " "}  # a form feed is whitespace in HTML
 _TAG_NAME = re.compile(r"[a-z][a-z0-9._-]*\Z")
@@ -63,14 +71,16 @@ def _parser() -> lxml.html.HTMLParser:
 
 
 def parse_html(text: str) -> tuple[lxml.html.HtmlElement, bool]:
-    """(root, flattened): the page's tree; ``flattened`` when it was too deep for libxml2.
+    """(root, fallback): the page's tree; ``fallback`` when libxml2 could not read it (too deep, too many attributes).
 
     Raises :class:`EmptyDocument` for a page without content.
     """
     text = sanitize(text)
+    parser = _parser()
+    if _MANY_ATTRIBUTES.search(text):
+        return _FlatTreeBuilder(parser).build(text), True
     # Parsed as UTF-8 bytes: lxml refuses a str that carries an XML encoding declaration.
     body = text.encode("utf-8", errors="replace")
-    parser = _parser()
     try:
         root = lxml.html.document_fromstring(body, parser=parser)
     except lxml.etree.ParserError as error:
@@ -81,9 +91,9 @@ def parse_html(text: str) -> tuple[lxml.html.HtmlElement, bool]:
 
 
 class _FlatTreeBuilder(html.parser.HTMLParser):
-    """A tree from the standard library's tokenizer, nested at most MAX_DEPTH deep.
+    """A tree from the standard library's tokenizer, nested at most MAX_DEPTH deep, MAX_ATTRIBUTES a tag.
 
-    Used only for pages libxml2 stopped on; it knows the head, the body and
+    Used only for pages libxml2 cannot read; it knows the head, the body and
     void elements, and closes an end tag's nearest open element, which is
     all that text and link extraction need.
     """
@@ -131,7 +141,7 @@ class _FlatTreeBuilder(html.parser.HTMLParser):
         if len(self.open) >= MAX_DEPTH:
             self.open.pop()  # the deepest element closes: the new one becomes its sibling
         element = lxml.etree.SubElement(self.open[-1], tag)
-        for name, value in attrs:
+        for name, value in attrs[:MAX_ATTRIBUTES]:
             try:
                 element.set(name, sanitize(value or ""))
             except ValueError:  # a name XML does not allow

@@ -34,6 +34,7 @@ from typing import Mapping
 from urllib.parse import unquote, urljoin, urlsplit
 
 import charset_normalizer
+from charset_normalizer.utils import is_multi_byte_encoding
 import lxml.etree
 import lxml.html
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding
@@ -58,6 +59,8 @@ _CODE_TAGS = ("script", "style")
 # whitespace and control characters inside the scheme, so these are removed before matching).
 _SCRIPT_URL = re.compile(r"(?:javascript|jscript|livescript|vbscript|mocha|about|data):", re.IGNORECASE)
 _URL_IGNORED = re.compile(r"[\x00-\x20]+")
+_HIGH_BYTE = re.compile(rb"[\x80-\xff]")
+_HIGH_BYTE_RUNS = re.compile(rb"[\x80-\xff]{2,}")
 _UNREADABLE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\ufffd]")
 # <meta http-equiv="refresh" content="5; url=/next">: the delay, then the target.
 _REFRESH = re.compile(r"""\s*[\d.]*+\s*[;,]?\s*(?:url\s*=\s*)?(["']?)(?P<url>[^"']+)\1""", re.IGNORECASE)
@@ -72,7 +75,6 @@ _LINK_ATTRIBUTES = (
     ("a", "href", "a"), ("area", "href", "area"), ("frame", "src", "frame"), ("iframe", "src", "frame"),
     ("img", "src", "img"), ("image", "src", "img"),
 )
-_WHITESPACE = re.compile(r"\s+")
 _TEXT_URL = re.compile(r"""\b(?:https?|ftp)://[^\s<>"'`{}|\\^\[\]]+""", re.IGNORECASE)
 
 
@@ -115,7 +117,8 @@ def _http_date(value: str | None) -> datetime | None:
 
 
 def _clean(text: str) -> str:
-    return _WHITESPACE.sub(" ", sanitize(text)).strip()
+    """``text`` with each run of whitespace one space (str.split's whitespace is re's ``\\s``), no control characters."""
+    return " ".join(sanitize(text).split())
 
 
 def _fail(page: ParsedPage, reason: str, detail: str) -> None:
@@ -137,12 +140,26 @@ def _detect_charset(body: bytes) -> str | None:
     matches = charset_normalizer.from_bytes(body[:65536])
     best = matches.best()
     if best is None:
-        return None
+        return WEB_DEFAULT_CHARSET if _isolated_high_bytes(body[:65536]) else None
+    if is_multi_byte_encoding(best.encoding) and _isolated_high_bytes(body[:65536]):
+        return WEB_DEFAULT_CHARSET
     least_chaos = min(match.chaos for match in matches)
     for match in matches:
         if match.chaos <= least_chaos and WEB_DEFAULT_CHARSET in match.could_be_from_charset:
             return WEB_DEFAULT_CHARSET
     return best.encoding
+
+
+def _isolated_high_bytes(sample: bytes) -> bool:
+    """Bytes above 127 that mostly stand alone between ASCII: accented letters of a single-byte Western charset.
+
+    Text in a multi-byte charset (Big5, GBK, Shift_JIS, EUC) is runs of such
+    bytes, yet the detector often picks one for a short Western page ("Skärgård"
+    is two valid Big5 characters).
+    """
+    high = len(_HIGH_BYTE.findall(sample))
+    paired = sum(len(run) for run in _HIGH_BYTE_RUNS.findall(sample))
+    return high > 0 and paired < 0.2 * high
 
 
 def _charset_name(encoding: str) -> str:
@@ -168,20 +185,21 @@ def _strict(body: bytes, encoding: str | None) -> str | None:
         return None
 
 
-def _utf8(body: bytes) -> str | None:
+def _utf8(body: bytes, declared: bool) -> str | None:
     """``body`` as UTF-8 when its bytes say so: non-ASCII text that is (nearly) all valid UTF-8.
 
     Legacy encodings almost never form valid UTF-8 sequences by chance, so
     this beats any declaration (servers that say ISO-8859-1 about UTF-8
     pages are common); a stray bad byte in a UTF-8 page becomes U+FFFD
-    instead of sending the whole page to a wrong guess.
+    instead of sending the whole page to a wrong guess. When UTF-8 is
+    ``declared`` too, valid sequences need only outnumber the bad bytes.
     """
     if body.isascii():
         return None
     text = body.decode("utf-8", errors="replace")
     errors = text.count("\ufffd")
     valid = sum(1 for char in text if ord(char) > 127) - errors
-    return text if valid > 0 and valid >= 10 * errors else None
+    return text if valid > 0 and valid >= (1 if declared else 10) * errors else None
 
 
 def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tuple[str, str]:
@@ -194,16 +212,19 @@ def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tu
     bom_encoding, bom = read_bom(body)
     if bom_encoding:
         return body[len(bom):].decode(bom_encoding, errors="replace"), _charset_name(bom_encoding)
-    utf8 = _utf8(body)
-    if utf8 is not None:
-        return utf8, "utf-8"
     declared = [http_content_type_encoding(content_type)]
     if html:
         declared.append(html_body_declared_encoding(body))
+    utf8 = _utf8(body, any(_charset_name(resolve_encoding(e) or e) == "utf-8" for e in declared if e))
+    if utf8 is not None:
+        return utf8, "utf-8"
     for encoding in filter(None, declared):
         text = _strict(body, encoding)
         if text is not None:
             return text, _charset_name(resolve_encoding(encoding))
+    if body.isascii() and b"\x1b" not in body and body.count(b"\x00") * 4 < len(body):
+        # ASCII, and neither UTF-16/32 (a NUL every other byte or more) nor ISO-2022 (escape sequences)
+        return body.decode("ascii"), WEB_DEFAULT_CHARSET
     detected = _detect_charset(body)
     if detected:
         text = _strict(body, detected)
@@ -267,7 +288,10 @@ def _text_links(text: str, seen: set[str]) -> list[Link]:
 def _link_target(target: str | None) -> str:
     """An href as a browser reads it (outer spaces and controls gone); empty when it leads nowhere to crawl."""
     target = sanitize(target or "").strip(" \t\n\r")
-    if not target or target.startswith("#") or _SCRIPT_URL.match(_URL_IGNORED.sub("", unquote(target[:64]))):
+    if not target or target.startswith("#"):
+        return ""
+    head = target[:64]
+    if (":" in head or "%" in head) and _SCRIPT_URL.match(_URL_IGNORED.sub("", unquote(head))):
         return ""
     return target.replace("\t", "").replace("\n", "").replace("\r", "")
 
@@ -276,15 +300,15 @@ def _parse_html(page: ParsedPage, html: str, extract_links_from_text: bool) -> N
     """Fill ``page`` from decoded HTML: title, meta, headings, links, text and main content, from one parse."""
     page.html = html
     try:
-        root, flattened = parse_html(html)
+        root, fallback = parse_html(html)
     except EmptyDocument:
         _fail(page, "empty", "no element and no text")
         return
     except (lxml.etree.LxmlError, ValueError) as error:
         _fail(page, "html", f"{type(error).__name__}: {error}")
         return
-    if flattened:
-        logger.info("%s nests elements too deep for libxml2; read with the flat fallback parser", page.url)
+    if fallback:
+        logger.info("%s: too deep or too many attributes for libxml2; read by the fallback parser", page.url)
     lxml.etree.strip_elements(root, *_CODE_TAGS, with_tail=False)
     page.title = _clean(" ".join(text for title in root.iter("title") for text in title.itertext()))
     for element in root.iter("meta"):
@@ -451,6 +475,8 @@ def parse_document(
     if mime_type in converters:
         if body:
             _parse_converted(page, body, converters, limits, extract_links_from_text)
+        elif headers.get("content-length", "").strip() in ("", "0"):  # not a HEAD-only fetch of a sized document
+            _fail(page, "empty", "no body")
     elif mime_type in HTML_TYPES:
         html, page.charset = decode_body(body, content_type, html=True)
         if _looks_binary(html):

@@ -85,7 +85,8 @@ def stub_crawler():
         topic_text="main", save_html=True,
         topic_filter=SimpleNamespace(classify=lambda document: Classification(True, 1.0, 1.0)),
     )
-    return SimpleNamespace(stats=stats, spider=SimpleNamespace(harvest=SimpleNamespace(job=job)))
+    store = SimpleNamespace(anchors_to=lambda url: [])
+    return SimpleNamespace(stats=stats, spider=SimpleNamespace(harvest=SimpleNamespace(job=job, store=store)))
 
 
 def check(item: Fetch, number: int, marker: str) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -88,7 +90,8 @@ def test_densest_span_is_the_best_span(bits):
         return sum(bits[:i]) + bits[i:j].count(0) + sum(bits[j:])
 
     best = max(objective(i, j) for i in range(len(bits) + 1) for j in range(i, len(bits) + 1))
-    assert objective(*_densest_span(bits)) == best
+    assert objective(*_densest_span([(bit, 1) for bit in bits])) == best
+    assert objective(*_densest_span([(bit, len(list(run))) for bit, run in itertools.groupby(bits)])) == best
 
 
 @pytest.mark.parametrize(

@@ -67,10 +67,10 @@ def test_deeply_nested_pages_keep_their_text_and_links(opening, count):
 
 
 def test_the_flat_fallback_keeps_head_and_body_apart():
-    root, flattened = htmltree.parse_html(
+    root, fallback = htmltree.parse_html(
         "<html><head><title>T</title><meta name=keywords content=k></head><body>" + "<div>" * 3000 + "text &amp; more</body>"
     )
-    assert flattened
+    assert fallback
     assert [child.tag for child in root] == ["head", "body"]
     assert [child.tag for child in root[0]] == ["title", "meta"]
     depth = deepest = 0
