@@ -11,7 +11,9 @@ boilerplate by their tag (``nav``, ``header``, ``footer``, ``aside``), their
 ARIA role, or a class or id such as ``sidebar`` or ``cookie-banner``.
 Inside the span, blocks mostly made of links are dropped too.
 
-Pure code on lxml; about a millisecond for an ordinary page.
+Pure code on lxml; about a millisecond for an ordinary page. The parser
+(:mod:`combine_scrapy.parse`) calls :func:`main_content_of` on the tree it
+has already built, so a page is parsed once.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from dataclasses import dataclass, field
 import lxml.etree
 import lxml.html
 import regex
+
+from combine_scrapy.htmltree import EmptyDocument, parse_html
 
 _BLOCK_TAGS = frozenset(
     "address article aside blockquote body br dd div dl dt fieldset figcaption figure footer form "
@@ -44,8 +48,7 @@ _OWN_PARTS = frozenset("header footer".split())
 _NAME_PARTS = regex.compile(r"[^a-z0-9]+")
 # A CJK character is a word of its own; other words are runs of non-space.
 _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]|[^\s\p{Han}\p{Hiragana}\p{Katakana}]+")
-_WHITESPACE = regex.compile(r"\s+")
-_PARSER = lxml.html.HTMLParser(encoding="utf-8")
+_CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
 # A block whose words are more than this share link text is navigation.
 MAX_LINK_DENSITY = 0.5
 
@@ -55,7 +58,7 @@ class _Block:
     """Text between two block-level tags, and where its words are in the token sequence."""
 
     chunks: list[str] = field(default_factory=list)  # text outside boilerplate elements
-    positions: list[int] = field(default_factory=list)  # token indices of its content words
+    spans: list[tuple[int, int]] = field(default_factory=list)  # token index ranges [i, j) of its content words
     words: int = 0
     link_words: int = 0
 
@@ -78,15 +81,28 @@ def _is_boilerplate(element) -> bool:
     return False
 
 
+def _count_tokens(text: str) -> int:
+    """How many tokens (_TOKEN) ``text`` has; str.split counts them when there is no CJK character."""
+    return len(_TOKEN.findall(text)) if _CJK.search(text) else len(text.split())
+
+
 class _Tokens:
-    """The page as tag/word bits, cut into blocks."""
+    """The page as runs of tag/word bits, cut into blocks."""
 
     def __init__(self):
-        self.bits: list[int] = []
+        self.runs: list[tuple[int, int]] = []  # (bit, how many in a row): 1 a tag (or a link word), 0 a word
+        self.length = 0
         self.blocks: list[_Block] = [_Block()]
 
+    def _add(self, bit: int, count: int) -> None:
+        if self.runs and self.runs[-1][0] == bit:
+            self.runs[-1] = (bit, self.runs[-1][1] + count)
+        else:
+            self.runs.append((bit, count))
+        self.length += count
+
     def tag(self) -> None:
-        self.bits.append(1)
+        self._add(1, 1)
 
     def new_block(self) -> None:
         if self.blocks[-1].words:
@@ -95,47 +111,64 @@ class _Tokens:
     def text(self, text: str | None, in_link: bool, in_boilerplate: bool) -> None:
         if not text:
             return
+        count = _count_tokens(text)
+        if not count:
+            return
         block = self.blocks[-1]
-        count = 0
-        for _ in _TOKEN.finditer(text):
-            if not (in_link or in_boilerplate):
-                block.positions.append(len(self.bits))
-            self.bits.append(1 if in_link or in_boilerplate else 0)
-            count += 1
-        if count and not in_boilerplate:
+        if not (in_link or in_boilerplate):
+            block.spans.append((self.length, self.length + count))
+        self._add(1 if in_link or in_boilerplate else 0, count)
+        if not in_boilerplate:
             block.chunks.append(text)
             block.words += count
             block.link_words += count if in_link else 0
 
-    def walk(self, element, in_link: bool = False, in_boilerplate: bool = False) -> None:
-        tag = element.tag if isinstance(element.tag, str) else ""
-        if tag and tag not in _SKIPPED_TAGS:
-            inner_link = in_link or (tag == "a" and not (element.get("href") or "#").startswith("#"))
-            inner_boilerplate = in_boilerplate or _is_boilerplate(element)
-            block = tag in _BLOCK_TAGS
-            if block:
-                self.new_block()
-            self.tag()
-            self.text(element.text, inner_link, inner_boilerplate)
-            for child in element:
-                self.walk(child, inner_link, inner_boilerplate)
-            self.tag()
-            if block:
-                self.new_block()
-        self.text(element.tail, in_link, in_boilerplate)
+    def walk(self, root) -> None:
+        """Tokens of the tree under ``root``, in document order; iterative, so any depth is safe."""
+        outer: list[tuple[bool, bool]] = []  # (in_link, in_boilerplate) around each open element
+        in_link = in_boilerplate = False
+        skipped = 0  # depth inside a skipped element
+        for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+            tag = element.tag if isinstance(element.tag, str) else ""
+            if event == "start":
+                if skipped or not tag or tag in _SKIPPED_TAGS:
+                    skipped += 1
+                    continue
+                outer.append((in_link, in_boilerplate))
+                in_link = in_link or (tag == "a" and not (element.get("href") or "#").startswith("#"))
+                in_boilerplate = in_boilerplate or _is_boilerplate(element)
+                if tag in _BLOCK_TAGS:
+                    self.new_block()
+                self.tag()
+                self.text(element.text, in_link, in_boilerplate)
+                continue
+            if skipped:
+                skipped -= 1
+                if skipped:
+                    continue
+            else:
+                self.tag()
+                if tag in _BLOCK_TAGS:
+                    self.new_block()
+                in_link, in_boilerplate = outer.pop()
+            if element is not root:
+                self.text(element.tail, in_link, in_boilerplate)
 
 
-def _densest_span(bits: list[int]) -> tuple[int, int]:
-    """``[i, j)`` maximising tags before i, words inside and tags after j.
+def _densest_span(runs: list[tuple[int, int]]) -> tuple[int, int]:
+    """``[i, j)`` maximising tags before i, words inside and tags after j, over runs of (bit, count).
 
     With A(x) = tags - words among the first x tokens, the objective is
     A(i) - A(j) + all tags, so one pass keeping the best A(i) so far finds it.
+    A falls through a run of words and rises through a run of tags, so only
+    the end of each run can improve either: a run costs one step, not one per token.
     """
     best_i = best_start = best_end = 0
     best_gain = 0
-    a = best_a = 0
-    for position, bit in enumerate(bits, start=1):
-        a += 1 if bit else -1
+    a = best_a = position = 0
+    for bit, count in runs:
+        position += count
+        a += count if bit else -count
         if best_a - a > best_gain:
             best_gain, best_start, best_end = best_a - a, best_i, position
         if a > best_a:
@@ -143,20 +176,23 @@ def _densest_span(bits: list[int]) -> tuple[int, int]:
     return best_start, best_end
 
 
-def main_content(html: str) -> str:
-    """Text of the page's main content block, one line per block; empty when the page is all boilerplate."""
-    # Parsed as UTF-8 bytes: lxml refuses a str that carries an XML encoding declaration.
-    body = html.replace("\x00", "").encode("utf-8", errors="replace") or b"<html></html>"
-    try:
-        root = lxml.html.document_fromstring(body, parser=_PARSER)
-    except lxml.etree.ParserError:
-        return ""
+def main_content_of(root: lxml.html.HtmlElement) -> str:
+    """Text of the main content block of a parsed page, one line per block; empty when it is all boilerplate."""
     tokens = _Tokens()
     tokens.walk(root)
-    start, end = _densest_span(tokens.bits)
+    start, end = _densest_span(tokens.runs)
     lines = []
     for block in tokens.blocks:
-        inside = any(start <= position < end for position in block.positions)
+        inside = any(first < end and last > start for first, last in block.spans)
         if inside and block.link_words <= MAX_LINK_DENSITY * block.words:
-            lines.append(_WHITESPACE.sub(" ", "".join(block.chunks)).strip())
+            lines.append(" ".join("".join(block.chunks).split()))
     return "\n".join(line for line in lines if line)
+
+
+def main_content(html: str) -> str:
+    """Text of the page's main content block (:func:`main_content_of` the parsed ``html``)."""
+    try:
+        root, _ = parse_html(html)
+    except EmptyDocument:
+        return ""
+    return main_content_of(root)

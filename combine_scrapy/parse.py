@@ -8,11 +8,17 @@ first. The character set comes from the BOM (which wins, as in browsers),
 bytes that are UTF-8, the Content-Type header, the page's own ``<meta>``,
 then detection (charset-normalizer); a declaration the bytes contradict is
 passed over.
-Everything comes out as ``str``. HTML is cleaned (scripts, styles,
-comments, event handlers, ``javascript:`` links) and parsed with lxml:
-title, headings, meta (names lower-cased), visible text, links with their
-anchor text, ``<meta name="robots">``. With extractLinksFromText, URLs
-written in the text become links too.
+Everything comes out as ``str``. HTML is parsed with lxml
+(:mod:`combine_scrapy.htmltree`: per-thread parsers, control characters
+removed, any depth), without scripts, styles and comments, into title,
+headings, meta (names lower-cased), visible text, the main content block
+(:mod:`combine_scrapy.content`), links with their anchor text (never
+``javascript:`` and other script or ``data:`` URLs), ``<meta name="robots">``.
+With extractLinksFromText, URLs written in the text become links too.
+
+A document that cannot be read is no silent empty page: the page's
+``failure`` names the reason, it is logged here, and ParsePipeline counts
+it as ``parse/failed/<reason>``.
 """
 
 from __future__ import annotations
@@ -25,17 +31,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Mapping
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import charset_normalizer
+from charset_normalizer.utils import is_multi_byte_encoding
 import lxml.etree
 import lxml.html
-from lxml_html_clean import Cleaner
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding
 
+from combine_scrapy.content import main_content_of
 from combine_scrapy.convert import DEFAULT_CONVERTERS, Conversion, Converter, Limits, convert_document
 from combine_scrapy.convert.image import image_info
 from combine_scrapy.convert.tex import parse_tex
+from combine_scrapy.htmltree import EmptyDocument, parse_html, sanitize
 
 logger = logging.getLogger(__name__)
 
@@ -45,13 +53,17 @@ TEX_TYPES = ("application/x-tex", "text/x-tex", "application/x-latex", "text/x-l
 # Types a server sends when it does not know better; the body and the URL then say what it is.
 _UNKNOWN_TYPES = ("", "application/octet-stream", "binary/octet-stream", "application/unknown")
 _MAGIC = ((b"%PDF-", "application/pdf"), (b"%!PS", "application/postscript"), (b"{\\rtf", "application/rtf"))
-# Scripts, styles, comments, event handlers and javascript: links go; structure, meta, frames and links stay.
-_CLEANER = Cleaner(
-    scripts=True, javascript=True, comments=True, style=True, processing_instructions=True,
-    embedded=False, frames=False, forms=False, annoying_tags=False, links=False, meta=False,
-    page_structure=False, remove_unknown_tags=False, safe_attrs_only=False,
-)
-_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+# Elements whose content is code, not text: removed from the tree before anything is read from it.
+_CODE_TAGS = ("script", "style")
+# Link targets that run code or carry their content inline; never followed (browsers ignore
+# whitespace and control characters inside the scheme, so these are removed before matching).
+_SCRIPT_URL = re.compile(r"(?:javascript|jscript|livescript|vbscript|mocha|about|data):", re.IGNORECASE)
+_URL_IGNORED = re.compile(r"[\x00-\x20]+")
+_HIGH_BYTE = re.compile(rb"[\x80-\xff]")
+_HIGH_BYTE_RUNS = re.compile(rb"[\x80-\xff]{2,}")
+_UNREADABLE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\ufffd]")
+# <meta http-equiv="refresh" content="5; url=/next">: the delay, then the target.
+_REFRESH = re.compile(r"""\s*[\d.]*+\s*[;,]?\s*(?:url\s*=\s*)?(["']?)(?P<url>[^"']+)\1""", re.IGNORECASE)
 _BLOCK_TAGS = frozenset(
     "address article aside blockquote body br dd div dl dt fieldset figcaption figure footer form "
     "h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table tbody td tfoot th thead tr ul".split()
@@ -59,8 +71,10 @@ _BLOCK_TAGS = frozenset(
 _INVISIBLE_TAGS = ("script", "style", "noscript", "template", "head")
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 # href-like attributes that lead somewhere, and the link kind each gives.
-_LINK_ATTRIBUTES = (("a", "href", "a"), ("area", "href", "area"), ("frame", "src", "frame"), ("iframe", "src", "frame"), ("img", "src", "img"))
-_WHITESPACE = re.compile(r"\s+")
+_LINK_ATTRIBUTES = (
+    ("a", "href", "a"), ("area", "href", "area"), ("frame", "src", "frame"), ("iframe", "src", "frame"),
+    ("img", "src", "img"), ("image", "src", "img"),
+)
 _TEXT_URL = re.compile(r"""\b(?:https?|ftp)://[^\s<>"'`{}|\\^\[\]]+""", re.IGNORECASE)
 
 
@@ -89,7 +103,9 @@ class ParsedPage:
     robots_noindex: bool = False
     robots_nofollow: bool = False
     html: str | None = None
+    main_text: str | None = None  # an HTML page's main content block (content.py), None for other documents
     conversions: list[Conversion] = field(default_factory=list)  # converter runs, in order; the last may have failed
+    failure: str = ""  # why the document could not be read (then logged and counted), empty when it could
 
 
 def _http_date(value: str | None) -> datetime | None:
@@ -102,7 +118,14 @@ def _http_date(value: str | None) -> datetime | None:
 
 
 def _clean(text: str) -> str:
-    return _WHITESPACE.sub(" ", text).strip()
+    """``text`` with each run of whitespace one space (str.split's whitespace is re's ``\\s``), no control characters."""
+    return " ".join(sanitize(text).split())
+
+
+def _fail(page: ParsedPage, reason: str, detail: str) -> None:
+    """Record why the document could not be read, and log it; ParsePipeline counts it."""
+    page.failure = reason
+    logger.warning("cannot parse %s (%s): %s: %s", page.url, page.mime_type, reason, detail)
 
 
 #: The web's fallback for undeclared pages (WHATWG); detection picks it among equally good single-byte guesses.
@@ -118,12 +141,26 @@ def _detect_charset(body: bytes) -> str | None:
     matches = charset_normalizer.from_bytes(body[:65536])
     best = matches.best()
     if best is None:
-        return None
+        return WEB_DEFAULT_CHARSET if _isolated_high_bytes(body[:65536]) else None
+    if is_multi_byte_encoding(best.encoding) and _isolated_high_bytes(body[:65536]):
+        return WEB_DEFAULT_CHARSET
     least_chaos = min(match.chaos for match in matches)
     for match in matches:
         if match.chaos <= least_chaos and WEB_DEFAULT_CHARSET in match.could_be_from_charset:
             return WEB_DEFAULT_CHARSET
     return best.encoding
+
+
+def _isolated_high_bytes(sample: bytes) -> bool:
+    """Bytes above 127 that mostly stand alone between ASCII: accented letters of a single-byte Western charset.
+
+    Text in a multi-byte charset (Big5, GBK, Shift_JIS, EUC) is runs of such
+    bytes, yet the detector often picks one for a short Western page ("Skärgård"
+    is two valid Big5 characters).
+    """
+    high = len(_HIGH_BYTE.findall(sample))
+    paired = sum(len(run) for run in _HIGH_BYTE_RUNS.findall(sample))
+    return high > 0 and paired < 0.2 * high
 
 
 def _charset_name(encoding: str) -> str:
@@ -149,20 +186,21 @@ def _strict(body: bytes, encoding: str | None) -> str | None:
         return None
 
 
-def _utf8(body: bytes) -> str | None:
+def _utf8(body: bytes, declared: bool) -> str | None:
     """``body`` as UTF-8 when its bytes say so: non-ASCII text that is (nearly) all valid UTF-8.
 
     Legacy encodings almost never form valid UTF-8 sequences by chance, so
     this beats any declaration (servers that say ISO-8859-1 about UTF-8
     pages are common); a stray bad byte in a UTF-8 page becomes U+FFFD
-    instead of sending the whole page to a wrong guess.
+    instead of sending the whole page to a wrong guess. When UTF-8 is
+    ``declared`` too, valid sequences need only outnumber the bad bytes.
     """
     if body.isascii():
         return None
     text = body.decode("utf-8", errors="replace")
     errors = text.count("\ufffd")
     valid = sum(1 for char in text if ord(char) > 127) - errors
-    return text if valid > 0 and valid >= 10 * errors else None
+    return text if valid > 0 and valid >= (1 if declared else 10) * errors else None
 
 
 def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tuple[str, str]:
@@ -175,16 +213,19 @@ def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tu
     bom_encoding, bom = read_bom(body)
     if bom_encoding:
         return body[len(bom):].decode(bom_encoding, errors="replace"), _charset_name(bom_encoding)
-    utf8 = _utf8(body)
-    if utf8 is not None:
-        return utf8, "utf-8"
     declared = [http_content_type_encoding(content_type)]
     if html:
         declared.append(html_body_declared_encoding(body))
+    utf8 = _utf8(body, any(_charset_name(resolve_encoding(e) or e) == "utf-8" for e in declared if e))
+    if utf8 is not None:
+        return utf8, "utf-8"
     for encoding in filter(None, declared):
         text = _strict(body, encoding)
         if text is not None:
             return text, _charset_name(resolve_encoding(encoding))
+    if body.isascii() and b"\x1b" not in body and body.count(b"\x00") * 4 < len(body):
+        # ASCII, and neither UTF-16/32 (a NUL every other byte or more) nor ISO-2022 (escape sequences)
+        return body.decode("ascii"), WEB_DEFAULT_CHARSET
     detected = _detect_charset(body)
     if detected:
         text = _strict(body, detected)
@@ -195,29 +236,37 @@ def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tu
 
 
 def _visible_text(root: lxml.html.HtmlElement) -> str:
-    """Text of the page as a reader sees it: block elements apart, inline ones joined."""
+    """Text of the page as a reader sees it: block elements apart, inline ones joined.
+
+    Walked without recursion, so a deeply nested page cannot exhaust the stack.
+    """
     chunks: list[str] = []
-
-    def walk(element):
+    hidden = 0  # depth inside an invisible element
+    for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
         tag = element.tag if isinstance(element.tag, str) else ""
-        if tag in _INVISIBLE_TAGS or not tag:
-            if element.tail:
-                chunks.append(element.tail)
-            return
-        block = tag in _BLOCK_TAGS
-        if block:
+        if event == "start":
+            if hidden or tag in _INVISIBLE_TAGS or not tag:
+                hidden += 1
+            else:
+                if tag in _BLOCK_TAGS:
+                    chunks.append("\n")
+                if element.text:
+                    chunks.append(element.text)
+            continue
+        if hidden:
+            hidden -= 1
+            if hidden:
+                continue
+        elif tag in _BLOCK_TAGS:
             chunks.append("\n")
-        if element.text:
-            chunks.append(element.text)
-        for child in element:
-            walk(child)
-        if block:
-            chunks.append("\n")
-        if element.tail:
+        if element.tail and element is not root:
             chunks.append(element.tail)
-
-    walk(root)
     return "\n".join(_clean(line) for line in "".join(chunks).split("\n") if line.strip())
+
+
+def _text_content(element: lxml.html.HtmlElement) -> str:
+    """All text inside ``element``, clean of whitespace runs and control characters."""
+    return _clean("".join(element.itertext()))
 
 
 def _apply_robots(page: ParsedPage, directives: str) -> None:
@@ -241,56 +290,98 @@ def _link_context(element, words: int = 10) -> str:
     """Up to ``words`` words of the text right before a link (in its parent) and right after it."""
     previous, parent = element.getprevious(), element.getparent()
     before = (previous.tail if previous is not None else parent.text if parent is not None else None) or ""
-    return " ".join(before.split()[-words:] + (element.tail or "").split()[:words])
+    return sanitize(" ".join(before.split()[-words:] + (element.tail or "").split()[:words]))
+
+
+def _link_target(target: str | None) -> str:
+    """An href as a browser reads it (outer spaces and controls gone); empty when it leads nowhere to crawl."""
+    target = sanitize(target or "").strip(" \t\n\r")
+    if not target or target.startswith("#"):
+        return ""
+    head = target[:64]
+    if (":" in head or "%" in head) and _SCRIPT_URL.match(_URL_IGNORED.sub("", unquote(head))):
+        return ""
+    return target.replace("\t", "").replace("\n", "").replace("\r", "")
 
 
 def _parse_html(page: ParsedPage, html: str, extract_links_from_text: bool) -> None:
-    """Fill ``page`` from decoded HTML: cleaned, then title, meta, headings, links and text."""
+    """Fill ``page`` from decoded HTML: title, meta, headings, links, text and main content, from one parse."""
     page.html = html
     try:
-        # lxml refuses a str that declares its own encoding; the declaration was read before decoding.
-        root = lxml.html.document_fromstring(_XML_DECLARATION.sub("", html.replace("\x00", ""), count=1) or "<html></html>")
-        root = _CLEANER.clean_html(root)
-    except (lxml.etree.ParserError, ValueError):
+        root, fallback = parse_html(html)
+    except EmptyDocument:
+        _fail(page, "empty", "no element and no text")
         return
-    page.title = _clean(" ".join(root.xpath("//title//text()")))
+    except (lxml.etree.LxmlError, ValueError) as error:
+        _fail(page, "html", f"{type(error).__name__}: {error}")
+        return
+    if fallback:
+        logger.info("%s: too deep or too many attributes for libxml2; read by the fallback parser", page.url)
+    lxml.etree.strip_elements(root, *_CODE_TAGS, with_tail=False)
+    page.title = _clean(" ".join(text for title in root.iter("title") for text in title.itertext()))
     for element in root.iter("meta"):
         name = (element.get("name") or element.get("http-equiv") or element.get("property") or "").strip().lower()
         content = _clean(element.get("content") or "")
         if name and content:
-            page.meta.setdefault(name, []).append(content)
+            page.meta.setdefault(sanitize(name), []).append(content)
     _apply_robots(page, " ".join(page.meta.get("robots", [])))
     if page.expires is None and "expires" in page.meta:
         page.expires = _http_date(page.meta["expires"][0])
-    page.headings = [text for text in (_clean(h.text_content()) for h in root.iter(*_HEADINGS)) if text]
+    page.headings = [text for text in (_text_content(h) for h in root.iter(*_HEADINGS)) if text]
     base = page.url
     for element in root.iter("base"):
-        if element.get("href"):
-            base = urljoin(page.url, element.get("href").strip())
+        href = _link_target(element.get("href"))
+        if href:
+            base = _join(page.url, href) or page.url
             break
     seen: set[str] = set()
     for tag, attribute, kind in _LINK_ATTRIBUTES:
         for element in root.iter(tag):
-            target = (element.get(attribute) or "").strip()
-            if not target or target.startswith("#"):
-                continue
-            url = urljoin(base, target)
-            if url in seen:
+            target = _link_target(element.get(attribute))
+            url = _join(base, target) if target else ""
+            if not url or url in seen:
                 continue
             seen.add(url)
             title = _clean(element.get("title") or "")
-            anchor = _clean(element.text_content()) if tag in ("a", "area") else ""
+            anchor = _text_content(element) if tag in ("a", "area") else ""
             anchor = anchor or _clean(element.get("alt") or "") or title
             page.links.append(Link(url, anchor, kind, title, _link_context(element)))
+    for refresh in page.meta.get("refresh", []):
+        match = _REFRESH.match(refresh)
+        target = _link_target(match.group("url")) if match else ""
+        url = _join(base, target) if target else ""
+        if url and url not in seen:
+            seen.add(url)
+            page.links.append(Link(url, "", "redirect"))
     page.text = _visible_text(root)
+    page.main_text = sanitize(main_content_of(root))
     if extract_links_from_text:
         page.links.extend(_text_links(page.text, seen))
+    if not (page.title or page.text or page.links):
+        _fail(page, "empty", "no title, text or links")
+
+
+def _join(base: str, target: str) -> str:
+    """``target`` resolved against ``base``; empty when it is no URL at all (``http://[``)."""
+    try:
+        return urljoin(base, target)
+    except ValueError:
+        return ""
 
 
 def _parse_text(page: ParsedPage, text: str, extract_links_from_text: bool) -> None:
     page.text = "\n".join(_clean(line) for line in text.splitlines() if line.strip())
-    if extract_links_from_text:
+    if not page.text:
+        _fail(page, "empty", "no text")
+    elif extract_links_from_text:
         page.links = _text_links(page.text, set())
+
+
+def _looks_binary(text: str) -> bool:
+    """Decoded text that is mostly control and replacement characters: bytes that are no text in any charset."""
+    sample = text[:4096]
+    unreadable = len(_UNREADABLE.findall(sample))
+    return unreadable > 0.1 * len(sample)
 
 
 def _parse_tex(page: ParsedPage, body: bytes, content_type: str | None, extract_links_from_text: bool) -> None:
@@ -309,7 +400,9 @@ def _parse_image(page: ParsedPage, body: bytes, headers: Mapping[str, str]) -> N
     """
     info = image_info(body) if body else None
     if info is None:
-        if headers.get("content-length"):
+        if body:
+            _fail(page, "image", "not an image Pillow can read")
+        elif headers.get("content-length"):
             page.meta["image-bytes"] = [headers["content-length"]]
         return
     page.meta.update({
@@ -334,12 +427,13 @@ def _parse_converted(
                 conversion.converter.program, page.url, page.mime_type, conversion.failure, conversion.detail,
             )
     if not page.conversions or not page.conversions[-1].ok:
+        page.failure = "convert"  # logged above, one line a converter
         return
     output = page.conversions[-1].output
     if page.conversions[-1].is_html:
         html, _ = decode_body(output, None, html=True)
         _parse_html(page, html, extract_links_from_text)
-        page.html = None  # the original document is not HTML; the converter's HTML is no copy of it
+        page.html = page.main_text = None  # the original document is not HTML; the converter's HTML is no copy of it
     else:
         text, _ = decode_body(output, "text/plain; charset=utf-8")
         _parse_text(page, text, extract_links_from_text)
@@ -374,7 +468,8 @@ def parse_document(
 
     The job's converters come first (a user's mapping wins over the internal
     parsers), then the internal HTML, TeX, image and text parsers; a type
-    with neither gives a page without text.
+    with neither gives a page without text. A document that cannot be read
+    gives a page whose ``failure`` says why (and a log line); nothing is raised.
     """
     content_type = headers.get("content-type")
     mime_type = guess_mime_type(url, body, content_type)
@@ -388,15 +483,24 @@ def parse_document(
     if mime_type in converters:
         if body:
             _parse_converted(page, body, converters, limits, extract_links_from_text)
+        elif headers.get("content-length", "").strip() in ("", "0"):  # not a HEAD-only fetch of a sized document
+            _fail(page, "empty", "no body")
     elif mime_type in HTML_TYPES:
         html, page.charset = decode_body(body, content_type, html=True)
-        _parse_html(page, html, extract_links_from_text)
+        if _looks_binary(html):
+            page.html = html
+            _fail(page, "binary", f"{len(body)} bytes that are no text in {page.charset}")
+        else:
+            _parse_html(page, html, extract_links_from_text)
     elif mime_type in TEX_TYPES:
         _parse_tex(page, body, content_type, extract_links_from_text)
     elif mime_type.startswith("image/"):
         _parse_image(page, body, headers)
     elif mime_type in TEXT_TYPES or mime_type.startswith("text/"):
         text, page.charset = decode_body(body, content_type)
-        _parse_text(page, text, extract_links_from_text)
+        if _looks_binary(text):
+            _fail(page, "binary", f"{len(body)} bytes that are no text in {page.charset}")
+        else:
+            _parse_text(page, text, extract_links_from_text)
     _apply_robots(page, headers.get("x-robots-tag", ""))
     return page

@@ -16,13 +16,12 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from combine_scrapy.analyse import Analysis, analyse
-from combine_scrapy.content import main_content
 from combine_scrapy.convert import Limits
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status, valid_status
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
 from combine_scrapy.items import Fetch
 from combine_scrapy.neardup import page_fingerprint
-from combine_scrapy.parse import parse_document
+from combine_scrapy.parse import ParsedPage, mime_type_of, parse_document
 from combine_scrapy.politeness import OVERLOAD_STATUSES, parse_retry_after
 from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.topic import Document
@@ -83,17 +82,25 @@ class ParsePipeline(_HarvestStage):
     async def process_item(self, item: Fetch) -> Fetch:
         if item.outcome is Outcome.SUCCESS:
             job = self.harvest.job
-            page = item.page = await maybe_deferred_to_future(deferToThread(
-                parse_document,
-                item.response_url or item.url,
-                item.body,
-                item.headers,
-                extract_links_from_text=job.extract_links_from_text,
-                converters=job.converters,
-                limits=Limits(timeout=job.converter_timeout, memory=job.converter_memory * 1024 * 1024),
-            ))
+            url = item.response_url or item.url
+            try:
+                page = await maybe_deferred_to_future(deferToThread(
+                    parse_document,
+                    url,
+                    item.body,
+                    item.headers,
+                    extract_links_from_text=job.extract_links_from_text,
+                    converters=job.converters,
+                    limits=Limits(timeout=job.converter_timeout, memory=job.converter_memory * 1024 * 1024),
+                ))
+            except Exception:  # a parser bug must cost one page, not the crawl: logged with its traceback, counted
+                logger.exception("parsing %s failed", url)
+                page = ParsedPage(url, mime_type_of(item.headers.get("content-type")), failure="error")
+            item.page = page
             for conversion in page.conversions:
                 self.stats.inc_value(f"convert/{conversion.failure or 'ok'}")
+            if page.failure:
+                self.stats.inc_value(f"parse/failed/{page.failure}")
             item.record_key = content_key(page.title, page.text, item.url, page.mime_type)
             if page.mime_type.startswith("image/"):
                 # After the key: two images shown with the same alt text are still two images.
@@ -191,7 +198,7 @@ class RecordPipeline(_HarvestStage):
             terms=list(classification.terms),
             language=analysis.language,
             country=analysis.country,
-            fingerprint=page_fingerprint(page.text, main_content(page.html) if page.html is not None else None),
+            fingerprint=page_fingerprint(page.text, page.main_text),
         )
 
 

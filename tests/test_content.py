@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from combine_scrapy.content import _densest_span, main_content
 from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.items import Fetch
+from combine_scrapy.neardup import simhash
 from combine_scrapy.parse import parse_document
 from combine_scrapy.sampleweb import LoopbackWeb, Page
-from combine_scrapy.topic import Document
+from combine_scrapy.pipelines import RecordPipeline
+from combine_scrapy.topic import Classification, Document
 from conftest import PROJECT, JobDir, free_port
+from parsestress import stub_crawler
 
 NEWS_PAGE = """<!DOCTYPE html><html><head><title>Sourdough at home</title>
 <style>.nav { color: red }</style><script>var tracking = "carnivorous";</script></head>
@@ -84,7 +90,8 @@ def test_densest_span_is_the_best_span(bits):
         return sum(bits[:i]) + bits[i:j].count(0) + sum(bits[j:])
 
     best = max(objective(i, j) for i in range(len(bits) + 1) for j in range(i, len(bits) + 1))
-    assert objective(*_densest_span(bits)) == best
+    assert objective(*_densest_span([(bit, 1) for bit in bits])) == best
+    assert objective(*_densest_span([(bit, len(list(run))) for bit, run in itertools.groupby(bits)])) == best
 
 
 @pytest.mark.parametrize(
@@ -112,6 +119,21 @@ def test_document_reads_the_main_content_only_when_asked():
     assert (main.title, main.headings, main.meta) == (whole.title, whole.headings, whole.meta)
     text_page = parse_document("http://example.com/a.txt", b"Plain words, no markup.", {"content-type": "text/plain"})
     assert Document.from_page(text_page, main_content=True).text == "Plain words, no markup."
+
+
+def test_a_page_is_parsed_once_for_its_text_and_its_main_content(monkeypatch):
+    """The parser keeps the main content block on the page; the topic filter and the fingerprint read it there."""
+    page = parse_document("http://example.com/bread.html", NEWS_PAGE.encode(), {"content-type": "text/html; charset=utf-8"})
+    assert page.main_text == main_content(NEWS_PAGE)
+
+    def no_second_parse(*args, **kwargs):
+        raise AssertionError("the page was parsed again")
+
+    monkeypatch.setattr("combine_scrapy.htmltree.parse_html", no_second_parse)
+    monkeypatch.setattr("combine_scrapy.content.parse_html", no_second_parse)
+    assert Document.from_page(page, main_content=True).text == page.main_text
+    item = Fetch(url=page.url, host="example.com", fetched_at=0.0, page=page, classification=Classification(True, 1.0, 1.0))
+    assert RecordPipeline(stub_crawler())._record(item).fingerprint == simhash(page.main_text)
 
 
 def _job(tmp_path, config: str):

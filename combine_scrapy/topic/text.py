@@ -10,8 +10,6 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from combine_scrapy import content
-
 _NOT_WORD = re.compile(r"[^\w/'\-]|_")
 _NUMBER = re.compile(r"^[\d/'\-]+$")
 
@@ -32,14 +30,15 @@ class Document:
         """The parts of a parsed page (:class:`combine_scrapy.parse.ParsedPage`) the filter reads.
 
         With ``main_content`` (topicText = main) the text of an HTML page is
-        only its main content block, without navigation and boilerplate.
+        only its main content block, without navigation and boilerplate (found
+        by the parser in the same pass, ``page.main_text``).
         """
         return cls(
             url=page.url,
             title=page.title,
             meta=" ".join(value for values in page.meta.values() for value in values),
             headings=" ".join(page.headings),
-            text=content.main_content(page.html) if main_content and page.html is not None else page.text,
+            text=page.main_text if main_content and page.main_text is not None else page.text,
             host=host,
         )
 
