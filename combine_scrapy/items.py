@@ -29,3 +29,4 @@ class Fetch:
     classification: Any = None   # topic.Classification, set by TopicPipeline
     analysis: Any = None         # analyse.Analysis (language, country), set by AnalysePipeline with doAnalyse
     record_key: str | None = None  # MD5 of the content, the key of its record; set by ParsePipeline
+    stored_key: str | None = None  # key of the record RecordPipeline stored the page in (a near-duplicate's is another's)

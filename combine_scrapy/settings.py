@@ -86,3 +86,12 @@ COMBINE_HARVEST_LOG_DELAY = 2
 LOG_LEVEL = "INFO"
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 FEED_EXPORT_ENCODING = "utf-8"
+# Feeds of the records a crawl stores, as `scrapy export` writes them: scrapy crawl focused -a job=J -O out.xml:oai_dc
+# (combine_scrapy/export/feeds.py; jsonl replaces Scrapy's, which would write the raw fetches).
+FEED_EXPORTERS = {
+    "oai_dc": "combine_scrapy.export.feeds.DublinCoreFeedExporter",
+    "dc": "combine_scrapy.export.feeds.DublinCoreFeedExporter",
+    "alvis": "combine_scrapy.export.feeds.AlvisFeedExporter",
+    "alvis-light": "combine_scrapy.export.feeds.AlvisLightFeedExporter",
+    "jsonl": "combine_scrapy.export.feeds.JsonLinesFeedExporter",
+}
