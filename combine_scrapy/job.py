@@ -218,6 +218,9 @@ VARIABLES: dict[str, _Variable] = {
     "HubDirectoryLinks": _Variable("hub_directory_links", _parse_count),
     # Main-content extraction (not Combine's): the topic filter scores all of the text, or only the main content block.
     "topicText": _Variable("topic_text", _parse_topic_text),
+    # Archiving (not Combine's): every fetch as WARC/1.1 request and response records under data/<job>/warc/.
+    "saveWARC": _Variable("save_warc", _parse_bool),
+    "WARCMaxSize": _Variable("warc_max_size", _parse_positive_int),
 }
 BLOCKS = ("allow", "exclude", "sessionids", "serveralias", "converters")
 #: Variables whose empty value means something (no From header, no HEAD-only extensions); any other needs a value.
@@ -287,6 +290,8 @@ class Job:
     hub_directory_links: int = 30
     learned_url_rules: LearnedUrlRules | None = None
     topic_text: str = "all"
+    save_warc: bool = False
+    warc_max_size: int = 1_000_000_000
     #: Lines of seeds.txt the URL rules refuse (the crawl warns about each).
     refused_seeds: tuple[RefusedSeed, ...] = ()
 

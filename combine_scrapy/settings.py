@@ -57,6 +57,8 @@ DOWNLOADER_MIDDLEWARES = {
     "combine_scrapy.middlewares.HostPacingMiddleware": 500,
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
     "combine_scrapy.middlewares.BoundedHttpCompressionMiddleware": 590,
+    # saveWARC: archives each response as it came, before BoundedHttpCompressionMiddleware decodes it.
+    "combine_scrapy.warc.middleware.WarcMiddleware": 595,
 }
 
 ITEM_PIPELINES = {
