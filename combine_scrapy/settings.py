@@ -75,6 +75,8 @@ EXTENSIONS = {
     "combine_scrapy.extensions.HarvestSummary": 510,
     "combine_scrapy.extensions.HarvesterPidFile": 520,
     "combine_scrapy.extensions.HarvestLogWriter": 530,
+    # Sitemaps = 1 / SitemapGuess = 1: the sitemaps of each host whose robots.txt is read, as a link source.
+    "combine_scrapy.sitemaps.SitemapReader": 540,
     "scrapy.extensions.logstats.LogStats": None,
 }
 # Seconds between two progress lines in the log (0: none).
