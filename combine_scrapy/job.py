@@ -227,6 +227,9 @@ VARIABLES: dict[str, _Variable] = {
     "SitemapMaxFiles": _Variable("sitemap_max_files", _parse_positive_int),
     "SitemapMaxUrls": _Variable("sitemap_max_urls", _parse_positive_int),
     "SitemapMaxSize": _Variable("sitemap_max_size", _parse_positive_int),
+    # Negative pages (ACHE's, not Combine's): irrelevant pages kept apart for `scrapy train --crawled`.
+    "saveIrrelevant": _Variable("save_irrelevant", _parse_bool),
+    "IrrelevantMaxPages": _Variable("irrelevant_max_pages", _parse_positive_int),
 }
 BLOCKS = ("allow", "exclude", "sessionids", "serveralias", "converters")
 #: Variables whose empty value means something (no From header, no HEAD-only extensions); any other needs a value.
@@ -303,6 +306,8 @@ class Job:
     sitemap_max_files: int = 50
     sitemap_max_urls: int = 50_000
     sitemap_max_size: int = 50 * 1024 * 1024
+    save_irrelevant: bool = False
+    irrelevant_max_pages: int = 100_000
     #: Lines of seeds.txt the URL rules refuse (the crawl warns about each).
     refused_seeds: tuple[RefusedSeed, ...] = ()
 

@@ -67,6 +67,8 @@ ITEM_PIPELINES = {
     "combine_scrapy.pipelines.TopicPipeline": 200,
     "combine_scrapy.pipelines.AnalysePipeline": 250,
     "combine_scrapy.pipelines.RecordPipeline": 300,
+    # saveIrrelevant = 1: pages the topic filter turned down, kept apart as negative examples.
+    "combine_scrapy.irrelevant.IrrelevantPagesPipeline": 310,
     "combine_scrapy.pipelines.FrontierPipeline": 900,
 }
 
