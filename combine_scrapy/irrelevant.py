@@ -144,8 +144,10 @@ class IrrelevantPagesPipeline:
         return cls(crawler)
 
     def open_spider(self) -> None:
-        harvest = getattr(self.crawler.spider, "harvest", None)
-        if harvest is None or not harvest.job.save_irrelevant:
+        spider = self.crawler.spider
+        harvest = getattr(spider, "harvest", None)
+        # Only the job's crawl: `scrapy trial` (its own throw-away state) leaves the job's files alone.
+        if spider.name != "focused" or harvest is None or not harvest.job.save_irrelevant:
             return
         job = harvest.job
         path = Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / IRRELEVANT_FILE

@@ -168,10 +168,12 @@ class SitemapReader:
         return self.crawler.spider.harvest
 
     def robots_fetched(self, page_url: str, status: int | None, body: bytes | None, policy) -> None:
-        harvest = getattr(self.crawler.spider, "harvest", None)
-        job = harvest.job if harvest is not None else None
-        if job is None or not (job.sitemaps or job.sitemap_guess):
+        spider = self.crawler.spider
+        harvest = getattr(spider, "harvest", None)
+        # Only the job's crawl: `scrapy trial` explores the seed sites by their links alone.
+        if spider.name != "focused" or harvest is None or not (harvest.job.sitemaps or harvest.job.sitemap_guess):
             return
+        job = harvest.job
         parts = urlsplit(page_url)
         origin = f"{parts.scheme}://{parts.netloc}"
         named = sitemaps_in_robots(body, f"{origin}/robots.txt") if job.sitemaps and status and 200 <= status < 300 else []

@@ -164,3 +164,17 @@ def test_crawl_with_save_warc_archives_one_response_record_per_fetch(job_dir: Jo
     index_lines = [line for path in files for line in Path(f"{path}.cdxj").read_text().splitlines()]
     assert len(index_lines) == sum(hits.values())
     assert "'warc/responses': %d" % sum(hits.values()) in result.stderr
+
+
+def test_scrapy_trial_leaves_the_jobs_archive_and_kept_pages_alone(job_dir: JobDir):
+    pages = {"/": _page("Carnivorous plants", "Sundews and drosera.", '<a href="/off.html">off</a>'),
+             "/off.html": _page("Baseball", "Pitchers and batters.")}
+    port = free_port()
+    with LoopbackWeb({"127.0.0.2": pages}, port=port) as web:
+        job_dir.write("WaitIntervalHost = 0.1\nsaveWARC = 1\nsaveIrrelevant = 1\nSitemaps = 1\n", TOPIC,
+                      [web.url("127.0.0.2")])
+        result = job_dir.scrapy("trial", "t", "--pages", "5")
+        fetched = {hit.path for hit in web.hits}
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "/off.html" in fetched  # the trial crawled
+    assert not (job_dir.data / "t" / "warc").exists() and not (job_dir.data / "t" / "irrelevant.sqlite").exists()

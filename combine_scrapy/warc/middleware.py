@@ -66,7 +66,8 @@ class WarcMiddleware:
 
     def spider_opened(self, spider) -> None:
         harvest = getattr(spider, "harvest", None)
-        if harvest is None or not harvest.job.save_warc:
+        # Only the job's crawl: `scrapy trial` (its own throw-away state) leaves the job's archive alone.
+        if spider.name != "focused" or harvest is None or not harvest.job.save_warc:
             return
         job = harvest.job
         self.archive = WarcArchive(
