@@ -30,3 +30,4 @@ class Fetch:
     analysis: Any = None         # analyse.Analysis (language, country), set by AnalysePipeline with doAnalyse
     record_key: str | None = None  # MD5 of the content, the key of its record; set by ParsePipeline
     distance: int = 0            # link hops since the last relevant page on the best known path (from the frontier)
+    stored_key: str | None = None  # key of the record RecordPipeline stored the page in (a near-duplicate's is another's)

@@ -222,6 +222,18 @@ VARIABLES: dict[str, _Variable] = {
     "HubDirectoryLinks": _Variable("hub_directory_links", _parse_count),
     # Main-content extraction (not Combine's): the topic filter scores all of the text, or only the main content block.
     "topicText": _Variable("topic_text", _parse_topic_text),
+    # Archiving (not Combine's): every fetch as WARC/1.1 request and response records under data/<job>/warc/.
+    "saveWARC": _Variable("save_warc", _parse_bool),
+    "WARCMaxSize": _Variable("warc_max_size", _parse_positive_int),
+    # Sitemaps (not Combine's): robots.txt's Sitemap: lines, /sitemap.xml, as a link source; bounded per host.
+    "Sitemaps": _Variable("sitemaps", _parse_bool),
+    "SitemapGuess": _Variable("sitemap_guess", _parse_bool),
+    "SitemapMaxFiles": _Variable("sitemap_max_files", _parse_positive_int),
+    "SitemapMaxUrls": _Variable("sitemap_max_urls", _parse_positive_int),
+    "SitemapMaxSize": _Variable("sitemap_max_size", _parse_positive_int),
+    # Negative pages (ACHE's, not Combine's): irrelevant pages kept apart for `scrapy train --crawled`.
+    "saveIrrelevant": _Variable("save_irrelevant", _parse_bool),
+    "IrrelevantMaxPages": _Variable("irrelevant_max_pages", _parse_positive_int),
 }
 BLOCKS = ("allow", "exclude", "sessionids", "serveralias", "converters")
 #: Variables whose empty value means something (no From header, no HEAD-only extensions); any other needs a value.
@@ -293,6 +305,15 @@ class Job:
     hub_directory_links: int = 30
     learned_url_rules: LearnedUrlRules | None = None
     topic_text: str = "all"
+    save_warc: bool = False
+    warc_max_size: int = 1_000_000_000
+    sitemaps: bool = False
+    sitemap_guess: bool = False
+    sitemap_max_files: int = 50
+    sitemap_max_urls: int = 50_000
+    sitemap_max_size: int = 50 * 1024 * 1024
+    save_irrelevant: bool = False
+    irrelevant_max_pages: int = 100_000
     #: Lines of seeds.txt the URL rules refuse (the crawl warns about each).
     refused_seeds: tuple[RefusedSeed, ...] = ()
 

@@ -40,6 +40,11 @@ REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 REDIRECT_SCHEMES = ("http", "https")
 
 
+#: Signal sent with each robots.txt answer read from the network: ``page_url`` (the request that needed it),
+#: ``status`` and ``body`` (None when unreachable) and the ``policy`` parsed from them (the sitemap reader listens).
+ROBOTS_FETCHED = object()
+
+
 class UrlRejected(IgnoreRequest):
     """The URL fails the job's canonicalization or allow/exclude rules."""
 
@@ -134,6 +139,7 @@ class RobotsMiddleware:
             from_frontier = "frontier_entry" in request.meta
             status, body = await self._read_robots(host, request.url, one_hop=from_frontier)
             cached = self._remember(host, status, body, now)
+            self.crawler.signals.send_catch_log(ROBOTS_FETCHED, page_url=request.url, status=status, body=body, policy=cached[0])
             if from_frontier:
                 raise RobotsPending(f"robots.txt of {host} read first")
         policy, available = cached

@@ -24,6 +24,7 @@ from combine_scrapy.neardup import page_fingerprint
 from combine_scrapy.parse import ParsedPage, mime_type_of, parse_document
 from combine_scrapy.politeness import OVERLOAD_STATUSES, parse_retry_after
 from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
+from combine_scrapy.store import Stored
 from combine_scrapy.topic import Document
 from combine_scrapy.topic.links import LinkCandidate
 from combine_scrapy.topic.online import DamagedModel, store_for
@@ -166,6 +167,7 @@ class RecordPipeline(_HarvestStage):
                 near = job.near_duplicate_distance if job.near_duplicates else None
                 stored = store.store(self._record(item), near_duplicate_distance=near)
                 self.stats.inc_value(f"records/{stored.value}")
+                item.stored_key = store.key_for_url(item.url) if stored is Stored.NEAR_DUPLICATE else item.record_key
                 return item
         if item.outcome in (Outcome.SUCCESS, Outcome.NOT_FOUND, Outcome.ROBOTS):
             if store.forget_url(item.url):

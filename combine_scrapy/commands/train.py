@@ -103,6 +103,11 @@ class Command(ScrapyCommand):
                 f"--{kind}", action="append", default=[], metavar="FOLDER_OR_URL_LIST",
                 help=f"a folder of example files {about} the topic (.txt, .html) or a file listing their URLs; repeatable",
             )
+        parser.add_argument(
+            "--crawled", action="store_true",
+            help="also learn from the job's own crawl: its records as positive examples, the irrelevant pages "
+                 "it kept (saveIrrelevant = 1) as negative ones",
+        )
 
     def run(self, args, opts):
         if len(args) != 1:
@@ -112,9 +117,15 @@ class Command(ScrapyCommand):
             job_dir = find_job_dir(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
             values, _ = parse_config(job_dir / CONFIG_FILE) if (job_dir / CONFIG_FILE).exists() else ({}, {})
             main_content = values.get("topicText", (0, "all"))[1].strip() == "main"
-            positive = read_examples(opts.positive, "positive", user_agent, main_content)
-            negative = read_examples(opts.negative, "negative", user_agent, main_content)
-        except (JobConfigError, ExampleError) as e:
+            if opts.crawled:
+                positive, negative = self._crawled(job_dir.name, main_content)
+            else:
+                positive, negative = [], []
+            if opts.positive or not positive:
+                positive += read_examples(opts.positive, "positive", user_agent, main_content)
+            if opts.negative or not negative:
+                negative += read_examples(opts.negative, "negative", user_agent, main_content)
+        except (JobConfigError, ExampleError, FileNotFoundError) as e:
             print(f"error: {e}", file=sys.stderr)
             self.exitcode = 2
             return
@@ -139,3 +150,13 @@ class Command(ScrapyCommand):
         else:
             print(f"{CROSS_VALIDATION_FOLDS}-fold cross-validation accuracy: {accuracy:.1%}")
         print(f"wrote {path}; use it with classifyPlugIn = svm in {job_dir / 'combine.cfg'}")
+
+    def _crawled(self, job: str, main_content: bool):
+        """The job's records and the irrelevant pages its crawl kept, as positive and negative examples."""
+        from combine_scrapy.irrelevant import crawl_examples
+
+        positive, negative = crawl_examples(
+            job, self.settings.get("COMBINE_DATA_DIR"), self.settings.get("MYSQL_URL"), main_content
+        )
+        print(f"from the crawl of {job}: {len(positive)} records, {len(negative)} irrelevant pages")
+        return positive, negative
