@@ -73,6 +73,7 @@ EXTENSIONS = {
     "combine_scrapy.extensions.HarvestSummary": 510,
     "combine_scrapy.extensions.HarvesterPidFile": 520,
     "combine_scrapy.extensions.HarvestLogWriter": 530,
+    "combine_scrapy.console.beacon.HarvesterBeacon": 540,
     "scrapy.extensions.logstats.LogStats": None,
 }
 # Seconds between two progress lines in the log (0: none).
@@ -82,6 +83,10 @@ COMBINE_PROGRESS_TERMINAL_INTERVAL = 2
 # Log every fetch to data/<job>/harvest_log.sqlite (scrapy status, scrapy report), at most this many seconds late.
 COMBINE_HARVEST_LOG = True
 COMBINE_HARVEST_LOG_DELAY = 2
+# Seconds between two reports of each harvester's state (alive, paused, URLs in flight) for `scrapy serve` (0: none).
+COMBINE_BEACON_INTERVAL = 1
+# `scrapy serve`: records in one OAI-PMH list response before a resumption token.
+COMBINE_OAI_PAGE_SIZE = 100
 
 LOG_LEVEL = "INFO"
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"

@@ -22,6 +22,7 @@ Cluster keeps one job in one slot):
 ``scores``           hash url -> topic score of its last fetch (PageRank strategies)
 ``links``            set of ``source\\ntarget`` edges of the crawled graph
 ``robots:<host>``    hash: status, body, expires
+``paused``           present while the job's harvesters are paused
 
 Members of ``fifo:`` and ``best:`` are the 16-digit order of marking followed
 by the URL, so URLs of equal priority sort first-marked first.
@@ -551,6 +552,16 @@ class RedisFrontier:
         edges = sorted(tuple(edge.decode().split("\n", 1)) for edge in self.server.sscan_iter(links, count=1000))
         scores = {url.decode(): float(score) for url, score in self.server.hscan_iter(scored, count=1000)}
         return edges, scores
+
+    def set_paused(self, paused: bool) -> None:
+        """Pause or resume every harvester of the job, on every machine."""
+        if paused:
+            self.server.set(self._key("paused"), b"1")
+        else:
+            self.server.delete(self._key("paused"))
+
+    def paused(self) -> bool:
+        return bool(self.server.exists(self._key("paused")))
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
         """Overwrite the priority of marked URLs (a PageRank recomputation)."""

@@ -27,6 +27,9 @@ from combine_scrapy.frontier import FULL_ROUND_STRATEGIES, FrontierEntry
 
 logger = logging.getLogger(__name__)
 
+#: Seconds between two looks at the job's pause flag (``scrapy pause``, the console): how soon a pause or resume bites.
+PAUSE_POLL = 1.0
+
 
 class BreadthFirstTimeScheduler(BaseScheduler):
     def __init__(self, crawler, idle_horizon: float, best_batch: int, rerank_every: int, shared_poll: float):
@@ -40,6 +43,8 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         self.ready: deque[FrontierEntry] = deque()
         self._wakeup = None        # the pending wake-up call, and when it fires
         self._wake_at: float | None = None
+        self._paused = False      # the job's pause flag as last read, and when
+        self._pause_read_at = float("-inf")
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -78,12 +83,17 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         if self.ready:
             return True
         now = time.time()
+        if self.paused(now):  # a paused crawl waits for resume (or stop) instead of ending
+            return True
         due = self.harvest.frontier.next_due(now)
         return due is not None and due <= now + self.idle_horizon
 
     def next_request(self) -> Request | None:
         frontier = self.harvest.frontier
         now = time.time()
+        if self.paused(now):
+            self._wake_in(now, PAUSE_POLL)
+            return None
         if not self.ready:
             self._schedule(now)
         while self.ready:
@@ -94,6 +104,17 @@ class BreadthFirstTimeScheduler(BaseScheduler):
                 return self.spider.request_for(entry)
         self._wake_when_due(now)
         return None
+
+    def paused(self, now: float) -> bool:
+        """The job's pause flag, read from the frontier at most every PAUSE_POLL seconds; changes are logged."""
+        if now - self._pause_read_at >= PAUSE_POLL:
+            self._pause_read_at = now
+            paused = self.harvest.frontier.paused()
+            if paused != self._paused:
+                logger.info("job %s %s", self.harvest.job.name, "paused: no new URL is taken" if paused else "resumed")
+                self.stats.inc_value("scheduler/paused" if paused else "scheduler/resumed")
+            self._paused = paused
+        return self._paused
 
     def _schedule(self, now: float) -> None:
         """Build the next ready queue in the job's strategy's order."""
@@ -119,6 +140,11 @@ class BreadthFirstTimeScheduler(BaseScheduler):
             return
         if self.harvest.shared:
             due = min(due, now + self.shared_poll)
+        self._wake_in(now, due - now)
+
+    def _wake_in(self, now: float, delay: float) -> None:
+        """Poll the scheduler again in ``delay`` seconds, unless a wake-up is due sooner."""
+        due = now + delay
         if self._wake_at is not None and self._wake_at <= due:
             return
         if self._wakeup is not None:
