@@ -24,13 +24,21 @@ def page_text(host: str, number: int) -> str:
 
 
 def chain_web(hosts: list[str], port: int, pages: int, delay: float = 0.0) -> dict[str, dict[str, Page]]:
-    """Every host: a home page and ``pages`` pages, each linking the next, so a host is crawled one page at a time."""
+    """Every host: a home page and ``pages`` pages, each linking the next, so a host is crawled one page at a time;
+    every third page also links an off-topic page (``/off<n>.html``), which the topic filter turns down."""
     sites = {}
     for host in hosts:
         site = {"/": Page(f'<html><head><title>Carnivorous plants at {host}</title></head>'
                           f'<body>Carnivorous plants. <a href="/p0.html">first</a></body></html>', delay=delay)}
         for number in range(pages):
             following = f'<a href="/p{number + 1}.html">next</a>' if number + 1 < pages else ""
+            if number % 3 == 0:
+                following += f' <a href="/off{number}.html">scores</a>'
+                site[f"/off{number}.html"] = Page(
+                    f"<html><head><title>Baseball scores {number}</title></head>"
+                    f"<body>The pitchers threw {number} strikes; the batting order changed.</body></html>",
+                    delay=delay,
+                )
             site[f"/p{number}.html"] = Page(
                 f"<html><head><title>Carnivorous plants {host} page {number}</title></head>"
                 f"<body><h1>{'Sundews' if number % 2 else 'Pitcher plants'}</h1><p>{page_text(host, number)}</p>"

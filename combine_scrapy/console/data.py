@@ -17,7 +17,7 @@ from pathlib import Path
 import redis
 
 from combine_scrapy.console.beacon import beacon_key
-from combine_scrapy.console.records import RecordIndex
+from combine_scrapy.console.records import RecordIndex, on_host
 from combine_scrapy.control import harvesters_dir, running_harvesters, stop_processes
 from combine_scrapy.export.select import parse_date
 from combine_scrapy.harvest import Harvest
@@ -288,7 +288,7 @@ class ConsoleData:
             name == filters.topic_class or name.startswith(filters.topic_class + ".") for name in head.classes
         ):
             return False
-        if filters.host and filters.host not in {host_of(url) for url in urls}:
+        if filters.host and not any(on_host(host_of(url), filters.host) for url in urls):
             return False
         if filters.since is not None and head.checked < filters.since:
             return False

@@ -31,15 +31,24 @@ class Tombstone:
     deleted: float
 
 
+def _like_prefix(text: str) -> str:
+    """``text`` escaped for ``LIKE ... ESCAPE '!'``, to be followed by a wildcard."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
 def class_condition(topic_class: str | None) -> tuple[str, list]:
     """SQL selecting records of a class or any of its sub-classes (``CP`` takes ``CP.Drosera``)."""
     if topic_class is None:
         return "", []
-    escaped = topic_class.replace("!", "!!").replace("%", "!%").replace("_", "!_")
     return (
         " AND r.id IN (SELECT t.record FROM {p}topics t WHERE t.class = ? OR t.class LIKE ? ESCAPE '!')",
-        [topic_class, escaped + ".%"],
+        [topic_class, _like_prefix(topic_class) + ".%"],
     )
+
+
+def on_host(host_port: str, host: str) -> bool:
+    """Whether a URL's ``host[:port]`` is ``host``, given with its port or without."""
+    return host_port == host or host_port.rpartition(":")[0] == host
 
 
 class RecordIndex:
@@ -151,9 +160,9 @@ class RecordIndex:
             where, parameters = where + " AND r.checked < ?", [*parameters, until]
         condition, values = class_condition(topic_class)
         where, parameters = where + condition, [*parameters, *values]
-        if host is not None:
-            where += " AND r.`key` IN (SELECT u.`key` FROM {p}record_urls u WHERE u.host = ?)"
-            parameters.append(host)
+        if host is not None:  # with its port or without
+            where += " AND r.`key` IN (SELECT u.`key` FROM {p}record_urls u WHERE u.host = ? OR u.host LIKE ? ESCAPE '!')"
+            parameters += [host, _like_prefix(host) + ":%"]
         return where, parameters
 
     def _with_classes(self, rows: list[tuple]) -> list[RecordHead]:

@@ -54,7 +54,7 @@ function element(name, attributes, parent) {
 // A line plot of series [{points: [[x, y], ...], color, label}] with axes from 0, into an SVG of 480 x 260.
 function plot(svg, series, xLabel, yLabel, yMax, formatX) {
   svg.replaceChildren();
-  const left = 52, right = 470, top = 12, bottom = 220;
+  const left = 52, right = 470, top = 26, bottom = 220;
   const xs = series.flatMap(s => s.points.map(p => p[0]));
   const xMin = xs.length ? Math.min(...xs) : 0;
   const xMax = Math.max(xMin + 1, ...xs);
@@ -80,8 +80,8 @@ function plot(svg, series, xLabel, yLabel, yMax, formatX) {
       element("polyline", {points: s.points.map(p => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" "),
                            fill: "none", stroke: s.color, "stroke-width": 2.5, class: "series"}, svg);
     }
-    element("rect", {x: legendX, y: top + 6, width: 10, height: 10, fill: s.color}, svg);
-    const label = element("text", {x: legendX + 14, y: top + 15, class: "legend"}, svg);
+    element("rect", {x: legendX, y: 4, width: 10, height: 10, fill: s.color}, svg);
+    const label = element("text", {x: legendX + 14, y: 13, class: "legend"}, svg);
     label.textContent = s.label;
     legendX += 14 + 7 * s.label.length + 16;
   }
