@@ -73,7 +73,7 @@ EXTENSIONS = {
     "combine_scrapy.extensions.HarvestSummary": 510,
     "combine_scrapy.extensions.HarvesterPidFile": 520,
     "combine_scrapy.extensions.HarvestLogWriter": 530,
-    "combine_scrapy.console.beacon.HarvesterBeacon": 540,
+    "combine_scrapy.console.beacon.HarvesterBeacon": 550,
     "scrapy.extensions.logstats.LogStats": None,
 }
 # Seconds between two progress lines in the log (0: none).
