@@ -80,6 +80,7 @@ EXTENSIONS = {
     "combine_scrapy.extensions.CrawlFaults": 540,
     # Sitemaps = 1 / SitemapGuess = 1: the sitemaps of each host whose robots.txt is read, as a link source.
     "combine_scrapy.sitemaps.SitemapReader": 545,
+    "combine_scrapy.console.beacon.HarvesterBeacon": 550,
     "scrapy.extensions.logstats.LogStats": None,
 }
 # Seconds between two progress lines in the log (0: none).
@@ -88,6 +89,10 @@ COMBINE_PROGRESS_INTERVAL = 30
 COMBINE_PROGRESS_TERMINAL_INTERVAL = 2
 # Log every fetch to data/<job>/harvest_log.sqlite (scrapy status, scrapy report) as it completes.
 COMBINE_HARVEST_LOG = True
+# Seconds between two reports of each harvester's state (alive, paused, URLs in flight) for `scrapy serve` (0: none).
+COMBINE_BEACON_INTERVAL = 1
+# `scrapy serve`: records in one OAI-PMH list response before a resumption token.
+COMBINE_OAI_PAGE_SIZE = 100
 
 LOG_LEVEL = "INFO"
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"

@@ -11,6 +11,7 @@ SYSTEM_PACKAGES=(
   poppler-utils ghostscript antiword unrtf catdoc util-linux
   mariadb-server redis-server
   docker-compose  # the tests validate docker-compose.yml with it (no Docker engine needed)
+  chromium chromium-driver  # the console's browser tests (selenium drives Debian's chromium, nothing downloaded)
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

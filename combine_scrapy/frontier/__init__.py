@@ -177,6 +177,11 @@ class Frontier(Protocol):
 
     def counts(self, now: float) -> dict[str, int]: ...
 
+    def set_paused(self, paused: bool) -> None:
+        """Pause (no URL handed out to any harvester) or resume the job; kept in the frontier, so all see it."""
+
+    def paused(self) -> bool: ...
+
     def hosts(self, now: float, limit: int = 20) -> list[tuple[str, int, float]]:
         """Hosts with marked URLs, most first: (host, marked URLs, seconds until unlocked)."""
 

@@ -28,6 +28,7 @@ Cluster keeps one job in one slot):
                      harvester that finds it gone or changed knows the frontier vanished under it
                      (Redis restarted without persistence, the keys deleted) and stops instead of
                      reporting an empty frontier as a finished crawl.
+``paused``           present while the job's harvesters are paused
 
 Members of ``fifo:`` and ``best:`` are the 16-digit order of marking followed
 by the URL, so URLs of equal priority sort first-marked first.
@@ -668,6 +669,16 @@ class RedisFrontier:
         edges = sorted(tuple(edge.decode().split("\n", 1)) for edge in self.server.sscan_iter(links, count=1000))
         scores = {url.decode(): float(score) for url, score in self.server.hscan_iter(scored, count=1000)}
         return edges, scores
+
+    def set_paused(self, paused: bool) -> None:
+        """Pause or resume every harvester of the job, on every machine."""
+        if paused:
+            self.server.set(self._key("paused"), b"1")
+        else:
+            self.server.delete(self._key("paused"))
+
+    def paused(self) -> bool:
+        return bool(self.server.exists(self._key("paused")))
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
         """Overwrite the priority of marked URLs (a PageRank recomputation)."""

@@ -33,6 +33,9 @@ from combine_scrapy.frontier.strategy import strategy_named
 
 logger = logging.getLogger(__name__)
 
+#: Seconds between two looks at the job's pause flag (``scrapy pause``, the console): how soon a pause or resume bites.
+PAUSE_POLL = 1.0
+
 
 class BreadthFirstTimeScheduler(BaseScheduler):
     def __init__(self, crawler, idle_horizon: float, best_batch: int, rerank_every: int, shared_poll: float):
@@ -48,6 +51,8 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         self._lease_ends: dict[str, float] = {}  # URL -> end of the lease this harvester took
         self._wakeup = None        # the pending wake-up call, and when it fires
         self._wake_at: float | None = None
+        self._paused = False      # the job's pause flag as last read, and when
+        self._pause_read_at = float("-inf")
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -91,12 +96,17 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         if self.ready:
             return True
         now = time.time()
+        if self.paused(now):  # a paused crawl waits for resume (or stop) instead of ending
+            return True
         due = self.harvest.frontier.next_due(now)
         return due is not None and due <= now + self.idle_horizon
 
     @stops_crawl_on_fault(None)
     def next_request(self) -> Request | None:
         now = time.time()
+        if self.paused(now):
+            self._wake_in(now, PAUSE_POLL)
+            return None
         if self._in_flight(now) >= self.best_batch:
             return None  # the engine asks again when a page in flight has gone through the pipelines
         if not self.ready:
@@ -117,6 +127,17 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         for url in [url for url in self._lease_ends if url not in leased]:
             del self._lease_ends[url]
         return sum(1 for end in self._lease_ends.values() if end > now)
+
+    def paused(self, now: float) -> bool:
+        """The job's pause flag, read from the frontier at most every PAUSE_POLL seconds; changes are logged."""
+        if now - self._pause_read_at >= PAUSE_POLL:
+            self._pause_read_at = now
+            paused = self.harvest.frontier.paused()
+            if paused != self._paused:
+                logger.info("job %s %s", self.harvest.job.name, "paused: no new URL is taken" if paused else "resumed")
+                self.stats.inc_value("scheduler/paused" if paused else "scheduler/resumed")
+            self._paused = paused
+        return self._paused
 
     def _schedule(self, now: float) -> None:
         """Build the next ready queue in the job's strategy's order."""
@@ -149,6 +170,11 @@ class BreadthFirstTimeScheduler(BaseScheduler):
             due = max(due, self._held_until)
         if self.harvest.shared:
             due = min(due, now + self.shared_poll)
+        self._wake_in(now, due - now)
+
+    def _wake_in(self, now: float, delay: float) -> None:
+        """Poll the scheduler again in ``delay`` seconds, unless a wake-up is due sooner."""
+        due = now + delay
         if self._wake_at is not None and self._wake_at <= due:
             return
         if self._wakeup is not None:

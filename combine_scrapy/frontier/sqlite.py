@@ -56,6 +56,10 @@ CREATE TABLE IF NOT EXISTS robots (
     body BLOB,
     expires REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS control (          -- flags every process of the job reads: paused
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 
 
@@ -393,3 +397,13 @@ class SqliteFrontier:
             "done": row[3] or 0,
             "hosts": row[4],
         }
+
+    def set_paused(self, paused: bool) -> None:
+        """Pause or resume every harvester of the job (``scrapy pause`` / ``resume``, the console)."""
+        if paused:
+            self._db.execute("INSERT OR REPLACE INTO control (name, value) VALUES ('paused', '1')")
+        else:
+            self._db.execute("DELETE FROM control WHERE name = 'paused'")
+
+    def paused(self) -> bool:
+        return self._db.execute("SELECT 1 FROM control WHERE name = 'paused'").fetchone() is not None
