@@ -198,3 +198,20 @@ class Harvest:
             logger.warning("%d leased URLs not given back (%s); they come back when their lease ends", len(self.leased), fault)
         self.frontier.close()
         self.store.close()
+
+
+class HarvestComponent:
+    """Base of the crawl's Scrapy components (pipelines, middlewares, extensions): the crawler, its
+    stats, and the crawl's Harvest, which the spider opens."""
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.stats = crawler.stats
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    @property
+    def harvest(self) -> Harvest:
+        return self.crawler.spider.harvest

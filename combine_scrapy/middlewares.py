@@ -27,6 +27,7 @@ from twisted.internet.interfaces import IResolutionReceiver
 from zope.interface import implementer
 
 from combine_scrapy.addresses import PRIVATE_ADDRESS, Address, parse_ip
+from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.politeness import OVERLOAD_STATUSES, parse_retry_after
 from combine_scrapy.robots import MAX_BODY_BYTES, RobotsPolicy, policy_from_response
 from combine_scrapy.urls import check_url, host_of
@@ -296,7 +297,7 @@ class AddressGuardMiddleware:
         return addresses
 
 
-class HostPacingMiddleware:
+class HostPacingMiddleware(HarvestComponent):
     """Every request waits its host's turn, and a struggling host gets more time (:mod:`combine_scrapy.politeness`).
 
     The frontier hands out a host once per interval; what it does not hand
@@ -308,18 +309,6 @@ class HostPacingMiddleware:
     host's interval: a 429 or 503 backs it off and its Retry-After holds it,
     a slow answer stretches it, and the frontier's host delay follows.
     """
-
-    def __init__(self, crawler):
-        self.crawler = crawler
-        self.stats = crawler.stats
-
-    @classmethod
-    def from_crawler(cls, crawler):
-        return cls(crawler)
-
-    @property
-    def harvest(self):
-        return self.crawler.spider.harvest
 
     async def process_request(self, request: Request):
         harvest, host, now = self.harvest, host_of(request.url), time.time()

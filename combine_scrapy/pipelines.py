@@ -19,6 +19,7 @@ from combine_scrapy.analyse import Analysis, analyse
 from combine_scrapy.convert import Limits
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status, valid_status
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
+from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.items import Fetch
 from combine_scrapy.neardup import page_fingerprint
 from combine_scrapy.parse import ParsedPage, mime_type_of, parse_document
@@ -32,23 +33,7 @@ from combine_scrapy.topic.online import DamagedModel, store_for
 logger = logging.getLogger(__name__)
 
 
-class _HarvestStage:
-    """Base of the stages: reach the crawl's Harvest through the spider."""
-
-    def __init__(self, crawler):
-        self.crawler = crawler
-        self.stats = crawler.stats
-
-    @classmethod
-    def from_crawler(cls, crawler):
-        return cls(crawler)
-
-    @property
-    def harvest(self):
-        return self.crawler.spider.harvest
-
-
-class OutcomePipeline(_HarvestStage):
+class OutcomePipeline(HarvestComponent):
     """Decide what the fetch means for the frontier; a URL out of retries counts as gone.
 
     A 429 or 503 with a usable Retry-After is unavailable for as long as it
@@ -74,7 +59,7 @@ class OutcomePipeline(_HarvestStage):
         return item
 
 
-class ParsePipeline(_HarvestStage):
+class ParsePipeline(HarvestComponent):
     """Turn a successful response into a ParsedPage (title, headings, meta, text, links) and its content key.
 
     Parsing runs in a worker thread: a converter may take up to its timeout, and the crawl goes on meanwhile.
@@ -118,7 +103,7 @@ class ParsePipeline(_HarvestStage):
             self.stats.inc_value("parse/image_alt_texts")
 
 
-class TopicPipeline(_HarvestStage):
+class TopicPipeline(HarvestComponent):
     """Ask the job's topic filter whether the page is relevant."""
 
     def process_item(self, item: Fetch) -> Fetch:
@@ -132,7 +117,7 @@ class TopicPipeline(_HarvestStage):
         return item
 
 
-class AnalysePipeline(_HarvestStage):
+class AnalysePipeline(HarvestComponent):
     """doAnalyse: the language of a relevant page and the country of its server, for its record."""
 
     def process_item(self, item: Fetch) -> Fetch:
@@ -149,7 +134,7 @@ def _timestamp(value) -> float | None:
     return value.timestamp() if value is not None else None
 
 
-class RecordPipeline(_HarvestStage):
+class RecordPipeline(HarvestComponent):
     """Keep relevant pages, one record per content (MD5), all its URLs on it.
 
     A page whose MD5 is new but whose simhash is within the job's
@@ -204,7 +189,7 @@ class RecordPipeline(_HarvestStage):
         )
 
 
-class FrontierPipeline(_HarvestStage):
+class FrontierPipeline(HarvestComponent):
     """Complete the URL in the frontier and mark what it leads to.
 
     Which links are marked, and with what priority, is the job's link method

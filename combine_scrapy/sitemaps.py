@@ -38,6 +38,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
+from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.middlewares import ROBOTS_FETCHED
 from combine_scrapy.urls import check_url, host_of
 
@@ -141,7 +142,7 @@ def parse_sitemap(body: bytes, url: str, max_pages: int) -> SitemapContent:
     return content
 
 
-class SitemapReader:
+class SitemapReader(HarvestComponent):
     """Reads the sitemaps of each host whose robots.txt the crawl reads, and marks the pages they list.
 
     A Scrapy extension: RobotsMiddleware sends ``ROBOTS_FETCHED`` with each
@@ -152,8 +153,7 @@ class SitemapReader:
     DOWNLOAD_PRIORITY = 900  # after robots.txt, before pages
 
     def __init__(self, crawler):
-        self.crawler = crawler
-        self.stats = crawler.stats
+        super().__init__(crawler)
         self._reading: set = set()
 
     @classmethod
@@ -162,10 +162,6 @@ class SitemapReader:
         crawler.signals.connect(reader.robots_fetched, signal=ROBOTS_FETCHED)
         crawler.signals.connect(reader.spider_closed, signal=signals.spider_closed)
         return reader
-
-    @property
-    def harvest(self):
-        return self.crawler.spider.harvest
 
     def robots_fetched(self, page_url: str, status: int | None, body: bytes | None, policy) -> None:
         spider = self.crawler.spider
