@@ -450,10 +450,11 @@ class SqlRecordStore:
 
     def deleted_since(self, since: float | None = None, until: float | None = None) -> list[Deletion]:
         """Tombstones of records deleted at or after ``since`` (all: None) and before ``until``, oldest first."""
+        bounds = [(bound, value) for bound, value in (("deleted >= ?", since), ("deleted < ?", until)) if value is not None]
+        where = f"WHERE {' AND '.join(bound for bound, _ in bounds)} " if bounds else ""
         rows = self._read(lambda cursor: self._all(
-            cursor,
-            "SELECT `key`, urls, deleted FROM {p}deletions WHERE deleted >= ? AND deleted < ? ORDER BY deleted, `key`",
-            (float("-inf") if since is None else since, float("inf") if until is None else until),
+            cursor, f"SELECT `key`, urls, deleted FROM {{p}}deletions {where}ORDER BY deleted, `key`",
+            [value for _, value in bounds],
         ))
         return [Deletion(key, json.loads(urls), deleted) for key, urls, deleted in rows]
 
