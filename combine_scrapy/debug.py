@@ -20,9 +20,9 @@ from combine_scrapy.topic.matching import Classification
 from combine_scrapy.urls import host_of
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PageScore:
-    """What the job's topic filter made of a page, printable in the shell."""
+    """What the job's topic filter made of a page; the shell echoes it as the text ``str()`` gives."""
 
     url: str
     job: str
@@ -50,6 +50,8 @@ class PageScore:
         ]
         lines.append(f"matched terms: {', '.join(c.terms) or 'none'}")
         return "\n".join(lines)
+
+    __repr__ = __str__  # what an interactive console echoes for ``>>> score(response)``
 
 
 def _topics_dir() -> str:

@@ -17,7 +17,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from combine_scrapy.control import harvesters_dir, write_pid_file
 from combine_scrapy.faults import FAULT_REASONS, CrawlFault, stop_crawl
-from combine_scrapy.harvestlog import FetchRow, HarvestLog, log_path
+from combine_scrapy.harvestlog import FetchRow, HarvestLog, format_rate, harvest_rate, log_path
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +25,9 @@ logger = logging.getLogger(__name__)
 HOSTS_SCAN = 100_000
 #: Seconds the frontier's numbers are reused between two looks (a big frontier takes a while to count).
 FRONTIER_REFRESH = 10.0
+#: The crawl statistic of pages fetched: fetches of frontier URLs that got an HTTP response, whatever its status
+#: (a 304 too; robots.txt requests never). The harvest log counts the same fetches.
+PAGES_STAT = "fetch/pages"
 
 
 @dataclass(frozen=True)
@@ -42,17 +45,21 @@ class Progress:
     locked: int
     hosts_marked: int
     hosts_waiting: int
+    next_host_free: float | None = None  # seconds until the first waiting host may be fetched again
 
     @property
     def harvest_rate(self) -> str:
-        return f"{self.relevant / self.judged:.0%}" if self.judged else "n/a"
+        return format_rate(harvest_rate(self.relevant, self.judged))
 
     def log_line(self) -> str:
+        """Due URLs are fetched as soon as their host's turn comes; when every host waits, the line says how long."""
+        every_host_waits = self.hosts_marked and self.hosts_waiting == self.hosts_marked
         return (
             f"progress: {self.pages} pages ({self.per_minute:.0f}/min), {self.relevant} relevant "
             f"(harvest rate {self.harvest_rate}), {self.records} records; frontier {self.frontier_urls} URLs, "
-            f"{self.due} due now, {self.locked} waiting for their host or lock; "
-            f"{self.hosts_waiting} of {self.hosts_marked} hosts waiting"
+            f"{self.due} due, {self.locked} locked until due again; "
+            f"{self.hosts_waiting} of {self.hosts_marked} hosts waiting their turn"
+            + (f" (the next in {self.next_host_free:.0f} s)" if every_host_waits and self.next_host_free is not None else "")
         )
 
     def terminal_line(self) -> str:
@@ -162,12 +169,13 @@ class HarvestProgress:
         now = time.time()
         if self._frontier_seen is None or now - self._frontier_seen[0] >= 0.9 * min(FRONTIER_REFRESH, self.interval):
             hosts = harvest.frontier.hosts(now, limit=HOSTS_SCAN)
-            waiting = sum(wait > 0 for _, _, wait in hosts)
-            self._frontier_seen = (now, harvest.frontier.counts(now), len(hosts), waiting)
-        _, counts, hosts_marked, hosts_waiting = self._frontier_seen
+            waits = [wait for _, _, wait in hosts if wait > 0]
+            next_free = now + min(waits) if waits else None
+            self._frontier_seen = (now, harvest.frontier.counts(now), len(hosts), len(waits), next_free)
+        _, counts, hosts_marked, hosts_waiting, next_free = self._frontier_seen
         return Progress(
             job=harvest.job.name,
-            pages=stats.get_value("fetch/outcome/success", 0),
+            pages=stats.get_value(PAGES_STAT, 0),
             per_minute=per_minute,
             relevant=relevant,
             judged=relevant + stats.get_value("topic/irrelevant", 0),
@@ -177,17 +185,18 @@ class HarvestProgress:
             locked=counts["marked_locked"],
             hosts_marked=hosts_marked,
             hosts_waiting=hosts_waiting,
+            next_host_free=None if next_free is None else max(next_free - now, 0.0),
         )
 
     def log_progress(self):
-        pages = self.crawler.stats.get_value("fetch/outcome/success", 0)
+        pages = self.crawler.stats.get_value(PAGES_STAT, 0)
         progress = self.snapshot((pages - self._last_pages) * 60 / self.interval)
         self._last_pages = pages
         if progress is not None:
             logger.info(progress.log_line())
 
     def draw_progress(self):
-        per_minute = self._rate.add(time.monotonic(), self.crawler.stats.get_value("fetch/outcome/success", 0))
+        per_minute = self._rate.add(time.monotonic(), self.crawler.stats.get_value(PAGES_STAT, 0))
         progress = self.snapshot(per_minute)
         if progress is not None:
             self.terminal.draw(progress.terminal_line())
@@ -337,10 +346,9 @@ class HarvestSummary:
     @staticmethod
     def summary(harvest, stats: dict, reason: str) -> str:
         """What the crawl did; after a fault, only what this process counted (its backends may not answer)."""
-        fetched = stats.get("fetch/outcome/success", 0)
+        fetched = stats.get(PAGES_STAT, 0)
         relevant = stats.get("topic/relevant", 0)
-        classified = relevant + stats.get("topic/irrelevant", 0)
-        rate = f"{relevant / classified:.0%}" if classified else "n/a"
+        rate = format_rate(harvest_rate(relevant, relevant + stats.get("topic/irrelevant", 0)))
         job = harvest.job.name
         head = [
             f"== combine-scrapy: job {job} finished ({reason}) ==",

@@ -17,6 +17,22 @@ from combine_scrapy.faults import connect, make_directory
 
 LOG_FILE = "harvest_log.sqlite"
 
+
+def harvest_rate(relevant: int, judged: int) -> float | None:
+    """The harvest rate, the one definition every summary, progress line, status and report uses:
+    relevant pages per page the topic filter judged (None before the first).
+
+    A judged page is a fetched page that was parsed and scored. Fetches that
+    bring no page to judge (a 304 Not Modified, a redirect, a 404, a 5xx, a
+    refusal) count as pages fetched but leave the harvest rate alone.
+    """
+    return relevant / judged if judged else None
+
+
+def format_rate(rate: float | None) -> str:
+    """A harvest rate as people read it: ``42%``, or ``n/a`` before any page was judged."""
+    return "n/a" if rate is None else f"{rate:.0%}"
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS fetches (
     time REAL NOT NULL,
@@ -60,8 +76,7 @@ class LogTotals:
 
     @property
     def harvest_rate(self) -> float | None:
-        """Relevant pages per judged page."""
-        return self.relevant / self.judged if self.judged else None
+        return harvest_rate(self.relevant, self.judged)
 
     @property
     def recent_per_minute(self) -> float:
@@ -73,6 +88,7 @@ class HostRow:
     host: str
     fetched: int
     relevant: int
+    judged: int
 
 
 def log_path(data_dir: str | Path, job: str) -> Path:
@@ -124,21 +140,22 @@ class HarvestLog:
         return LogTotals(fetched, judged, relevant, recent, window, first, last)
 
     def curve(self) -> list[tuple[float, int, int]]:
-        """``(time, pages fetched so far, relevant pages so far)`` after every fetch with a response."""
+        """``(time, pages judged so far, relevant pages so far)`` after every page the topic filter judged:
+        the harvest rate at each point is the one :func:`harvest_rate` gives."""
         points = []
-        fetched = relevant = 0
+        judged = relevant = 0
         for time, is_relevant in self._db.execute(
-            "SELECT time, relevant FROM fetches WHERE status IS NOT NULL ORDER BY time"
+            "SELECT time, relevant FROM fetches WHERE relevant IS NOT NULL ORDER BY time"
         ):
-            fetched += 1
+            judged += 1
             relevant += bool(is_relevant)
-            points.append((time, fetched, relevant))
+            points.append((time, judged, relevant))
         return points
 
     def top_hosts(self, limit: int) -> list[HostRow]:
         rows = self._db.execute(
             """
-            SELECT host, COUNT(*), COALESCE(SUM(relevant), 0) FROM fetches WHERE status IS NOT NULL
+            SELECT host, COUNT(*), COALESCE(SUM(relevant), 0), COUNT(relevant) FROM fetches WHERE status IS NOT NULL
             GROUP BY host ORDER BY COUNT(*) DESC, host LIMIT ?
             """,
             (limit,),

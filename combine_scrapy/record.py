@@ -67,3 +67,6 @@ class Record:
     language: str | None = None
     country: str | None = None
     fingerprint: int | None = None  # 64-bit simhash of the text; None when too short to compare
+    pagerank: float | None = None   # rank in the records' link graph, from scrapy rank (None: not ranked)
+    ipagerank: float | None = None  # the same, topic-weighted (iPageRank)
+    off_topic: bool = False         # scrapy reclassify --flag found it no longer passes the topic filter

@@ -1,7 +1,9 @@
 """The harvest report: one HTML page with PNG plots and tables, for a finished or running job.
 
 The main plot is the one the Combine study draws for its crawl strategies
-(Figure 3.10): relevant pages against pages fetched. Other jobs, for example
+(Figure 3.10): relevant pages against pages fetched, counting the pages the
+topic filter judged (fetches that bring no page, such as a 304 or a 404, are
+left out, as in the harvest rate: ``harvestlog.harvest_rate``). Other jobs, for example
 the same topic crawled with another CrawlStrategy, can be drawn beside it.
 The numbers come from the harvest log (every fetch, in order), the frontier
 and the record store.
@@ -14,17 +16,17 @@ import html
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from combine_scrapy.harvestlog import HostRow
+from combine_scrapy.harvestlog import HostRow, format_rate, harvest_rate
 
 #: Plots are drawn from at most this many points of a curve.
 PLOT_POINTS = 2000
 PLOTS = {
-    "relevant.png": "Relevant pages against pages fetched",
-    "timeline.png": "Pages fetched and relevant pages over time",
+    "relevant.png": "Relevant pages against pages judged",
+    "timeline.png": "Pages judged and relevant pages over time",
     "harvest_rate.png": "Harvest rate over the crawl",
 }
 
-Curve = list[tuple[float, int, int]]  # (time, pages fetched so far, relevant pages so far)
+Curve = list[tuple[float, int, int]]  # (time, pages judged so far, relevant pages so far)
 
 
 @dataclass
@@ -35,6 +37,7 @@ class ReportData:
     classes: list[tuple[str, int]]
     records: int
     frontier: dict[str, int]
+    fetched: int = 0  # fetches with a response, judged or not (304s, redirects and errors too)
     compared: dict[str, Curve] = field(default_factory=dict)  # other jobs' curves, by job name
     generated: float = 0.0
 
@@ -86,7 +89,7 @@ def plot_relevant(curves: dict[str, Curve], path: Path) -> None:
     for name, curve in curves.items():
         points = thin(curve)
         axes.plot([p[1] for p in points], [p[2] for p in points], label=name)
-    _save(figure, axes, path, "relevant.png", "pages fetched", "relevant pages")
+    _save(figure, axes, path, "relevant.png", "pages judged", "relevant pages")
 
 
 def plot_timeline(curve: Curve, path: Path) -> None:
@@ -94,7 +97,7 @@ def plot_timeline(curve: Curve, path: Path) -> None:
     start = curve[0][0]
     points = thin(curve)
     minutes = [(p[0] - start) / 60 for p in points]
-    axes.plot(minutes, [p[1] for p in points], label="pages fetched")
+    axes.plot(minutes, [p[1] for p in points], label="pages judged")
     axes.plot(minutes, [p[2] for p in points], label="relevant pages")
     _save(figure, axes, path, "timeline.png", "minutes since the first fetch", "pages")
 
@@ -109,7 +112,7 @@ def plot_harvest_rate(curve: Curve, path: Path) -> None:
     if recent:
         step = max(1, len(recent) // PLOT_POINTS)
         axes.plot([r[0] for r in recent[::step]], [r[1] for r in recent[::step]], label=f"last {window} pages")
-    _save(figure, axes, path, "harvest_rate.png", "pages fetched", "harvest rate (relevant / fetched)", top=1.05)
+    _save(figure, axes, path, "harvest_rate.png", "pages judged", "harvest rate (relevant / judged)", top=1.05)
 
 
 def _when(timestamp: float) -> str:
@@ -125,7 +128,7 @@ def _table(headings: list[str], rows: list[list], empty: str) -> str:
 
 
 def _share(part: int, whole: int) -> str:
-    return f"{part / whole:.0%}" if whole else "n/a"
+    return format_rate(harvest_rate(part, whole))
 
 
 def render(data: ReportData, output: Path) -> Path:
@@ -138,12 +141,13 @@ def render(data: ReportData, output: Path) -> Path:
         plot_timeline(curve, output / "timeline.png")
         plot_harvest_rate(curve, output / "harvest_rate.png")
         plots = list(PLOTS)
-    fetched, relevant = (curve[-1][1], curve[-1][2]) if curve else (0, 0)
+    judged, relevant = (curve[-1][1], curve[-1][2]) if curve else (0, 0)
+    fetched = data.fetched
     minutes = (curve[-1][0] - curve[0][0]) / 60 if len(curve) > 1 else 0
     frontier = data.frontier
     summary = [
         ["pages fetched", fetched],
-        ["relevant pages", f"{relevant} (harvest rate {_share(relevant, fetched)})"],
+        ["relevant pages", f"{relevant} of {judged} judged (harvest rate {_share(relevant, judged)})"],
         ["records stored", data.records],
         ["crawl time", f"{minutes:.1f} minutes" + (f" ({fetched / minutes:.1f} pages/min)" if minutes else "")],
         ["first and last fetch", f"{_when(curve[0][0])} to {_when(curve[-1][0])}" if curve else "none yet"],
@@ -151,10 +155,10 @@ def render(data: ReportData, output: Path) -> Path:
                      f"{frontier['marked_locked']} marked and locked, {frontier['done']} done"],
     ]
     summary += [
-        [f"compared: {name}", f"{c[-1][2]} relevant of {c[-1][1]} fetched ({_share(c[-1][2], c[-1][1])})" if c else "no fetches"]
+        [f"compared: {name}", f"{c[-1][2]} relevant of {c[-1][1]} judged ({_share(c[-1][2], c[-1][1])})" if c else "no fetches"]
         for name, c in data.compared.items()
     ]
-    hosts = [[h.host, h.fetched, h.relevant, _share(h.relevant, h.fetched)] for h in data.hosts]
+    hosts = [[h.host, h.fetched, h.relevant, _share(h.relevant, h.judged)] for h in data.hosts]
     classes = [[name, count, _share(count, relevant)] for name, count in data.classes]
     figures = "".join(
         f'<figure><img src="{name}" alt="{html.escape(PLOTS[name])}"><figcaption>{html.escape(PLOTS[name])}</figcaption></figure>'

@@ -285,7 +285,7 @@ def test_export_command_selects_by_class_and_date(stored_anywhere, tmp_path):
         "export", job_dir.name, "--format", "dc", "--output", str(out), "--class", "CP", "--since", "2026-01-01", *extra
     )
     assert result.returncode == 0, result.stderr
-    assert result.stderr.strip() == f"exported 1 of 3 records of job {job_dir.name} as dc to {out}"
+    assert result.stderr.strip() == f"exported 1 of 3 records and 0 deletions of job {job_dir.name} as dc to {out}"
     root = parse(out.read_bytes())
     assert [r.get("id") for r in root.iter("documentRecord")] == ["NEW"]
     assert all(oai_dc_schema().validate(dc) for dc in root.iter(f"{{{OAI_DC_NAMESPACE}}}dc"))

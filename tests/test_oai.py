@@ -3,6 +3,7 @@ response checked against the protocol's schema and oai_dc; deletions, errors and
 
 from __future__ import annotations
 
+import sqlite3
 import urllib.parse
 import urllib.request
 from datetime import datetime, timezone
@@ -171,7 +172,7 @@ def make_record(number: int, checked: float, classes: tuple[str, ...]) -> Record
 
 @pytest.fixture
 def store_with_deletions(tmp_path):
-    """Five records, two of them deleted, with the tombstones a store that keeps deletions gives."""
+    """Five records, two of them deleted (their tombstones dated for the assertions)."""
     store = SqliteRecordStore(tmp_path / "records.sqlite")
     records = [make_record(number, 1_700_000_000 + number * 100, ("CP", "CP.Drosera") if number % 2 else ("CP",))
                for number in range(5)]
@@ -181,7 +182,8 @@ def store_with_deletions(tmp_path):
     for record, when in ((records[1], 1_700_001_000.0), (records[3], 1_700_002_000.0)):
         store.delete(record.key)
         deleted[record.key] = when
-    store.deleted_since = lambda since: [(key, when) for key, when in deleted.items() if when >= since]
+    with sqlite3.connect(tmp_path / "records.sqlite") as db:
+        db.executemany("UPDATE deletions SET deleted = ? WHERE `key` = ?", [(when, key) for key, when in deleted.items()])
     yield store, records, deleted
     store.close()
 
@@ -194,7 +196,7 @@ def respond(provider: OaiProvider, **arguments: str) -> etree._Element:
 def test_deleted_records_are_listed_after_the_others_and_got_as_deleted(store_with_deletions):
     store, records, deleted = store_with_deletions
     provider = OaiProvider.for_job(RecordIndex(store), "t", "ops@example.org", page_size=2)
-    assert respond(provider, verb="Identify").findtext(f"{OAI}Identify/{OAI}deletedRecord") == "persistent"
+    assert respond(provider, verb="Identify").findtext(f"{OAI}Identify/{OAI}deletedRecord") == "transient"
 
     headers, document = [], respond(provider, verb="ListIdentifiers", metadataPrefix="oai_dc")
     while True:
@@ -221,12 +223,12 @@ def test_deleted_records_are_listed_after_the_others_and_got_as_deleted(store_wi
     assert error_code(in_set) == "noRecordsMatch"  # records 1 and 3 were the Drosera ones, both deleted
 
 
-def test_a_store_without_tombstones_says_it_keeps_no_deletions(tmp_path):
+def test_identify_says_deletions_are_transient_and_names_the_earliest_datestamp(tmp_path):
     store = SqliteRecordStore(tmp_path / "records.sqlite")
     try:
         store.store(make_record(1, 1_700_000_000, ("CP",)))
         provider = OaiProvider.for_job(RecordIndex(store), "t", "ops@example.org")
-        assert respond(provider, verb="Identify").findtext(f"{OAI}Identify/{OAI}deletedRecord") == "no"
+        assert respond(provider, verb="Identify").findtext(f"{OAI}Identify/{OAI}deletedRecord") == "transient"
         assert respond(provider, verb="Identify").findtext(f"{OAI}Identify/{OAI}earliestDatestamp") == "2023-11-14T22:13:20Z"
     finally:
         store.close()

@@ -61,7 +61,8 @@ def test_report_renders_html_with_plots_and_tables(crawled, tmp_path):
         assert f'<img src="{image}"' in page
         data = (tmp_path / "out" / image).read_bytes()
         assert len(data) > 5000 and png_size(data) == (700, 420)
-    assert "<td>relevant pages</td><td>7 (harvest rate 88%)</td>" in page
+    assert "<td>pages fetched</td><td>8</td>" in page
+    assert "<td>relevant pages</td><td>7 of 8 judged (harvest rate 88%)</td>" in page
     assert f"<tr><td>{PLANTS}:{web.port}</td><td>6</td><td>6</td><td>100%</td></tr>" in page
     assert f"<tr><td>{BASEBALL}:{web.port}</td><td>1</td><td>0</td><td>0%</td></tr>" in page
     assert "<td>CP.Drosera</td><td>2</td>" in page
@@ -79,16 +80,16 @@ def test_report_of_a_job_not_crawled_yet_says_so(job_dir):
 def test_compared_jobs_share_the_main_plot(tmp_path):
     ours = [(1000.0 + i, i + 1, (i + 1) // 2) for i in range(50)]
     theirs = [(1000.0 + i, i + 1, i // 4) for i in range(80)]
-    data = ReportData("glass", ours, [HostRow("a.example", 50, 25)], [("D.2", 25)], 25, FRONTIER,
+    data = ReportData("glass", ours, [HostRow("a.example", 50, 25, 50)], [("D.2", 25)], 25, FRONTIER,
                       compared={"glass-pagerank": theirs}, generated=2000.0)
     page = render(data, tmp_path).read_text()
-    assert "<td>compared: glass-pagerank</td><td>19 relevant of 80 fetched (24%)</td>" in page
+    assert "<td>compared: glass-pagerank</td><td>19 relevant of 80 judged (24%)</td>" in page
     assert "<td>D.2</td><td>25</td><td>100%</td>" in page
     assert png_size((tmp_path / "relevant.png").read_bytes()) == (700, 420)
 
 
 def test_report_escapes_what_the_web_wrote(tmp_path):
-    data = ReportData("j", [(1.0, 1, 1)], [HostRow("<b>evil</b>", 1, 1)], [("<script>", 1)], 1, FRONTIER)
+    data = ReportData("j", [(1.0, 1, 1)], [HostRow("<b>evil</b>", 1, 1, 1)], [("<script>", 1)], 1, FRONTIER)
     page = render(data, tmp_path).read_text()
     assert "<b>evil" not in page and "&lt;b&gt;evil&lt;/b&gt;" in page and "<script>" not in page
 
@@ -123,8 +124,8 @@ def test_harvest_log_counts_curves_hosts_and_classes(tmp_path):
     totals = log.totals(now=200.0, window=60.0)
     assert (totals.fetched, totals.judged, totals.relevant, totals.recent_fetched) == (4, 3, 2, 2)
     assert totals.harvest_rate == pytest.approx(2 / 3) and totals.recent_per_minute == 2.0
-    assert log.curve() == [(100.0, 1, 1), (110.0, 2, 1), (170.0, 3, 2), (180.0, 4, 2)]
-    assert log.top_hosts(2) == [HostRow("a", 2, 1), HostRow("b", 1, 1)]
+    assert log.curve() == [(100.0, 1, 1), (110.0, 2, 1), (170.0, 3, 2)]  # pages judged: not the 404
+    assert log.top_hosts(2) == [HostRow("a", 2, 1, 2), HostRow("b", 1, 1, 1)]
     assert log.top_classes(5) == [("X", 1), ("Y", 1)]
     log.close()
 
@@ -138,7 +139,7 @@ def progress(**changes) -> Progress:
 def test_progress_lines_show_rate_harvest_rate_frontier_and_waiting_hosts():
     assert progress().log_line() == (
         "progress: 120 pages (35/min), 42 relevant (harvest rate 42%), 40 records; frontier 900 URLs, "
-        "12 due now, 30 waiting for their host or lock; 4 of 20 hosts waiting"
+        "12 due, 30 locked until due again; 4 of 20 hosts waiting their turn"
     )
     assert progress().terminal_line() == (
         "glass: 120 pages, 35/min, harvest rate 42%, 40 records | frontier 900 URLs, 12 due, hosts waiting 4/20"

@@ -10,6 +10,7 @@ from tqdm import tqdm
 from combine_scrapy.control import CommandError, JobCommand
 from combine_scrapy.export import FORMATS, export_store
 from combine_scrapy.export.select import DATE_FIELDS, Selection, parse_date
+from combine_scrapy.store import RANK_ORDERS
 
 
 class Command(JobCommand):
@@ -21,7 +22,9 @@ class Command(JobCommand):
             "Export a job's records, one at a time, in constant memory. Formats: dc (Dublin Core, one "
             "oai_dc:dc element a record), alvis (ALVIS enriched XML with the original document), "
             "alvis-light (Combine's compact XML), jsonl (every field, one JSON object a line). "
-            "A progress bar goes to standard error when it is a terminal."
+            "A progress bar goes to standard error when it is a terminal. With --since, the records "
+            "deleted since then follow the others as deleted entries (status deleted, as OAI-PMH marks them); "
+            "--reset forgets those deletions (Combine's resetOAI)."
         )
 
     def add_options(self, parser):
@@ -41,6 +44,14 @@ class Command(JobCommand):
             "--date", dest="date_field", default="checked", metavar="FIELD",
             help=f"the date --since/--until look at: {' or '.join(DATE_FIELDS)} (default: checked, last checked by the crawler)",
         )
+        parser.add_argument(
+            "--sort", default="id", metavar="ORDER",
+            help=f"id (oldest first, the default) or {' or '.join(RANK_ORDERS)} (highest first, as scrapy rank stored it)",
+        )
+        parser.add_argument(
+            "--reset", action="store_true",
+            help="forget every deletion recorded so far (Combine's resetOAI), and export nothing",
+        )
 
     def run_job(self, job, args, opts):
         try:
@@ -48,11 +59,16 @@ class Command(JobCommand):
         except ValueError as e:
             raise CommandError(str(e), exitcode=2) from e
         with self.records(job) as store:
+            if opts.reset:
+                print(f"job {job.name}: forgot {store.forget_deletions()} deletions; "
+                      "a --since export now lists none before this moment")
+                return
+            deletions = store.deleted_since(selection.since, selection.until) if selection.since is not None else []
             try:
                 total = store.count()
                 with tqdm(total=total, unit=" records", desc=f"export {job.name}", file=sys.stderr,
                           disable=not sys.stderr.isatty()) as progress:
-                    count = self._export(store, selection, opts, progress)
+                    count = self._export(store, selection, opts, progress, deletions)
             except BrokenPipeError:  # the reader went away (scrapy export JOB | head): stop quietly
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 self.exitcode = 1
@@ -60,12 +76,15 @@ class Command(JobCommand):
             except OSError as e:
                 raise CommandError(f"cannot write {e.filename or opts.output}: {e.strerror}") from e
         where = opts.output or "standard output"
-        print(f"exported {count} of {total} records of job {job.name} as {opts.format} to {where}", file=sys.stderr)
+        deleted = f" and {len(deletions)} deletions" if selection.since is not None else ""
+        print(f"exported {count} of {total} records{deleted} of job {job.name} as {opts.format} to {where}", file=sys.stderr)
 
     @staticmethod
     def _selection(opts) -> Selection:
         if opts.format not in FORMATS:
             raise ValueError(f"unknown format {opts.format!r}: use one of {', '.join(FORMATS)}")
+        if opts.sort != "id" and opts.sort not in RANK_ORDERS:
+            raise ValueError(f"unknown --sort {opts.sort!r}: use id, {', '.join(RANK_ORDERS)}")
         return Selection(
             topic_class=opts.topic_class,
             since=parse_date(opts.since) if opts.since else None,
@@ -74,15 +93,15 @@ class Command(JobCommand):
         )
 
     @staticmethod
-    def _export(store, selection: Selection, opts, progress) -> int:
+    def _export(store, selection: Selection, opts, progress, deletions) -> int:
         if not opts.output:
             sys.stdout.reconfigure(encoding="utf-8", newline="\n")
-            return export_store(store, opts.format, sys.stdout, selection, progress.update)
+            return export_store(store, opts.format, sys.stdout, selection, progress.update, opts.sort, deletions)
         # Written beside the target and renamed when complete: a failed export never looks finished.
         partial = f"{opts.output}.part"
         try:
             with open(partial, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as out:
-                count = export_store(store, opts.format, out, selection, progress.update)
+                count = export_store(store, opts.format, out, selection, progress.update, opts.sort, deletions)
             os.replace(partial, opts.output)
         finally:
             if os.path.exists(partial):

@@ -6,6 +6,8 @@ with the same settings, so N of them share the job's Redis frontier
 The embedded SQLite frontier belongs to one process, so N > 1 needs Redis.
 SIGINT or SIGTERM is passed on to every harvester, which then stops as a
 Scrapy crawl does: it finishes the fetches in flight and gives back the rest.
+Each harvester's log goes to ``harvester-<i>.log``; its summary (what it
+fetched and stored) is printed when it ends, and kept in ``harvester-<i>.out``.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ class Command(JobCommand):
         self.exitcode = supervise(self._commands(job.name, opts, log_dir))
 
     def _commands(self, job_name: str, opts, log_dir: Path) -> list[tuple[list[str], Path]]:
-        """One ``scrapy crawl`` command line and log file per harvester, with this command's settings."""
+        """One ``scrapy crawl`` command line and log file per harvester, with this command's settings
+        (its standard output, the summary, goes beside the log file as ``.out``)."""
         settings = [arg for setting in opts.set for arg in ("-s", setting)]
         spargs = [arg for sparg in opts.spargs for arg in ("-a", sparg)]
         commands = []
@@ -61,8 +64,12 @@ class Command(JobCommand):
 
 
 def supervise(commands: list[tuple[list[str], Path]]) -> int:
-    """Run the harvesters until all have ended; pass SIGINT/SIGTERM on. Returns the worst exit status."""
+    """Run the harvesters until all have ended; pass SIGINT/SIGTERM on; print each one's summary as it ends.
+
+    Returns the worst exit status.
+    """
     harvesters: list[subprocess.Popen] = []
+    outputs: dict[int, Path] = {}
 
     def stop(signum, frame):
         print(f"harvest: {signal.Signals(signum).name}: stopping {len(harvesters)} harvesters", file=sys.stderr)
@@ -73,7 +80,9 @@ def supervise(commands: list[tuple[list[str], Path]]) -> int:
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         for number, (command, log_file) in enumerate(commands, start=1):
-            harvester = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=os.environ.copy())
+            outputs[number] = log_file.with_suffix(".out")
+            with outputs[number].open("wb") as out:  # the child keeps its own copy of the descriptor
+                harvester = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, env=os.environ.copy())
             harvesters.append(harvester)
             print(f"harvest: harvester {number} started, pid {harvester.pid}, log {log_file}", flush=True)
         started = time.monotonic()
@@ -87,6 +96,9 @@ def supervise(commands: list[tuple[list[str], Path]]) -> int:
                 del running[number]
                 worst = max(worst, abs(status))
                 print(f"harvest: harvester {number} ended with status {status} after {time.monotonic() - started:.0f} s", flush=True)
+                summary = outputs[number].read_text(encoding="utf-8", errors="replace").strip()
+                if summary:
+                    print("\n".join(f"  {line}" for line in summary.splitlines()), flush=True)
             time.sleep(0.2)
         return worst
     finally:

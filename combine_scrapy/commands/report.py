@@ -31,15 +31,26 @@ class Command(JobCommand):
             other = self.load_job(name)
             compared[other.name] = self._read_log(other.name, opts.top)[0]
         curve, hosts, classes = self._read_log(job.name, opts.top)
+        fetched = self._fetched(job.name)
         with self.harvest(job) as harvest:
             frontier, records = harvest.frontier.counts(time.time()), harvest.store.count()
         output = Path(opts.output) if opts.output else self.data_dir / job.name / "report"
-        data = ReportData(job.name, curve, hosts, classes, records, frontier, compared, generated=time.time())
+        data = ReportData(job.name, curve, hosts, classes, records, frontier, fetched, compared, generated=time.time())
         try:
             index = render(data, output)
         except OSError as e:
             raise CommandError(f"cannot write the report to {output}: {e.strerror or e}") from e
-        print(f"job {job.name}: {curve[-1][1] if curve else 0} pages fetched; report written to {index}")
+        print(f"job {job.name}: {fetched} pages fetched; report written to {index}")
+
+    def _fetched(self, job: str) -> int:
+        path = log_path(self.data_dir, job)
+        if not path.exists():
+            return 0
+        log = HarvestLog(path)
+        try:
+            return log.totals(time.time(), 60).fetched
+        finally:
+            log.close()
 
     def _read_log(self, job: str, top: int):
         path = log_path(self.data_dir, job)

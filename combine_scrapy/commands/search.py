@@ -21,7 +21,9 @@ class Command(JobCommand):
     def long_desc(self):
         return (
             "Search a job's records for any of the query's words; records with more of them, and with them "
-            "in the title, rank first. Query words appear [bracketed] in the snippets."
+            "in the title, rank first. Each hit's relevance is shown as a share of the best hit's score (the "
+            "stores' scores are tiny on a small job, where every word is common). Query words appear "
+            "[bracketed] in the snippets."
         )
 
     def add_options(self, parser):
@@ -40,7 +42,20 @@ class Command(JobCommand):
         if not hits:
             print(f"no record of job {job.name} matches {query!r}")
             return
-        for rank, hit in enumerate(hits, start=1):
-            print(f"{rank:3}. {hit.title or '(no title)'}  [score {hit.score:.2f}, record {hit.record_id}]")
+        for rank, (hit, relevance) in enumerate(zip(hits, relative_scores([hit.score for hit in hits])), start=1):
+            print(f"{rank:3}. {hit.title or '(no title)'}  [relevance {relevance}, record {hit.record_id}]")
             print(f"     {hit.url}")
             print(f"     {hit.snippet}")
+
+
+def relative_scores(scores: list[float]) -> list[str]:
+    """Each score as a share of the best (``100%`` first); ``-`` for all when the store scored none above zero.
+
+    SQLite's bm25 gives a word found in most records a weight near zero (its
+    idf is clamped to 1e-6), so on a small job raw scores all print as 0.00
+    though their order still holds; shares of the best keep the difference.
+    """
+    best = max(scores, default=0.0)
+    if best <= 0:
+        return ["-"] * len(scores)
+    return [f"{max(score, 0.0) / best:.0%}" for score in scores]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from combine_scrapy.control import CommandError, JobCommand, harvesters_dir, running_harvesters
-from combine_scrapy.harvestlog import HarvestLog, log_path
+from combine_scrapy.harvestlog import HarvestLog, format_rate, log_path
 
 
 class Command(JobCommand):
@@ -54,6 +54,6 @@ class Command(JobCommand):
             totals = log.totals(now, minutes * 60)
         finally:
             log.close()
-        rate = "n/a" if totals.harvest_rate is None else f"{totals.harvest_rate:.0%}"
+        rate = format_rate(totals.harvest_rate)
         print(f"  pages fetched:   {totals.fetched}, {totals.relevant} relevant of {totals.judged} judged (harvest rate {rate})")
         print(f"  rate:            {totals.recent_per_minute:.1f} pages/min over the last {minutes:g} minutes")

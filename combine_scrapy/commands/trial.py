@@ -21,7 +21,8 @@ import scrapy
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from combine_scrapy.extensions import HarvestSummary
+from combine_scrapy.console.beacon import HarvesterBeacon
+from combine_scrapy.extensions import HarvesterPidFile, HarvestLogWriter, HarvestSummary
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import Job, JobConfigError, load_job
@@ -65,10 +66,20 @@ class TrialSpider(FocusedSpider):
 
     @classmethod
     def update_settings(cls, settings):
-        """The trial keeps no records and has no crawl to sum up: its crawl state is thrown away."""
+        """The trial keeps no records, has no crawl to sum up, and writes nothing of the job's: no harvest log
+        rows, no pid file or console beacon (``scrapy stop`` stops the job's harvesters, not a trial). Its crawl
+        state is thrown away.
+
+        Components are switched off under the names the settings give them (import paths), so Scrapy sees
+        one key for each, not a class and a path for the same object.
+        """
         super().update_settings(settings)
-        for name, component in (("ITEM_PIPELINES", RecordPipeline), ("EXTENSIONS", HarvestSummary)):
-            settings.set(name, {**settings.getdict(name), component: None}, priority="spider")
+        for name, components in (
+            ("ITEM_PIPELINES", (RecordPipeline, HarvestLogWriter)),
+            ("EXTENSIONS", (HarvestSummary, HarvesterPidFile, HarvesterBeacon)),
+        ):
+            off = {f"{component.__module__}.{component.__qualname__}": None for component in components}
+            settings.set(name, {**settings.getdict(name), **off}, priority="spider")
 
     def __init__(self, trial_job: Job, pages: int, data_dir: str, **kwargs):
         super().__init__(job=trial_job.name, **kwargs)

@@ -232,7 +232,7 @@ class OaiProvider:
             ("protocolVersion", "2.0"),
             ("adminEmail", self.admin_email),
             ("earliestDatestamp", datestamp(min(earliest) if earliest else self.clock())),
-            ("deletedRecord", "persistent" if self.index.keeps_deletions else "no"),
+            ("deletedRecord", "transient"),  # scrapy export --reset forgets deletions
             ("granularity", GRANULARITY),
         ):
             self._add(element, name, value)

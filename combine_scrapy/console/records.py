@@ -123,33 +123,9 @@ class RecordIndex:
         )]
 
     def tombstones(self, since: float | None = None, until: float | None = None) -> list[Tombstone]:
-        """Records deleted in ``[since, until)`` and not stored again, oldest first.
-
-        The store keeps tombstones when it has ``deleted_since(t)`` (records
-        deleted at or after ``t``, as ``(key, time)`` pairs or objects with
-        ``key`` and ``deleted``); without it no deletion is known.
-        """
-        deleted_since = getattr(self.store, "deleted_since", None)
-        if deleted_since is None:
-            return []
-        found: dict[str, float] = {}
-        for item in deleted_since(since or 0.0):
-            key, when = item if isinstance(item, tuple) else (item.key, item.deleted)
-            if until is None or when < until:
-                found[key] = max(when, found.get(key, when))
-        live = set()
-        keys = list(found)
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            live.update(row[0] for row in self._rows(
-                f"SELECT `key` FROM {{p}}records WHERE `key` IN ({', '.join('?' * len(chunk))})", chunk
-            ))
-        return sorted((Tombstone(key, when) for key, when in found.items() if key not in live),
-                      key=lambda stone: (stone.deleted, stone.key))
-
-    @property
-    def keeps_deletions(self) -> bool:
-        return hasattr(self.store, "deleted_since")
+        """Records deleted in ``[since, until)``, oldest first (the store drops a tombstone when the
+        record is stored again)."""
+        return [Tombstone(deletion.key, deletion.deleted) for deletion in self.store.deleted_since(since, until)]
 
     @staticmethod
     def _where(since, until, topic_class, host) -> tuple[str, list]:

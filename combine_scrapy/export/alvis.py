@@ -30,9 +30,10 @@ from datetime import datetime, timezone
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from combine_scrapy.export.dc import dc_element
+from combine_scrapy.export.dc import dc_element, deleted_record
 from combine_scrapy.export.xmltext import cdata, escape, quote, repair_surrogates
 from combine_scrapy.record import Record
+from combine_scrapy.store import Deletion
 
 ALVIS_NAMESPACE = "http://alvis.info/enriched/"
 
@@ -138,6 +139,8 @@ def _analysis(record: Record) -> str:
         _element("property", _top_level_domain(record.url), ' name="topLevelDomain"'),
         _element("property", record.language, ' name="language"'),
         _element("property", record.country, ' name="country"'),
+        _element("property", None if record.pagerank is None else repr(record.pagerank), ' name="pagerank"'),
+        _element("property", None if record.ipagerank is None else repr(record.ipagerank), ' name="ipagerank"'),
         f'<topic absoluteScore="{_number(record.score)}" relativeScore="{_number(record.normalized)}">\n'
         "<class>ALL</class>\n</topic>\n",
     ]
@@ -206,12 +209,15 @@ def _write(
     render: Callable[[Record, list[str], LinkTargets | None, Inlinks | None], str],
     link_targets: LinkTargets | None,
     inlinks: Inlinks | None,
+    deletions: Iterable[Deletion] = (),
 ) -> int:
     out.write(f'<?xml version="1.0" encoding="UTF-8"?>\n{collection}\n')
     count = 0
     for record, urls in records:
         out.write(render(record, urls, link_targets, inlinks))
         count += 1
+    for deletion in deletions:
+        out.write(deleted_record(deletion))
     out.write("</documentCollection>\n")
     return count
 
@@ -221,10 +227,11 @@ def write_alvis(
     out: TextIO,
     link_targets: LinkTargets | None = None,
     inlinks: Inlinks | None = None,
+    deletions: Iterable[Deletion] = (),
 ) -> int:
-    """Write ``(record, urls)`` pairs as an ALVIS documentCollection; returns how many."""
+    """Write ``(record, urls)`` pairs as an ALVIS documentCollection, then the deleted records; returns how many records."""
     collection = f'<documentCollection version="1.1" xmlns="{ALVIS_NAMESPACE}">'
-    return _write(records, out, collection, alvis_record, link_targets, inlinks)
+    return _write(records, out, collection, alvis_record, link_targets, inlinks, deletions)
 
 
 def write_alvis_light(
@@ -232,6 +239,8 @@ def write_alvis_light(
     out: TextIO,
     link_targets: LinkTargets | None = None,
     inlinks: Inlinks | None = None,
+    deletions: Iterable[Deletion] = (),
 ) -> int:
-    """Write ``(record, urls)`` pairs in the lightweight (Combine native) format; returns how many."""
-    return _write(records, out, '<documentCollection version="1.1">', alvis_light_record, link_targets, inlinks)
+    """Write ``(record, urls)`` pairs in the lightweight (Combine native) format, then the deleted records;
+    returns how many records."""
+    return _write(records, out, '<documentCollection version="1.1">', alvis_light_record, link_targets, inlinks, deletions)

@@ -20,6 +20,7 @@ from typing import TextIO
 
 from combine_scrapy.export.xmltext import escape, quote, xml_chars
 from combine_scrapy.record import Record
+from combine_scrapy.store import Deletion
 
 OAI_DC_NAMESPACE = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 DC_NAMESPACE = "http://purl.org/dc/elements/1.1/"
@@ -101,8 +102,18 @@ def dc_record(record: Record, urls: list[str]) -> str:
     return "".join(lines)
 
 
-def write_dc(records: Iterable[tuple[Record, list[str]]], out: TextIO) -> int:
-    """Write ``(record, urls)`` pairs as a Dublin Core document, one record at a time; returns how many."""
+def deleted_record(deletion: Deletion) -> str:
+    """A deleted record: ``documentRecord`` with OAI-PMH's ``status="deleted"``, when (W3CDTF) and its URLs."""
+    urls = "".join(f"  <url>{escape(url)}</url>\n" for url in deletion.urls)
+    return (
+        f'<documentRecord id={quote(deletion.key)} status="deleted" datestamp="{w3cdtf(deletion.deleted)}">\n'
+        f"{urls}</documentRecord>\n"
+    )
+
+
+def write_dc(records: Iterable[tuple[Record, list[str]]], out: TextIO, deletions: Iterable[Deletion] = ()) -> int:
+    """Write ``(record, urls)`` pairs as a Dublin Core document, one record at a time, then the deleted
+    records; returns how many records."""
     out.write(
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f'<documentCollection version="1.1" xmlns:oai_dc="{OAI_DC_NAMESPACE}" xmlns:dc="{DC_NAMESPACE}"'
@@ -112,6 +123,8 @@ def write_dc(records: Iterable[tuple[Record, list[str]]], out: TextIO) -> int:
     for record, urls in records:
         out.write(dc_record(record, urls))
         count += 1
+    for deletion in deletions:
+        out.write(deleted_record(deletion))
     out.write("</documentCollection>\n")
     return count
 

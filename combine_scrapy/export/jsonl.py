@@ -9,6 +9,7 @@ from typing import TextIO
 
 from combine_scrapy.export.xmltext import repair_surrogates
 from combine_scrapy.record import Record
+from combine_scrapy.store import Deletion
 
 
 def _json_value(value: object) -> object:
@@ -25,8 +26,13 @@ def record_document(record: Record, urls: list[str]) -> dict:
     return document
 
 
-def write_jsonl(records: Iterable[tuple[Record, list[str]]], out: TextIO) -> int:
-    """Write ``(record, urls)`` pairs, one JSON object a line; returns how many.
+def deletion_document(deletion: Deletion) -> dict:
+    """A deleted record's line: its key, the URLs it had, when it was deleted, and ``"status": "deleted"``."""
+    return {"key": deletion.key, "urls": deletion.urls, "deleted": deletion.deleted, "status": "deleted"}
+
+
+def write_jsonl(records: Iterable[tuple[Record, list[str]]], out: TextIO, deletions: Iterable[Deletion] = ()) -> int:
+    """Write ``(record, urls)`` pairs, one JSON object a line, then a line per deletion; returns the records written.
 
     Lone surrogates (text that no UTF-8 file can hold) become U+FFFD; values
     JSON has no type for (a date, bytes) are written as their ``str``.
@@ -37,4 +43,7 @@ def write_jsonl(records: Iterable[tuple[Record, list[str]]], out: TextIO) -> int
         out.write(repair_surrogates(line))
         out.write("\n")
         count += 1
+    for deletion in deletions:
+        out.write(repair_surrogates(json.dumps(deletion_document(deletion), ensure_ascii=False)))
+        out.write("\n")
     return count

@@ -27,6 +27,7 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 
+from combine_scrapy.extensions import PAGES_STAT
 from combine_scrapy.faults import notes_fault_on_open, stops_crawl_on_fault
 from combine_scrapy.frontier import FrontierEntry
 from combine_scrapy.frontier.strategy import strategy_named
@@ -107,8 +108,11 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         if self.paused(now):
             self._wake_in(now, PAUSE_POLL)
             return None
-        if self._in_flight(now) >= self.best_batch:
+        in_flight = self._in_flight(now)
+        if in_flight >= self.best_batch:
             return None  # the engine asks again when a page in flight has gone through the pipelines
+        if self.spider.max_pages and self.stats.get_value(PAGES_STAT, 0) + in_flight >= self.spider.max_pages:
+            return None  # -a max_pages=N: the pages in flight may be the last ones
         if not self.ready:
             self._schedule(now)
         while self.ready:

@@ -13,6 +13,7 @@ import time
 import scrapy
 from scrapy.exceptions import CloseSpider, UsageError
 
+from combine_scrapy.extensions import PAGES_STAT
 from combine_scrapy.frontier import FrontierEntry, Outcome
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.items import Fetch
@@ -45,8 +46,6 @@ class FocusedSpider(scrapy.Spider):
             job = load_job(spider.job_name, settings.get("COMBINE_TOPICS_DIR"))
         except JobConfigError as e:
             raise UsageError(f"bad job: {e}") from e
-        if spider.max_pages:
-            settings.set("CLOSESPIDER_PAGECOUNT", spider.max_pages, priority="spider")
         if spider.continuous:  # run forever: wait for whatever comes due, however far away
             settings.set("COMBINE_IDLE_HORIZON", float("inf"), priority="spider")
         spider.harvest = Harvest.open(
@@ -125,7 +124,13 @@ class FocusedSpider(scrapy.Spider):
         )
 
     def parse(self, response):
+        """One page fetched (any status): a Fetch item; with max_pages, the crawl ends at that many pages.
+
+        Pages are counted as the summary counts them (PAGES_STAT), so robots.txt requests do not count.
+        """
         entry: FrontierEntry = response.meta["frontier_entry"]
+        stats = self.crawler.stats
+        stats.inc_value(PAGES_STAT)
         yield Fetch(
             url=entry.url,
             host=entry.host,
@@ -139,6 +144,8 @@ class FocusedSpider(scrapy.Spider):
             response_url=response.url if response.url != entry.url else None,
             distance=entry.distance,
         )
+        if self.max_pages and stats.get_value(PAGES_STAT) == self.max_pages:
+            raise CloseSpider("closespider_pagecount")
 
     def fetch_failed(self, failure):
         entry: FrontierEntry = failure.request.meta["frontier_entry"]

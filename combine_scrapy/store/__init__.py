@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-from combine_scrapy.record import Record
+from combine_scrapy.record import Record, TopicClass
 from combine_scrapy.store.search import SearchHit
 
 RECORDS_FILE = "records.sqlite"
@@ -19,6 +19,22 @@ class Stored(enum.Enum):
     NEW = "new"                        # new content: a new record
     KNOWN = "known_content"            # the MD5 of a stored record: the URL joined it
     NEAR_DUPLICATE = "near_duplicate"  # new MD5, but within the simhash distance of a stored record: the URL joined it
+
+
+class Deletion(NamedTuple):
+    """A record's tombstone: it was deleted at ``deleted`` (Unix time), served under ``urls`` until then.
+
+    An OAI-PMH repository lists it as a header with status="deleted"; an
+    incremental export (``scrapy export JOB --since T``) as a deleted entry.
+    """
+
+    key: str
+    urls: list[str]
+    deleted: float
+
+
+#: Orders records can be read in besides the default (oldest first): by a rank that ``scrapy rank`` stored.
+RANK_ORDERS = ("pagerank", "ipagerank")
 
 
 class RecordStore(Protocol):
@@ -74,6 +90,35 @@ class RecordStore(Protocol):
 
     def orphans(self) -> list[str]:
         """Keys of records left without any URL (they should not exist)."""
+
+    def deleted_since(self, since: float | None = None, until: float | None = None) -> list[Deletion]:
+        """Tombstones of records deleted at or after ``since`` (all: None) and before ``until``, oldest first.
+
+        A record that came back (the same content stored again) has no tombstone.
+        """
+
+    def forget_deletions(self, before: float | None = None) -> int:
+        """Drop the tombstones of records deleted before ``before`` (all: None); returns how many."""
+
+    def records(self, order: str = "id") -> Iterator[Record]:
+        """Every record, oldest first (``id``) or by a stored rank, highest first (``pagerank``, ``ipagerank``;
+        records without one come last, oldest first), read in pages."""
+
+    def reclassify(self, key: str, score: float, normalized: float, algorithm: str, classes: list[TopicClass],
+                   terms: list[str], off_topic: bool = False) -> None:
+        """Replace a record's topic scores, classes and matched terms (a topic filter run again), and its flag."""
+
+    def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
+        """Links between records as ``(source key, target key)`` edges, and every record's topic score by key."""
+
+    def set_ranks(self, pagerank: Mapping[str, float], ipagerank: Mapping[str, float]) -> None:
+        """Store the ranks of records by key, in one transaction; records missing from a map get none."""
+
+    def term_counts(self) -> dict[str, int]:
+        """Records each matched term was found in (Combine's termstat)."""
+
+    def class_counts(self) -> dict[str, int]:
+        """Records classified in each topic class (Combine's classtat)."""
 
     def close(self) -> None: ...
 

@@ -2,8 +2,10 @@
 
 ``check_sanity`` compares the records' URLs with the frontier and the job's
 URL rules; ``find_aliases`` finds hosts that serve the same content under the
-same paths (server aliases); ``add_serveralias`` writes them into combine.cfg.
-The commands (sanity, delete, aliases) apply the results to the stores.
+same paths (server aliases); ``add_serveralias`` writes them into combine.cfg;
+``record_document`` gives the topic filter a stored record to judge again
+(reclassify); ``rank_records`` ranks the records in their link graph (rank).
+The commands (sanity, delete, aliases, reclassify, rank) apply the results to the stores.
 """
 
 from __future__ import annotations
@@ -17,7 +19,12 @@ from itertools import combinations, islice
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from combine_scrapy import content
 from combine_scrapy.frontier import Outcome, outcome_for_status
+from combine_scrapy.frontier.pagerank import pagerank
+from combine_scrapy.record import Record
+from combine_scrapy.topic.matching import Classification
+from combine_scrapy.topic.text import Document
 from combine_scrapy.urls import UrlRules, check_url, host_of
 
 #: Record URLs looked up in the frontier at a time.
@@ -125,3 +132,46 @@ def add_serveralias(config: Path, groups: list[list[str]]) -> None:
     temporary = config.with_name(config.name + ".tmp")
     temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
     os.replace(temporary, config)
+
+
+# -- reclassify and rank (combineUtil's reclassify, and PageRank over the records) --------------------------
+
+
+def record_document(record: Record, main_content: bool = False) -> Document:
+    """The parts of a stored record the topic filter reads, as it read them of the page when it was crawled.
+
+    With ``main_content`` (topicText = main) and the original document kept
+    (saveHTML = 1), the text is the page's main content block.
+    """
+    return Document(
+        url=record.url,
+        title=record.title,
+        meta=" ".join(value for values in record.meta.values() for value in values),
+        headings=" ".join(record.headings),
+        text=content.main_content(record.html) if main_content and record.html is not None else record.text,
+        host=host_of(record.url),
+    )
+
+
+def same_classification(record: Record, classification: Classification) -> bool:
+    """Whether the filter scores the record as the stored scores say (score, classes and matched terms)."""
+    return (
+        record.score == classification.score
+        and record.normalized == classification.normalized
+        and [(c.name, c.absolute, c.relative, tuple(c.terms)) for c in record.classes]
+        == [(c.name, c.absolute, c.relative, tuple(c.terms)) for c in classification.classes]
+        and list(record.terms) == list(classification.terms)
+    )
+
+
+def rank_records(
+    edges: Iterable[tuple[str, str]], scores: dict[str, float]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """PageRank and iPageRank (relevance: the topic score, negative as 0) of every record of ``scores``.
+
+    The graph is the records' links to each other; a record no link touches
+    still gets its teleport share. Each rank sums to 1 over the records.
+    """
+    graph = [*edges, *((key, key) for key in scores)]  # a self-link makes a node of every record, passes no rank
+    relevance = {key: max(score, 0.0) for key, score in scores.items()}
+    return pagerank(graph), pagerank(graph, relevance)

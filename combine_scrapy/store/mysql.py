@@ -102,6 +102,19 @@ _V4 = [
     "ADD INDEX {p}links_url_hash (url_hash)"
 ]
 
+# Version 5: tombstones of deleted records (incremental exports, OAI-PMH), ranks (scrapy rank) and the
+# off-topic flag (scrapy reclassify --flag).
+_V5 = [
+    f"""CREATE TABLE {{p}}deletions (
+        `key` CHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+        urls MEDIUMTEXT NOT NULL, deleted DOUBLE NOT NULL,
+        INDEX {{p}}deletions_deleted (deleted)
+    ) {_TABLE_OPTIONS}""",
+    "ALTER TABLE {p}records ADD COLUMN pagerank DOUBLE, ADD COLUMN ipagerank DOUBLE, "
+    "ADD COLUMN off_topic TINYINT NOT NULL DEFAULT 0, "
+    "ADD INDEX {p}records_pagerank (pagerank), ADD INDEX {p}records_ipagerank (ipagerank)",
+]
+
 
 def retry_delays(timeout: float, first: float = 0.2, longest: float = 5.0) -> Iterator[float]:
     """Pauses between reconnection attempts: doubling from ``first`` to ``longest``, for ``timeout`` seconds in all."""
@@ -318,4 +331,5 @@ MIGRATIONS: list[tuple[int, str, list]] = [
     (2, "simhash fingerprints and their band index", _V2),
     (3, "full-text search (FULLTEXT)", _V3),
     (4, "links indexed by the MD5 of their target URL", _V4),
+    (5, "tombstones of deleted records, PageRank and iPageRank, off-topic flag", _V5),
 ]

@@ -12,27 +12,35 @@ Layout (the current schema version):
                  key of its record, host, checked
 ``links``        record id, position, url, anchor, kind; indexed by url (MySQL: by url_hash, the URL's MD5)
 ``topics``       record id, position, class, absolute and relative score, matched terms
+``deletions``    tombstones: key of a deleted record, the URLs it had (JSON list), when it went
 ``schema_version`` one row per migration applied
+
+``records`` also holds what commands compute later and a crawl never writes:
+``pagerank`` and ``ipagerank`` (scrapy rank), ``off_topic`` (scrapy reclassify --flag).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from combine_scrapy import neardup
 from combine_scrapy.record import Record, RecordLink, TopicClass
-from combine_scrapy.store import Stored
+from combine_scrapy.store import RANK_ORDERS, Deletion, Stored
 from combine_scrapy.store.search import SearchHit, query_words, snippet
 from combine_scrapy.urls import host_of
 
 T = TypeVar("T")
 
 #: The schema this program writes; each backend lists the migrations that lead to it.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
+#: The first version with tombstones of deleted records and the rank and off-topic columns.
+TOMBSTONES_VERSION = 5
 #: Rows read at a time when iterating.
 PAGE = 500
 
@@ -41,7 +49,9 @@ _FIELDS = (
     "url", "title", "text", "mime_type", "headings", "meta", "html", "charset", "server", "modified", "expires",
     "checked", "score", "normalized", "algorithm", "terms", "language", "country", "fingerprint",
 )
-_COLUMNS = ("id", "`key`", *_FIELDS)
+#: Columns of ``records`` that commands fill in later (scrapy rank, scrapy reclassify): read, never inserted.
+_LATER = ("pagerank", "ipagerank", "off_topic")
+_COLUMNS = ("id", "`key`", *_FIELDS, *_LATER)
 _BANDS = tuple(f"band{band}" for band in range(neardup.BANDS))
 
 
@@ -140,6 +150,7 @@ class SqlRecordStore:
         def work(cursor) -> Stored:
             previous = self._key_for_url(cursor, record.url)
             target = record.key if self._one(cursor, "SELECT 1 FROM {p}records WHERE `key` = ?", (record.key,)) else None
+            # A record stored again by the crawl passes the current topic filter: a reclassify flag is out of date.
             outcome = Stored.KNOWN
             if target is None and near_duplicate_distance is not None and record.fingerprint is not None:
                 match = self._nearest(cursor, record.fingerprint, near_duplicate_distance, exclude=previous)
@@ -149,10 +160,10 @@ class SqlRecordStore:
                 self._insert(cursor, record)
                 target, outcome = record.key, Stored.NEW
             else:
-                self._run(cursor, "UPDATE {p}records SET checked = ? WHERE `key` = ?", (record.checked, target))
+                self._run(cursor, self._refresh_sql, (record.checked, target))
             self._put_url(cursor, record.url, target, record.checked)
             if previous and previous != target:
-                self._drop_if_orphan(cursor, previous)
+                self._drop_if_orphan(cursor, previous, record.url)
             return outcome
 
         return self._write(work)
@@ -163,6 +174,8 @@ class SqlRecordStore:
         values = [row[name.strip("`")] for name in names]
         self._run(cursor, f"INSERT INTO {{p}}records ({', '.join(names)}) VALUES ({self._marks(len(names))})", values)
         record_id = cursor.lastrowid
+        if self._tombstones:  # the content is back: it is no longer deleted
+            self._run(cursor, "DELETE FROM {p}deletions WHERE `key` = ?", (record.key,))
         if record.links:
             cursor.executemany(
                 self._sql("INSERT INTO {p}links (record, position, url, anchor, kind) VALUES (?, ?, ?, ?, ?)"),
@@ -191,14 +204,35 @@ class SqlRecordStore:
         row = self._one(cursor, "SELECT `key` FROM {p}record_urls WHERE url_hash = ?", (url_hash(url),))
         return row[0] if row else None
 
-    def _drop_if_orphan(self, cursor, key: str) -> bool:
+    def _drop_if_orphan(self, cursor, key: str, last_url: str) -> bool:
+        """Delete the record if no URL is left on it; ``last_url`` is the one that just left."""
         if self._one(cursor, "SELECT 1 FROM {p}record_urls WHERE `key` = ? LIMIT 1", (key,)):
             return False
-        self._delete_record(cursor, key)
+        self._delete_record(cursor, key, [last_url])
         return True
 
-    def _delete_record(self, cursor, key: str) -> None:
-        """Delete a record and what hangs on it (links, topics, URLs; foreign keys cascade)."""
+    @property
+    def _tombstones(self) -> bool:
+        return self.schema_version >= TOMBSTONES_VERSION
+
+    @property
+    def _refresh_sql(self) -> str:
+        if self._tombstones:
+            return "UPDATE {p}records SET checked = ?, off_topic = 0 WHERE `key` = ?"
+        return "UPDATE {p}records SET checked = ? WHERE `key` = ?"
+
+    def _delete_record(self, cursor, key: str, urls: list[str]) -> None:
+        """Delete a record and what hangs on it (links, topics, URLs; foreign keys cascade), leaving a tombstone
+        with ``urls`` (the URLs it had; its first URL when none is left)."""
+        if self._tombstones:
+            row = self._one(cursor, "SELECT url FROM {p}records WHERE `key` = ?", (key,))
+            if row is None:
+                return
+            self._run(cursor, "DELETE FROM {p}deletions WHERE `key` = ?", (key,))
+            self._run(
+                cursor, "INSERT INTO {p}deletions (`key`, urls, deleted) VALUES (?, ?, ?)",
+                (key, json.dumps(sorted(set(urls)) or [row[0]], ensure_ascii=False), time.time()),
+            )
         self._run(cursor, "DELETE FROM {p}records WHERE `key` = ?", (key,))
 
     def forget_url(self, url: str) -> str | None:
@@ -212,7 +246,7 @@ class SqlRecordStore:
             if key is None:
                 return None
             self._run(cursor, "DELETE FROM {p}record_urls WHERE url_hash = ?", (url_hash(url),))
-            return key if self._drop_if_orphan(cursor, key) else None
+            return key if self._drop_if_orphan(cursor, key, url) else None
 
         return self._write(work)
 
@@ -228,7 +262,7 @@ class SqlRecordStore:
             self._run(cursor, "DELETE FROM {p}record_urls WHERE url_hash = ?", (url_hash(old),))
             self._put_url(cursor, new, key, checked)
             if replaced and replaced != key:
-                self._drop_if_orphan(cursor, replaced)
+                self._drop_if_orphan(cursor, replaced, new)
             return True
 
         return self._write(work)
@@ -239,7 +273,7 @@ class SqlRecordStore:
         def work(cursor) -> list[str]:
             urls = [row[0] for row in self._all(cursor, "SELECT url FROM {p}record_urls WHERE `key` = ?", (key,))]
             self._run(cursor, "DELETE FROM {p}record_urls WHERE `key` = ?", (key,))
-            self._delete_record(cursor, key)
+            self._delete_record(cursor, key, urls)
             return sorted(urls)
 
         return self._write(work)
@@ -347,9 +381,29 @@ class SqlRecordStore:
 
     def __iter__(self) -> Iterator[Record]:
         """All records, oldest first, read in pages of PAGE so memory stays flat."""
+        return self.records()
+
+    def records(self, order: str = "id") -> Iterator[Record]:
+        """All records, oldest first (``id``) or highest stored rank first (``pagerank``, ``ipagerank``: the
+        records without one after, oldest first), read in pages of PAGE so memory stays flat."""
+        if order != "id" and order not in RANK_ORDERS:
+            raise ValueError(f"unknown record order {order!r}: use id, {', '.join(RANK_ORDERS)}")
+        if order in RANK_ORDERS:
+            # Keyset pages over (rank descending, id): each page starts after the last row of the one before.
+            page = self._read(lambda cursor: self._records(
+                cursor, f"{order} IS NOT NULL ORDER BY {order} DESC, id LIMIT ?", (PAGE,)))
+            while page:
+                yield from (record for _, record in page)
+                last_id, last_rank = page[-1][0], getattr(page[-1][1], order)
+                page = self._read(lambda cursor: self._records(
+                    cursor,
+                    f"{order} IS NOT NULL AND ({order} < ? OR ({order} = ? AND id > ?)) ORDER BY {order} DESC, id LIMIT ?",
+                    (last_rank, last_rank, last_id, PAGE),
+                ))
+        unranked = f"{order} IS NULL AND " if order in RANK_ORDERS else ""
         last = 0
         while True:
-            page = self._read(lambda cursor: self._records(cursor, "id > ? ORDER BY id LIMIT ?", (last, PAGE)))
+            page = self._read(lambda cursor: self._records(cursor, f"{unranked}id > ? ORDER BY id LIMIT ?", (last, PAGE)))
             if not page:
                 return
             yield from (record for _, record in page)
@@ -379,8 +433,9 @@ class SqlRecordStore:
 
     @staticmethod
     def _record(row: tuple, links: list[RecordLink], classes: list[TopicClass]) -> Record:
-        values = dict(zip(("id", "key", *_FIELDS), row))
+        values = dict(zip(("id", "key", *_FIELDS, *_LATER), row))
         del values["id"]
+        values["off_topic"] = bool(values["off_topic"])
         html, fingerprint = values["html"], values["fingerprint"]
         values.update(
             headings=json.loads(values["headings"]),
@@ -390,6 +445,108 @@ class SqlRecordStore:
             fingerprint=None if fingerprint is None else neardup.to_unsigned(fingerprint),
         )
         return Record(**values, links=links, classes=classes)
+
+    # -- deletions ----------------------------------------------------------------
+
+    def deleted_since(self, since: float | None = None, until: float | None = None) -> list[Deletion]:
+        """Tombstones of records deleted at or after ``since`` (all: None) and before ``until``, oldest first."""
+        bounds = [(bound, value) for bound, value in (("deleted >= ?", since), ("deleted < ?", until)) if value is not None]
+        where = f"WHERE {' AND '.join(bound for bound, _ in bounds)} " if bounds else ""
+        rows = self._read(lambda cursor: self._all(
+            cursor, f"SELECT `key`, urls, deleted FROM {{p}}deletions {where}ORDER BY deleted, `key`",
+            [value for _, value in bounds],
+        ))
+        return [Deletion(key, json.loads(urls), deleted) for key, urls, deleted in rows]
+
+    def forget_deletions(self, before: float | None = None) -> int:
+        """Drop tombstones of records deleted before ``before`` (all of them: None); returns how many went."""
+
+        def work(cursor) -> int:
+            if before is None:
+                return self._run(cursor, "DELETE FROM {p}deletions").rowcount
+            return self._run(cursor, "DELETE FROM {p}deletions WHERE deleted < ?", (before,)).rowcount
+
+        return self._write(work)
+
+    # -- topic scores, ranks and statistics -------------------------------------------
+
+    def reclassify(self, key: str, score: float, normalized: float, algorithm: str, classes: list[TopicClass],
+                   terms: list[str], off_topic: bool = False) -> None:
+        """Replace a record's topic scores, classes and matched terms, and set or clear its off-topic flag."""
+
+        def work(cursor) -> None:
+            row = self._one(cursor, "SELECT id FROM {p}records WHERE `key` = ?", (key,))
+            if row is None:
+                return
+            record_id = row[0]
+            self._run(
+                cursor,
+                "UPDATE {p}records SET score = ?, normalized = ?, algorithm = ?, terms = ?, off_topic = ? WHERE id = ?",
+                (score, normalized, algorithm, json.dumps(list(terms), ensure_ascii=False), int(off_topic), record_id),
+            )
+            self._run(cursor, "DELETE FROM {p}topics WHERE record = ?", (record_id,))
+            if classes:
+                cursor.executemany(
+                    self._sql(
+                        "INSERT INTO {p}topics (record, position, class, absolute, relative, terms) VALUES (?, ?, ?, ?, ?, ?)"
+                    ),
+                    [
+                        (record_id, position, topic.name, topic.absolute, topic.relative,
+                         json.dumps(list(topic.terms), ensure_ascii=False))
+                        for position, topic in enumerate(classes)
+                    ],
+                )
+
+        self._write(work)
+
+    def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
+        """``(source key, target key)`` of every stored link from one record to a URL of another (or the same),
+        and every record's topic score by key."""
+        column, _ = self._link_target("")
+
+        def work(cursor):
+            edges = self._all(
+                cursor,
+                f"SELECT DISTINCT r.`key`, u.`key` FROM {{p}}record_urls u JOIN {{p}}links l ON l.{column} = u.{column} "
+                "JOIN {p}records r ON r.id = l.record WHERE l.url = u.url",
+            )
+            scores = self._all(cursor, "SELECT `key`, score FROM {p}records")
+            return edges, scores
+
+        edges, scores = self._read(work)
+        return [(source, target) for source, target in edges], {key: float(score) for key, score in scores}
+
+    def set_ranks(self, pagerank: Mapping[str, float], ipagerank: Mapping[str, float]) -> None:
+        """Store each record's ranks in one transaction; a record in neither map is left without ranks."""
+
+        def work(cursor) -> None:
+            self._run(cursor, "UPDATE {p}records SET pagerank = NULL, ipagerank = NULL")
+            keys = pagerank.keys() | ipagerank.keys()
+            cursor.executemany(
+                self._sql("UPDATE {p}records SET pagerank = ?, ipagerank = ? WHERE `key` = ?"),
+                [(pagerank.get(key), ipagerank.get(key), key) for key in sorted(keys)],
+            )
+
+        self._write(work)
+
+    def term_counts(self) -> dict[str, int]:
+        """How many records each matched term was found in, read in pages."""
+        counts: Counter[str] = Counter()
+        last = 0
+        while True:
+            rows = self._read(lambda cursor: self._all(
+                cursor, "SELECT id, terms FROM {p}records WHERE id > ? ORDER BY id LIMIT ?", (last, PAGE)))
+            if not rows:
+                return dict(counts)
+            for _, terms in rows:
+                counts.update(set(json.loads(terms)))
+            last = rows[-1][0]
+
+    def class_counts(self) -> dict[str, int]:
+        """How many records are classified in each topic class."""
+        rows = self._read(lambda cursor: self._all(
+            cursor, "SELECT class, COUNT(DISTINCT record) FROM {p}topics GROUP BY class"))
+        return {name: count for name, count in rows}
 
     # -- search -------------------------------------------------------------------
 

@@ -109,6 +109,20 @@ _V3 = [
 # Version 4: links looked up by their target, for the alt texts and anchors of the pages that link to a URL.
 _V4 = ["CREATE INDEX links_url ON links (url)"]
 
+# Version 5: tombstones of deleted records (incremental exports, OAI-PMH), ranks (scrapy rank) and the
+# off-topic flag (scrapy reclassify --flag).
+_V5 = [
+    """CREATE TABLE deletions (
+        `key` TEXT PRIMARY KEY, urls TEXT NOT NULL, deleted REAL NOT NULL  -- urls: JSON list
+    ) WITHOUT ROWID""",
+    "CREATE INDEX deletions_deleted ON deletions (deleted)",
+    "ALTER TABLE records ADD COLUMN pagerank REAL",
+    "ALTER TABLE records ADD COLUMN ipagerank REAL",
+    "ALTER TABLE records ADD COLUMN off_topic INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX records_pagerank ON records (pagerank)",
+    "CREATE INDEX records_ipagerank ON records (ipagerank)",
+]
+
 
 def _upgrade_to_v2(db: sqlite3.Connection) -> None:
     """Rebuild the version 1 tables in the version 2 layout, fingerprinting every record."""
@@ -169,6 +183,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (2, "record ids, URL hashes and hosts, simhash fingerprints and their band index", _upgrade_to_v2),
     (3, "full-text search (FTS5)", _statements(_V3)),
     (4, "links indexed by target URL", _statements(_V4)),
+    (5, "tombstones of deleted records, PageRank and iPageRank, off-topic flag", _statements(_V5)),
 ]
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION
 

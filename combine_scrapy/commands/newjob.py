@@ -1,0 +1,205 @@
+"""``scrapy newjob NAME``: start a job directory (Combine's combineINIT).
+
+Creates ``topics/NAME/`` with a ``combine.cfg`` that lists every variable
+commented out at its default (uncomment a line to change it), a topic
+definition template that explains the grammar, and an empty ``seeds.txt``.
+An existing job is never overwritten.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+from scrapy.commands import ScrapyCommand
+
+from combine_scrapy.control import CommandError
+from combine_scrapy.job import BLOCKS, CONFIG_FILE, SEEDS_FILE, TOPIC_FILE, VARIABLES, Job
+from combine_scrapy.topic.matching import PLAIN_CUTOFFS
+from combine_scrapy.urls import UrlRules
+
+#: Defaults a Job leaves unset (None), as the values that mean the same for a new job: the plain
+#: filter's cut-offs (each filter has its own), the COMBINE_MAX_URLS_PER_HOST setting's bound.
+UNSET_DEFAULTS = {
+    "tot_cutoff": PLAIN_CUTOFFS.total,
+    "cutoff_norm": PLAIN_CUTOFFS.normalized,
+    "cutoff_rel": PLAIN_CUTOFFS.relative,
+    "max_urls_per_host": 10000,
+}
+
+#: One line on each variable: what it is for (the README's table says more).
+MEANINGS = {
+    "WaitIntervalHost": "seconds between two requests to one host",
+    "WaitIntervalHarvesterLockSuccess": "seconds before a fetched page is due again",
+    "WaitIntervalHarvesterLockRobotRules": "the same after a robots.txt refusal",
+    "WaitIntervalHarvesterLockNotFound": "the same after a 404",
+    "WaitIntervalHarvesterLockNotModified": "the same after a 304",
+    "WaitIntervalHarvesterLockUnavailable": "the same after a 5xx or no answer (the URL stays marked)",
+    "maxUrlLength": "URLs this long or longer are refused",
+    "maxPathDepth": "spider traps: deeper paths are refused",
+    "maxRepeatedSegments": "spider traps: a path segment repeated more often is refused",
+    "maxUrlsPerHost": "URLs kept in the frontier per host (unset: the setting COMBINE_MAX_URLS_PER_HOST, 10000)",
+    "AutoRecycleLinks": "mark the links of relevant pages for crawling",
+    "saveHTML": "keep the original document in the record",
+    "doAnalyse": "store the language of the text and the country of the server",
+    "extractLinksFromText": "URLs written in the text are links too",
+    "UserAgentFollowRedirects": "follow redirects (0: a redirect's target is marked as a new URL)",
+    "UserAgentGetIfModifiedSince": "revisit with conditional GET",
+    "MaxTunnelDistance": "links are followed at most this many irrelevant pages past the last relevant one",
+    "RandomSeed": "seeds every random choice of link selection: same seed, same web, same choices",
+    "saveWARC": "write every fetch as WARC/1.1 records under data/<job>/warc/",
+    "WARCMaxSize": "bytes of a WARC file before the next one is started",
+    "Sitemaps": "read the sitemaps robots.txt names, as a source of links",
+    "SitemapGuess": "also ask for /sitemap.xml when robots.txt names none",
+    "SitemapMaxFiles": "sitemap files read per host at most",
+    "SitemapMaxUrls": "URLs taken from one host's sitemaps at most",
+    "SitemapMaxSize": "bytes of one sitemap (after decompression) read at most",
+    "saveIrrelevant": "keep the pages the topic filter turns down apart, as negatives for scrapy train --crawled",
+    "IrrelevantMaxPages": "irrelevant pages kept at most",
+    "AllowPrivateAddresses": "1: fetch loopback and private hosts even when the job does not name them",
+    "UAtimeout": "seconds a download may take",
+    "UAmaxSize": "bytes of a body read at most",
+    "UAmaxRedirects": "redirects followed at most",
+    "HeadOnlyExtensions": "URLs ending so are fetched with HEAD only",
+    "ConverterTimeout": "seconds a document converter may run",
+    "ConverterMemory": "MiB of memory a document converter may use",
+    "HarvestRetries": "tries of an unavailable URL before it counts as gone",
+    "classifyPlugIn": "topic filter: plain, position, svm, vector, or package.module:function",
+    "tot_cutoff": "the topic filter's total-score cut-off (plain's shown; position 90, svm 0, vector 0.2)",
+    "cutoff_norm": "the topic filter's normalized-score cut-off",
+    "cutoff_rel": "the topic filter's class-share cut-off (percent)",
+    "UserAgent": "sent as User-Agent",
+    "OperatorEmail": "sent as From (empty: no From header)",
+    "CrawlStrategy": "BestFirst, BreadthFirstTime (Combine's), BreadthFirst, PageRank or iPageRank",
+    "Revisit": "keep fetched pages marked and revisit them",
+    "RevisitMaxAge": "seconds of expected age after which a page is revisited",
+    "LinkStrategy": "which links to mark: online (learned while crawling), propagate (Combine: links of relevant pages only), RW or RWB",
+    "LinkThreshold": "RW/RWB: links scoring below this are not marked",
+    "LinkPageWeight": "RW/RWB: the page's share in a link's score",
+    "LinkBoostChance": "RWB: chance a link below the threshold is marked anyway",
+    "DynamicThreshold": "RW/RWB: move the threshold with the harvest rate",
+    "nearDuplicates": "a page within nearDuplicateDistance simhash bits of a record joins it",
+    "nearDuplicateDistance": "simhash bits (0 to 7)",
+    "LearnedUrlRules": "use the URL rules scrapy trial learned",
+    "TrialPages": "pages a site scrapy trial fetches",
+    "UrlRuleThreshold": "learned URL rules: precision a rule needs",
+    "UrlRuleDrop": "learned URL rules: drop URLs no rule accepts",
+    "HubContentLinks": "learned URL rules: relevant pages a directory page links to",
+    "HubDirectoryLinks": "learned URL rules: directory pages a directory page links to",
+    "topicText": "what the topic filter scores: all (the whole text) or main (the main content block)",
+}
+
+BLOCK_HELP = {
+    "allow": "<allow> rules, one must match: 'HOST: regex' (the host name alone) or 'URL regex' (the whole URL).\n"
+             "Default: every host.",
+    "exclude": "<exclude> rules, none may match, in the same form. Default: Combine's list (CGI pages, binary files).",
+    "sessionids": "<sessionids>: query parameters removed from URLs. Default: Combine's list (jsessionid, PHPSESSID, ...).",
+    "serveralias": "<serveralias>: 'www.example.com example.com' rewrites the later hosts to the first. Default: none.",
+    "converters": "<converters>: 'mime/type = program args {input}' lines; '= none' switches a default off.\n"
+                  "Default: pdftotext, ps2ascii, antiword, catdoc, xls2csv, catppt, unrtf, textract.",
+}
+
+TOPIC_TEMPLATE = """\
+# Topic definition of job {name}: one term a line, as
+#
+#     WEIGHT: TERMS=CLASS-LIST
+#
+# WEIGHT is a whole number (up to 1,000,000,000 either way): what a page scores each time it
+#   contains the term, more in its title (x10), meta (x4) and headings (x2) than in its text.
+#   A large negative weight excludes a page that has the term.
+# TERMS is a word, a phrase (words in this order), terms joined by @and (all must occur), or a
+#   Perl-style regular expression (any of . ? * + [ ] ( ) | \\ makes it one). Case does not matter.
+# CLASS-LIST is one or more classes, separated by commas; a class may have sub-classes (CP.Drosera).
+#
+# A page is relevant when its score reaches tot_cutoff (combine.cfg) and the other cut-offs pass.
+# Examples (the Combine documentation's):
+#
+# 50: optical glass=A.14.5, D.2.2
+# 30: glass @and fiberoptics=D.2.2.8
+# -10000: glass @and art=A
+# 75: d\\.?\\s*californica=CP.Drosophyllum
+"""
+
+SEEDS_TEMPLATE = "# Start URLs of job {name}, one a line; '#' starts a comment.\n"
+
+
+def config_value(value) -> str:
+    """A Job default written as combine.cfg reads it."""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, float):
+        return f"{value:.15g}"
+    if isinstance(value, (frozenset, set, tuple)):
+        return " ".join(sorted(value))
+    return str(value)
+
+
+def job_config(name: str) -> str:
+    """A combine.cfg with every variable commented out at its default, and the blocks explained."""
+    defaults = {
+        field.name: field.default
+        for cls in (UrlRules, Job)  # the URL bounds are the URL rules' fields, the rest the Job's
+        for field in dataclasses.fields(cls)
+        if field.default is not dataclasses.MISSING
+    }
+    defaults.update((name, value) for name, value in UNSET_DEFAULTS.items() if defaults[name] is None)
+    lines = [
+        f"# Job {name}. Every variable is listed here at its default, commented out:",
+        "# uncomment a line and change its value to set it. Variables are Combine's.",
+        "",
+    ]
+    for variable, spec in VARIABLES.items():
+        lines.append(f"# {MEANINGS[variable]}")
+        lines.append(f"# {variable} = {config_value(defaults[spec.attribute])}".rstrip())
+        lines.append("")
+    for block in BLOCKS:
+        lines.extend(f"# {line}" for line in BLOCK_HELP[block].splitlines())
+        lines += [f"# <{block}>", f"# </{block}>", ""]
+    return "\n".join(lines)
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self):
+        return "[options] <name>"
+
+    def short_desc(self):
+        return "Create a new job directory with a commented combine.cfg, a topic template and seeds.txt"
+
+    def long_desc(self):
+        return __doc__.split("\n\n", 1)[1]
+
+    def run(self, args, opts):
+        try:
+            if len(args) != 1:
+                raise CommandError("name the new job: scrapy newjob NAME", exitcode=2)
+            print(f"created {create_job(args[0], Path(self.settings.get('COMBINE_TOPICS_DIR')))}")
+        except CommandError as e:
+            print(f"error: {e}", file=sys.stderr)
+            self.exitcode = e.exitcode
+
+
+def create_job(name: str, topics_dir: Path) -> Path:
+    """Write ``topics_dir/name/`` and its three files; CommandError when the name is bad or the job exists."""
+    if not re.fullmatch(r"[\w.-]+", name) or name.startswith("."):
+        raise CommandError(f"bad job name {name!r}: use letters, digits, '.', '-', '_'", exitcode=2)
+    directory = topics_dir / name
+    files = {
+        CONFIG_FILE: job_config(name) + "\n",
+        TOPIC_FILE: TOPIC_TEMPLATE.format(name=name),
+        SEEDS_FILE: SEEDS_TEMPLATE.format(name=name),
+    }
+    try:
+        directory.mkdir(parents=True)  # fails when it exists: an existing job is never overwritten
+        for file_name, text in files.items():
+            (directory / file_name).write_text(text, encoding="utf-8")
+    except FileExistsError as e:
+        raise CommandError(f"{directory} already exists: nothing written (delete it first to start over)") from e
+    except OSError as e:
+        raise CommandError(f"cannot create {directory}: {e.strerror}") from e
+    return directory
