@@ -209,7 +209,7 @@ VARIABLES: dict[str, _Variable] = {
     # Tunnelling and repeatability (not Combine's): links followed this many irrelevant pages past the last
     # relevant one; the seed of every random choice of link selection.
     "MaxTunnelDistance": _Variable("max_tunnel_distance", _parse_count),
-    "RandomSeed": _Variable("random_seed", int),
+    "RandomSeed": _Variable("random_seed", _parse_count),
     # Near-duplicates (not Combine's): a page within this many simhash bits of a stored record joins it.
     "nearDuplicates": _Variable("near_duplicates", _parse_bool),
     "nearDuplicateDistance": _Variable("near_duplicate_distance", _parse_near_duplicate_distance),
