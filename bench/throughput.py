@@ -38,7 +38,7 @@ from bench.virtualweb.harness import (
 
 #: Share of each crawl's span left out of the rate: the start, while the frontier holds only the seeds.
 WARMUP = 0.2
-#: Combine's own figure for one harvester (COMBINE_REFERENCE.md, "Commands").
+#: Combine's own figure for one harvester: 50-200 URLs a minute (its documentation, "Commands").
 COMBINE_URLS_PER_MINUTE = (50, 200)
 
 

@@ -1,9 +1,9 @@
 """Item pipelines: one Fetch goes through outcome, parse, topic filter, record store and frontier.
 
 Each stage is thin and calls pure code; the order is the way of one URL
-through Combine (DESIGN.md): decide what the fetch means, parse the page, ask
-the topic filter, keep relevant pages (one record per content), and mark the
-links of relevant pages for crawling.
+through Combine: decide what the fetch means, parse the page, ask the topic
+filter, keep relevant pages (one record per content), and mark the links the
+job's link strategy chooses for crawling.
 """
 
 from __future__ import annotations

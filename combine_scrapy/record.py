@@ -1,8 +1,7 @@
 """A stored document record and its content key.
 
 Combine keyed records by the MD5 of their visible content, so one page served
-under several URLs is one record with all its URLs (COMBINE_REFERENCE.md,
-"Record and dedup"). The simhash ``fingerprint`` finds near-duplicates, which
+under several URLs is one record with all its URLs. The simhash ``fingerprint`` finds near-duplicates, which
 the MD5 cannot (combine_scrapy.neardup).
 """
 

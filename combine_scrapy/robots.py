@@ -27,7 +27,7 @@ from urllib.parse import quote, urlsplit
 from protego import Protego
 
 #: Seconds a robots.txt answer is trusted: Combine's 86,400, and 345,600
-#: after a success or a "not found" (COMBINE_REFERENCE.md, Defaults).
+#: after a success or a "not found" (Combine's defaults).
 TTL_DEFAULT = 86_400
 TTL_SUCCESS = 345_600
 #: RFC 9309 2.5: parse at least 500 KiB; Google's parser caps a line at this many bytes.

@@ -3,7 +3,7 @@
 Combine's ``combineExport --profile dc`` wrote a ``documentCollection`` of
 ``documentRecord`` elements; here each record holds one standard ``oai_dc:dc``
 (schemas/oai_dc.xsd) so any OAI-PMH tool reads it. Its fields follow
-Combine's (COMBINE_REFERENCE.md, "Export"): the title; every meta element
+Combine's XWI2XML export: the title; every meta element
 that maps onto one of the fifteen Dublin Core elements (Combine's table in
 XWI2XML.pm, plus ``dc.*`` names), keywords and other subjects split on
 commas; the first 500 characters of the text as the description when the

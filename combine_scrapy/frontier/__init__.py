@@ -1,6 +1,6 @@
 """The frontier: which URLs are marked for crawling, and when each URL and host may be fetched.
 
-Combine's rules (COMBINE_REFERENCE.md, "Scheduler and locks"): a URL is
+Combine's scheduler rules: a URL is
 handed out only when it is marked, its own lock has expired and its host's lock
 has expired; what happens after the fetch decides how long each stays locked.
 The rules live here as pure functions; the stores only keep the times.

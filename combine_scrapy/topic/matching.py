@@ -2,7 +2,7 @@
 
 Formulas, constants and defaults come from Combine's own source and its
 HTML documentation (DocMain, section 4.5 "Built-in topic filter",
-Algorithm 1 and Algorithm 2), restated in COMBINE_REFERENCE.md.
+Algorithm 1 and Algorithm 2); the docstrings below state them.
 """
 
 from __future__ import annotations

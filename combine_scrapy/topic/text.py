@@ -1,4 +1,4 @@
-"""Text preparation shared by Combine's matching algorithms (COMBINE_REFERENCE.md).
+"""Text preparation shared by Combine's matching algorithms, as Combine does it.
 
 Characters other than letters, digits, ``/``, ``'`` and ``-`` become spaces;
 pure-number tokens go; text is lower-cased; stopwords go; no stemming.
