@@ -20,6 +20,7 @@ from combine_scrapy.convert.tex import parse_tex
 from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.parse import parse_document
 from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.store.sql import stored_text
 from conftest import JobDir, free_port
 
 PHRASE = "Carnivorous plants catch insects"
@@ -178,7 +179,7 @@ def test_every_format_crawled_from_loopback_lands_in_its_record(tmp_path):
         result = job_dir.crawl()
     with job_dir.records() as db:
         rows = db.execute("SELECT u.url, r.text, r.meta FROM record_urls u JOIN records r ON r.key = u.key").fetchall()
-    records = {url.rsplit("/", 1)[1]: (text, meta) for url, text, meta in rows}
+    records = {url.rsplit("/", 1)[1]: (stored_text(text), meta) for url, text, meta in rows}
     for kind in documents:
         if kind != "gif":
             assert PHRASE in records[f"document.{kind}"][0], kind

@@ -15,6 +15,7 @@ import threading
 import pytest
 
 from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.store.sql import stored_text
 from conftest import JobDir, free_port
 
 HOST, SLOW_HOST, STREAM_HOST = "127.0.0.2", "127.0.0.3", "127.0.0.4"
@@ -60,7 +61,7 @@ class StreamingHandler(socketserver.StreamRequestHandler):
 def record_texts(job_dir: JobDir) -> dict[str, str]:
     with job_dir.records() as db:
         rows = db.execute("SELECT u.url, r.text FROM record_urls u JOIN records r ON r.key = u.key").fetchall()
-    return {url.rsplit("/", 1)[1]: text for url, text in rows}
+    return {url.rsplit("/", 1)[1]: stored_text(text) for url, text in rows}
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import re
 
 import docfixtures
 from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.store.sql import stored_text
 from conftest import JobDir, free_port
 
 ALT = "Drosera capensis carnivorous plant"
@@ -39,7 +40,7 @@ def test_an_image_record_carries_the_alt_text_of_the_page_showing_it(tmp_path):
         rows = db.execute(
             "SELECT u.url, r.`key`, r.mime_type, r.text, r.meta FROM record_urls u JOIN records r ON r.`key` = u.`key`"
         ).fetchall()
-    records = {url.rsplit("/", 1)[1]: (key, mime_type, text, json.loads(meta)) for url, key, mime_type, text, meta in rows}
+    records = {url.rsplit("/", 1)[1]: (key, mime_type, stored_text(text), json.loads(meta)) for url, key, mime_type, text, meta in rows}
     assert sorted(records) == ["", "flower.png", "plant.png"]
     _, mime_type, text, meta = records["plant.png"]
     assert mime_type == "image/png" and text == ALT

@@ -204,6 +204,33 @@ def test_upgrade_from_version_1_keeps_records_and_fingerprints_and_indexes_them(
     assert upgraded.store(record("http://b/2", text=ARTICLE)) is Stored.KNOWN
 
 
+def stored_text_column(store, key):
+    return store._read(lambda c: store._one(c, "SELECT text FROM {p}records WHERE `key` = ?", (key,)))[0]
+
+
+def test_upgrade_from_version_5_compresses_the_text_and_keeps_it_searchable(backend):
+    fifth = backend(type("FifthStore", (SqliteRecordStore if backend.kind == "sqlite" else MysqlRecordStore,), {"schema_version": 5}))
+    old = record("http://a/1", text=ARTICLE + " Ünïcode ✓", html="<p>Sundews</p>")
+    fifth.store(old)
+    fifth.store(record("http://a/2", text="Pitcher plants drown insects in fluid.", title="Pitchers"))
+    assert stored_text_column(fifth, old.key) == old.text
+    fifth.close()
+
+    upgraded = backend()
+    assert upgraded.schema() == SCHEMA_VERSION == 6
+    assert zlib.decompress(stored_text_column(upgraded, old.key)).decode() == old.text
+    assert upgraded.get(old.key) == old
+    hits = upgraded.search("sticky glands insects")
+    assert [hit.url for hit in hits] == ["http://a/1", "http://a/2"] and hits[0].score > hits[1].score
+    assert "[sticky] [glands]" in hits[0].snippet
+    new = record("http://a/3", text="Butterworts trap gnats with greasy leaves.", title="Butterworts")
+    upgraded.store(new)
+    assert zlib.decompress(stored_text_column(upgraded, new.key)).decode() == new.text
+    assert [hit.url for hit in upgraded.search("gnats")] == ["http://a/3"]
+    upgraded.forget_url("http://a/1")
+    assert [hit.url for hit in upgraded.search("glands insects")] == ["http://a/2"]  # the index follows deletions
+
+
 def test_near_duplicate_joins_the_stored_record_and_a_different_page_does_not(store):
     store.store(record("http://a/1", text="Posted 23 November 2026. " + ARTICLE + " Advert: buy cheap pots today!"))
     dated = record("http://b/1", text="Posted 24 November 2026. " + ARTICLE + " Advert: buy cheap pots today!")

@@ -32,6 +32,12 @@ def query_words(query: str) -> list[str]:
     return found
 
 
+def index_words(text: str) -> str:
+    """The distinct lower-cased words of ``text``, in order, space-separated: what a full-text index needs of a
+    text when it ranks by which words a record has (as SQLite's column-detail FTS5 does), a fraction of its size."""
+    return " ".join(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
+
+
 def snippet(text: str, words: list[str], width: int = SNIPPET_CHARS) -> str:
     """The ``width`` characters of ``text`` with the most distinct query words, those words in [brackets].
 

@@ -4,7 +4,8 @@ The MD5 content key is unique, so storing the same content under a second URL
 adds the URL to the existing record instead of a second record. Each store or
 removal is one ``BEGIN IMMEDIATE`` transaction: a crash never leaves half a
 record, and harvesters sharing the file take turns. Records are indexed for
-search as they are stored (an FTS5 table kept by triggers).
+search as they are stored (a contentless FTS5 table: the text is kept once,
+compressed, in ``records``, and the index reads it through a view).
 """
 
 from __future__ import annotations
@@ -18,10 +19,14 @@ from typing import Any, TypeVar
 
 from combine_scrapy import neardup
 from combine_scrapy.faults import connect, make_directory
-from combine_scrapy.store.sql import SCHEMA_VERSION, SqlRecordStore, url_hash
+from combine_scrapy.record import Record
+from combine_scrapy.store.sql import PAGE, SCHEMA_VERSION, SqlRecordStore, compress, stored_text, url_hash
 from combine_scrapy.urls import host_of
 
 T = TypeVar("T")
+
+#: The SQL function (registered on each connection) that gives the text of a ``records.text`` value.
+INFLATE = "combine_inflate"
 
 # Version 1: the first store, keyed by MD5 (its version was kept in PRAGMA user_version).
 _V1 = [
@@ -124,6 +129,31 @@ _V5 = [
 ]
 
 
+# Version 6: the text zlib-compressed. The FTS5 index reads it (for bm25) through a view that inflates it with
+# a function each connection registers, and keeps no copy; the store adds and removes index entries itself.
+_V6_SEARCH = [
+    f"CREATE VIEW search_content AS SELECT id, title, {INFLATE}(text) AS text FROM records",
+    """CREATE VIRTUAL TABLE search USING fts5(
+        title, text, content='search_content', content_rowid='id', tokenize='unicode61 remove_diacritics 2',
+        detail=column
+    )""",
+]
+
+
+def _upgrade_to_v6(db: sqlite3.Connection) -> None:
+    """Compress every record's text and index it through the inflating view instead of triggers."""
+    for trigger in ("records_search_insert", "records_search_delete", "records_search_update"):
+        db.execute(f"DROP TRIGGER {trigger}")
+    db.execute("DROP TABLE search")
+    last = 0
+    while rows := db.execute("SELECT id, text FROM records WHERE id > ? ORDER BY id LIMIT ?", (last, PAGE)).fetchall():
+        db.executemany("UPDATE records SET text = ? WHERE id = ?", [(compress(stored_text(text)), id_) for id_, text in rows])
+        last = rows[-1][0]
+    for statement in _V6_SEARCH:
+        db.execute(statement)
+    db.execute("INSERT INTO search (search) VALUES ('rebuild')")
+
+
 def _upgrade_to_v2(db: sqlite3.Connection) -> None:
     """Rebuild the version 1 tables in the version 2 layout, fingerprinting every record."""
     for index in ("record_urls_key", "links_key", "topics_key", "topics_class"):
@@ -184,6 +214,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (3, "full-text search (FTS5)", _statements(_V3)),
     (4, "links indexed by target URL", _statements(_V4)),
     (5, "tombstones of deleted records, PageRank and iPageRank, off-topic flag", _statements(_V5)),
+    (6, "text compressed, contentless full-text index", _upgrade_to_v6),
 ]
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION
 
@@ -197,6 +228,7 @@ class SqliteRecordStore(SqlRecordStore):
         self.location = str(path)
         # Harvesters share it; a full disk, a read-only or damaged file is a StorageFault naming it.
         self._db = connect(self.location, isolation_level=None, timeout=30)
+        self._db.create_function(INFLATE, 1, stored_text, deterministic=True)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
@@ -219,6 +251,18 @@ class SqliteRecordStore(SqlRecordStore):
 
     def _read(self, work: Callable[[Any], T]) -> T:
         return work(self._db.cursor())
+
+    def _index(self, cursor, record_id: int, record: Record) -> None:
+        cursor.execute("INSERT INTO search (rowid, title, text) VALUES (?, ?, ?)", (record_id, record.title, record.text))
+
+    def _unindex(self, cursor, key: str) -> None:
+        # An external-content index forgets a row given the very values it indexed.
+        row = cursor.execute("SELECT id, title, text FROM records WHERE `key` = ?", (key,)).fetchone()
+        if row is not None:
+            cursor.execute(
+                "INSERT INTO search (search, rowid, title, text) VALUES ('delete', ?, ?, ?)",
+                (row[0], row[1], stored_text(row[2])),
+            )
 
     def _search_rows(self, cursor, words: list[str], limit: int) -> list[tuple]:
         match = " OR ".join(f'"{word}"' for word in words)  # \w+ words: no quote to escape
