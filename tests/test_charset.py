@@ -14,6 +14,7 @@ import pytest
 
 from combine_scrapy.parse import decode_body, parse_document
 from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.store.sql import stored_text
 from conftest import JobDir, free_port
 
 SAMPLES = {
@@ -107,7 +108,7 @@ def test_pages_in_six_encodings_are_stored_as_utf8_text(tmp_path):
         job_dir.crawl()
     with job_dir.records() as db:
         rows = db.execute("SELECT u.url, r.text FROM record_urls u JOIN records r ON r.key = u.key").fetchall()
-    stored = {re.sub(r"^.*/", "", url): (text,) for url, text in rows}
+    stored = {re.sub(r"^.*/", "", url): (stored_text(text),) for url, text in rows}
     for encoding, (text, _) in SAMPLES.items():
         for state in ("declared", "undeclared"):
             assert stored[f"{encoding}-{state}.html"][0] == text, (encoding, state)
