@@ -286,6 +286,10 @@ class FrontierPipeline(_HarvestStage):
         steps = scorer.observe(item.url, item.classification.relevant)
         if steps:
             self.stats.inc_value("links/model/lessons", steps)
+        if scorer.rescore_due:
+            rescored = scorer.rescore()
+            self.harvest.frontier.set_priorities(rescored)
+            self.stats.inc_value("links/model/rescored", len(rescored))
         learner = getattr(scorer, "learner", None)
         if learner is not None and learner.sync_due:
             self.sync_link_model()
