@@ -286,7 +286,7 @@ class FrontierPipeline(_HarvestStage):
         steps = scorer.observe(item.url, item.classification.relevant)
         if steps:
             self.stats.inc_value("links/model/lessons", steps)
-        if scorer.rescore_due:
+        if getattr(scorer, "rescore_due", False):  # a scorer without a model (the trial's) has none
             rescored = scorer.rescore()
             self.harvest.frontier.set_priorities(rescored)
             self.stats.inc_value("links/model/rescored", len(rescored))
