@@ -54,7 +54,11 @@ CONFIGURATIONS: dict[str, dict[str, str]] = {
     "combine": {"CrawlStrategy": "BreadthFirstTime", "LinkStrategy": "propagate"},
     "bestfirst-rw": {"CrawlStrategy": "BestFirst", "LinkStrategy": "RW"},
     "ipagerank-rwb": {"CrawlStrategy": "iPageRank", "LinkStrategy": "RWB"},
+    "learned-rules": {"LearnedUrlRules": "1"},
 }
+#: Configurations whose crawl follows ``scrapy trial JOB`` (the learned URL rules' trial, TrialPages a seed
+#: site); the trial's fetches count as the crawl's first ones.
+TRIAL_FIRST = {"learned-rules"}
 #: Plain Scrapy in breadth-first order (bench/plainspider.py --breadth-first): the peer.
 BREADTH_FIRST = "scrapy-bfs"
 RECALL_SHARES = (0.5, 0.8, 1.0)
@@ -78,6 +82,7 @@ class Run:
     hits: list[int] = field(default_factory=list)  # fetch number of each new relevant page
     wall_seconds: float = 0.0
     ended: str = ""  # cap, recall (every relevant page fetched), crawler (it stopped by itself)
+    trial_fetches: int = 0  # of ``fetched``, those of a ``scrapy trial`` before the crawl
 
     def fetches_to(self, share: float) -> int | None:
         """Fetches to ``share`` recall, or None when the crawl did not get there."""
@@ -169,6 +174,13 @@ def crawl(web: FocusWeb, served: ServedWeb, topics: list[int], config: str, seed
         command = job.command({"CLOSESPIDER_PAGECOUNT": allowance, "CLOSESPIDER_TIMEOUT": args.timeout,
                                "COMBINE_PROGRESS_INTERVAL": 0})
     started = time.monotonic()
+    trial_fetches = 0
+    if config in TRIAL_FIRST:
+        trial = [sys.executable, "-m", "scrapy", "trial", job.name, "-s", f"COMBINE_TOPICS_DIR={job.topics}",
+                 "-s", f"COMBINE_DATA_DIR={job.data}"]
+        run_crawl(trial, served.proxy, timeout=args.timeout).check()
+        judge.read()
+        trial_fetches = judge.fetched
     run_crawl(command, served.proxy, timeout=args.timeout + 60, stop=judge.done).check()
     wall = time.monotonic() - started
     judge.read()
@@ -178,7 +190,7 @@ def crawl(web: FocusWeb, served: ServedWeb, topics: list[int], config: str, seed
         total = judge.totals[topic]
         ended = "cap" if judge.fetched >= args.cap else "recall" if len(hits) == total else "crawler"
         runs.append(Run(web.topics[topic].key, seed, web.seed, config, total, judge.fetched, hits,
-                        round(wall, 1), ended))
+                        round(wall, 1), ended, trial_fetches))
     return runs
 
 
@@ -204,8 +216,9 @@ def measure(args: argparse.Namespace) -> tuple[list[Run], dict[int, dict], dict[
                 crawled = crawl(web, served, judged, config, seed, Path(directory) / str(number), args)
                 runs += crawled
                 for run in crawled:
+                    trial = f" ({run.trial_fetches} by the trial)" if config in TRIAL_FIRST else ""
                     print(f"seed {seed} {run.topic} {config}: {len(run.hits)}/{run.relevant_pages} relevant in "
-                          f"{run.fetched} fetches ({run.ended}), 80% at {run.fetches_to(0.8)}, "
+                          f"{run.fetched} fetches{trial} ({run.ended}), 80% at {run.fetches_to(0.8)}, "
                           f"{run.wall_seconds:.0f} s", file=sys.stderr, flush=True)
     return runs, webs, references
 
@@ -306,6 +319,7 @@ def report(result: dict) -> list[str]:
         "",
         "Configurations: " + "; ".join(
             f"`{name}`: {', '.join(f'{k} = {v}' for k, v in variables.items()) or 'no strategy variables'}"
+            + (" after `scrapy trial` (its fetches counted first)" if name in TRIAL_FIRST else "")
             for name, variables in result["configurations"].items()
         ) + f"; `{BREADTH_FIRST}`: plain Scrapy, breadth-first order (bench/plainspider.py --breadth-first).",
     ]

@@ -273,6 +273,10 @@ class FrontierPipeline(HarvestComponent):
         steps = scorer.observe(item.url, item.classification.relevant)
         if steps:
             self.stats.inc_value("links/model/lessons", steps)
+        if getattr(scorer, "rescore_due", False):  # a scorer without a model (the trial's) has none
+            rescored = scorer.rescore()
+            self.harvest.frontier.set_priorities(rescored)
+            self.stats.inc_value("links/model/rescored", len(rescored))
         learner = getattr(scorer, "learner", None)
         if learner is not None and learner.sync_due:
             self.sync_link_model()

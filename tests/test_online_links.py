@@ -196,3 +196,34 @@ def test_links_the_frontier_refuses_are_returned_for_it_to_count_but_not_learned
                             LinkCandidate("http://a.example/p.html", "Page")], 0.0, False)
     assert [url for url, _ in chosen] == ["mailto:someone@example.org", "http://a.example/p.html"]
     assert scorer.learner.pending == 1
+
+
+def test_links_marked_before_the_model_learned_are_rescored_once_it_has():
+    """A directory's entries found before any relevant page keep their prior; once the crawl has learned that
+    ``CP`` anchors lead to the topic, a re-scoring raises them over the news links found with them."""
+    scorer = online_scorer()
+    early = dict(scorer.select(FRESH, 0.0, False, distance=0, source_url="http://site.example/dir/"))
+    assert len(set(early.values())) == 1 and not scorer.rescore_due
+    crawl_outcomes(scorer, pages=60)   # 180 lessons: a re-scoring is due
+    assert scorer.rescore_due
+    rescored = scorer.rescore()
+    assert not scorer.rescore_due      # due again only after the next lessons
+    assert rescored["http://site.example/m/999-cp.html"] > 2 * early["http://site.example/m/999-cp.html"]
+    assert rescored["http://site.example/news/999.html"] < early["http://site.example/news/999.html"]
+    assert "http://site.example/m/5-cp.html" not in rescored    # fetched links are not in the frontier any more
+
+
+def test_of_several_links_to_one_url_the_best_marked_is_remembered():
+    """The frontier keeps the highest priority a URL was marked with; a re-scoring starts from that link."""
+    learner = OnlineLinkLearner()
+    scorer = LinkScorer(DEFINITION, "online", page_scale=90, learner=learner)
+    target = "http://site.example/m/1.html"
+    scorer.select([LinkCandidate(target, "next")], 0.0, False, distance=3, source_url="http://site.example/a")
+    scorer.select([LinkCandidate(target, "carnivorous plants")], 400.0, True, source_url="http://site.example/b")
+    scorer.select([LinkCandidate(target, "more")], 0.0, False, distance=4, source_url="http://site.example/c")
+    learner.model.counts[1:] = 25            # as if the model had learned: its share is full
+    learner._since_rescore = 50
+    priority = scorer.rescore()[target]
+    best = dict(scorer.select([LinkCandidate(target, "carnivorous plants")], 400.0, True,
+                              source_url="http://site.example/d"))[target]
+    assert priority == pytest.approx(best)

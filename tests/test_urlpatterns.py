@@ -256,6 +256,20 @@ def test_rejected_links_can_be_kept_with_a_low_priority():
     assert chosen["http://s/p/2"] == 1.0 and chosen["http://s/p/1"] == pytest.approx(1 / 3)
 
 
+def test_a_rescoring_of_the_online_model_leaves_the_links_the_rules_decide_alone():
+    from combine_scrapy.topic.online import OnlineLinkLearner
+
+    learned = rules(UrlPattern("s", CONTENT, r"^/p/\d+$", 5), UrlPattern("s", IRRELEVANT, r"^/x/", 10))
+    learner = OnlineLinkLearner()
+    scorer = LearnedLinkScorer(learned, LinkScorer(None, "online", learner=learner))
+    links = [LinkCandidate("http://s/p/2"), LinkCandidate("http://s/x/1"), LinkCandidate("http://s/other")]
+    scorer.select(links, 0.0, False, source_url="http://s/")
+    learner.model.counts[1:] = 25            # as if the model had learned: its share is full
+    learner._since_rescore = 50
+    assert scorer.rescore_due
+    assert set(scorer.rescore()) == {"http://s/other"}   # p/2 keeps the rules' priority, x/1 stays refused
+
+
 def test_a_job_that_enables_learned_rules_without_them_names_the_line(tmp_path):
     directory = write_job(tmp_path, "# rules\nLearnedUrlRules = 1\n")
     with pytest.raises(JobConfigError, match=re.escape(f"{directory / 'combine.cfg'}:2: ") + ".*scrapy trial j"):

@@ -243,6 +243,7 @@ class LinkScorer:
         chosen: list[tuple[str, float]] = []
         learned: list[int] = []
         batch = []
+        canonicals: list[str] = []
         for link in links:
             chosen.append((link.url, self.prior(link, page_evidence, link_distance)))
             canonical = learner.canonical(link.url)
@@ -256,17 +257,28 @@ class LinkScorer:
                 source_host=source_host, page_relevant=page_relevant, page_evidence=page_evidence,
                 distance=link_distance, host_yield=yields[host],
             )
-            learner.remember(canonical, features, source_url)
             learned.append(len(chosen) - 1)
             batch.append(features)
+            canonicals.append(canonical)
         weight = learner.weight
-        if weight and batch:
-            for position, probability in zip(learned, learner.predict(batch)):
-                url, prior = chosen[position]
-                chosen[position] = (url, (1 - weight) * prior + weight * float(probability))
+        probabilities = learner.predict(batch) if weight and batch else [0.0] * len(batch)
+        for position, canonical, features, probability in zip(learned, canonicals, batch, probabilities):
+            url, prior = chosen[position]
+            priority = (1 - weight) * prior + weight * float(probability)
+            chosen[position] = (url, priority)
+            learner.remember(canonical, features, source_url, prior, priority)
         return chosen
 
     def observe(self, url: str, relevant: bool) -> int:
         """The fetch of ``url`` was classified: the online model learns from the link that led there.
         Returns the model's training steps (0 for the other methods)."""
         return self.learner.observe(url, relevant) if self.learner is not None else 0
+
+    @property
+    def rescore_due(self) -> bool:
+        """``online``: the model has learned enough since the links in the frontier were last scored."""
+        return self.learner is not None and self.learner.rescore_due
+
+    def rescore(self) -> dict[str, float]:
+        """``online``: new priorities of the links not fetched yet (frontier URL -> priority), from the model now."""
+        return self.learner.rescore() if self.learner is not None else {}

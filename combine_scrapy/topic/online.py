@@ -64,6 +64,8 @@ FULL_WEIGHT_POSITIVES = 25
 LEARNED_WEIGHT = 0.75
 #: Observations between two merges of the model with the stored one.
 SYNC_EVERY = 100
+#: Observations between two re-scorings of the links waiting in the frontier, once the model has a share.
+RESCORE_EVERY = 50
 #: Words of the text around a link, and URL tokens, used at most.
 CONTEXT_WORDS = 20
 URL_TOKENS = 16
@@ -257,10 +259,13 @@ class RedisModelStore:
 
 @dataclass(frozen=True, slots=True)
 class _Link:
-    """A link remembered until its target is fetched: its features and the page it was found on."""
+    """A link remembered until its target is fetched: its features, the page it was found on, its priority
+    before the model's share (``prior``) and the priority it was marked with."""
 
     features: LinkFeatures
     source: str
+    prior: float = 0.0
+    priority: float = 0.0
 
 
 class OnlineLinkLearner:
@@ -278,6 +283,7 @@ class OnlineLinkLearner:
         self._pending_limit, self._fetched_limit = pending_links, fetched_pages
         self._canonical: dict[str, str | None] = {}
         self._since_sync = 0
+        self._since_rescore = 0
 
     def canonical(self, url: str) -> str | None:
         """The URL as the frontier keeps it (None: the frontier refuses it); cached, links repeat from page to page."""
@@ -300,11 +306,16 @@ class OnlineLinkLearner:
     def predict(self, batch: list[LinkFeatures]) -> np.ndarray:
         return self.model.predict(batch)
 
-    def remember(self, url: str, features: LinkFeatures, source: str) -> None:
-        """Keep a link's features until its (canonical) target is observed; the first link found to a URL is kept."""
-        if url in self._pending or url in self._fetched:
+    def remember(self, url: str, features: LinkFeatures, source: str, prior: float = 0.0,
+                 priority: float = 0.0) -> None:
+        """Keep a link's features until its (canonical) target is observed. Of the links found to a URL the
+        one marked with the highest priority is kept (the first of equals), as the frontier keeps the highest."""
+        if url in self._fetched:
             return
-        self._pending[url] = _Link(features, source)
+        kept = self._pending.get(url)
+        if kept is not None and kept.priority >= priority:
+            return
+        self._pending[url] = _Link(features, source, prior, priority)
         if len(self._pending) > self._pending_limit:
             self._pending.popitem(last=False)
 
@@ -330,7 +341,33 @@ class OnlineLinkLearner:
             if len(self._fetched) > self._fetched_limit:
                 self._fetched.popitem(last=False)
         self._since_sync += 1
+        self._since_rescore += 1
         return steps
+
+    @property
+    def rescore_due(self) -> bool:
+        return self._since_rescore >= RESCORE_EVERY and self.weight > 0
+
+    def rescore(self) -> dict[str, float]:
+        """New priorities for every link still waiting, from the model as it is now.
+
+        A link is marked with the model of its time: those found before the model learned which links lead to
+        the topic (a directory's entries found on the way in) keep their prior alone, and those found early
+        keep what an immature model said. Re-scoring them (ACHE re-scores its frontier the same way) lets
+        them rise, or sink, with what the crawl has learned since."""
+        self._since_rescore = 0
+        weight = self.weight
+        if not weight or not self._pending:
+            return {}
+        urls = list(self._pending)
+        links = list(self._pending.values())
+        probabilities = self.model.predict([link.features for link in links])
+        rescored = {}
+        for url, link, probability in zip(urls, links, probabilities):
+            priority = min((1 - weight) * link.prior + weight * float(probability), 1.0)
+            self._pending[url] = _Link(link.features, link.source, link.prior, priority)
+            rescored[url] = priority
+        return rescored
 
     @property
     def sync_due(self) -> bool:

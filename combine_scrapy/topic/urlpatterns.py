@@ -405,6 +405,15 @@ class LearnedLinkScorer:
     def observe(self, url: str, relevant: bool) -> int:
         return self.fallback.observe(url, relevant)
 
+    @property
+    def rescore_due(self) -> bool:
+        return self.fallback.rescore_due
+
+    def rescore(self) -> dict[str, float]:
+        """The link method's new priorities, but for the links the rules decide: the rules' say stays first."""
+        return {url: priority for url, priority in self.fallback.rescore().items()
+                if (decision := self.rules.decide(url, self.threshold)) is None or decision.fetch is None}
+
 
 def _canonical(url: str, url_rules: UrlRules | None) -> str | None:
     verdict = check_url(url, url_rules)
