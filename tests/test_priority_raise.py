@@ -217,6 +217,8 @@ def test_the_distance_travels_from_the_frontier_to_the_fetch():
 
     spider = FocusedSpider(job="t")
     spider.harvest = SimpleNamespace(job=SimpleNamespace(get_if_modified_since=False, timeout=30))
+    spider.crawler = SimpleNamespace(stats=SimpleNamespace(inc_value=lambda *args, **kwargs: None,
+                                                           get_value=lambda *args, **kwargs: 1))
     request = spider.request_for(FrontierEntry("http://a.example/", "a.example", 0.5, distance=3))
     [fetch] = spider.parse(HtmlResponse(request.url, body=b"<html></html>", request=request))
     assert fetch.distance == 3

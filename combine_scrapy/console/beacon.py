@@ -91,8 +91,8 @@ class HarvesterBeacon:
 
     def write(self) -> None:
         """Publish the state; a failure is logged and counted, never fatal (the crawl goes on)."""
-        state = json.dumps(self.state())
         try:
+            state = json.dumps(self.state())
             self.path.parent.mkdir(parents=True, exist_ok=True)
             partial = self.path.with_suffix(".json.part")
             partial.write_text(state)
