@@ -206,3 +206,30 @@ def test_answers_like_the_embedded_frontier_under_random_operations(frontier, tm
         ])()
         both(lambda f: (f.next_due(now), f.counts(now), f.hosts(now, 3), f.retries(url), f.host_yield(entry.host)))
     embedded.close()
+
+
+def test_the_client_is_made_from_scrapy_redis_settings(job):
+    """REDIS_URL and REDIS_PARAMS as scrapy-redis reads them; the outage retry and timeouts are defaults under them."""
+    from scrapy.settings import Settings
+
+    from combine_scrapy.frontier.redis import OutageRetry
+
+    settings = Settings({"REDIS_URL": REDIS_URL, "REDIS_PARAMS": {"socket_timeout": 7, "client_name": "harvester-7"}})
+    frontier = RedisFrontier.from_settings(settings, job, outage_patience=3)
+    try:
+        kwargs = frontier.server.get_connection_kwargs()
+        assert kwargs["socket_timeout"] == 7
+        assert kwargs["socket_connect_timeout"] == 5
+        assert isinstance(kwargs["retry"], OutageRetry) and kwargs["retry"].patience == 3
+        assert frontier.server.client_getname() in ("harvester-7", b"harvester-7")
+        assert frontier.mark([("http://a.test/", "a.test", 1.0)]).marked == 1
+    finally:
+        frontier.close()
+    assert settings.getdict("REDIS_PARAMS") == {"socket_timeout": 7, "client_name": "harvester-7"}
+
+
+def test_bad_redis_params_are_named(job):
+    with pytest.raises(ValueError, match="bad REDIS_PARAMS .*no_such_option"):
+        RedisFrontier.from_settings({"REDIS_URL": REDIS_URL, "REDIS_PARAMS": {"no_such_option": 1}}, job)
+    with pytest.raises(ValueError, match="returns bytes"):
+        RedisFrontier.from_settings({"REDIS_URL": REDIS_URL, "REDIS_DECODE_RESPONSES": True}, job)

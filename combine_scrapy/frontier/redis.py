@@ -47,6 +47,8 @@ from collections.abc import Iterable
 import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
+from scrapy.settings import BaseSettings, Settings
+from scrapy_redis.connection import get_redis_from_settings
 
 from combine_scrapy.faults import CrawlFault, FrontierVanished
 from combine_scrapy.frontier import FrontierEntry, MarkResult
@@ -404,16 +406,36 @@ class RedisFrontier:
         }
 
     @classmethod
-    def from_url(cls, url: str, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE) -> RedisFrontier:
-        """Connect to the Redis at ``url``; commands wait out an outage of up to ``outage_patience`` seconds."""
-        server = redis.Redis.from_url(
-            url,
-            retry=OutageRetry(outage_patience),
-            retry_on_error=[redis.ConnectionError, redis.TimeoutError],
-            socket_connect_timeout=5,
-            socket_timeout=60,  # a stopped (not dead) server must not hang a harvester for ever
-        )
+    def from_settings(
+        cls, settings: BaseSettings | dict, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE
+    ) -> RedisFrontier:
+        """Connect as scrapy-redis does (REDIS_URL, REDIS_PARAMS, ``get_redis_from_settings``).
+
+        Under the user's REDIS_PARAMS lie this project's defaults: commands wait out
+        an outage of up to ``outage_patience`` seconds (OutageRetry), a connection
+        attempt gives up after 5 s and a stopped (not dead) server cannot hang a
+        harvester for ever (60 s socket timeout).
+        """
+        settings = settings if isinstance(settings, BaseSettings) else Settings(settings)
+        params = {
+            "retry": OutageRetry(outage_patience),
+            "retry_on_error": [redis.ConnectionError, redis.TimeoutError],
+            "socket_connect_timeout": 5,
+            "socket_timeout": 60,
+        }
+        params.update(settings.getdict("REDIS_PARAMS"))
+        connection = settings.copy()
+        connection.set("REDIS_PARAMS", params, priority=max(settings.getpriority("REDIS_PARAMS") or 0, 0) + 1)
+        try:
+            server = get_redis_from_settings(connection)
+        except TypeError as error:  # a parameter redis-py does not know
+            raise ValueError(f"bad REDIS_PARAMS {settings.getdict('REDIS_PARAMS')!r}: {error}") from error
         return cls(server, job, max_attempts=max_attempts)
+
+    @classmethod
+    def from_url(cls, url: str, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE) -> RedisFrontier:
+        """Connect to the Redis at ``url`` (``from_settings`` with only REDIS_URL set)."""
+        return cls.from_settings({"REDIS_URL": url}, job, max_attempts=max_attempts, outage_patience=outage_patience)
 
     def _run(self, script: str, *args):
         return self._scripts[script](keys=[self.prefix], args=args)
