@@ -426,11 +426,7 @@ class RedisFrontier:
         params.update(settings.getdict("REDIS_PARAMS"))
         connection = settings.copy()
         connection.set("REDIS_PARAMS", params, priority=max(settings.getpriority("REDIS_PARAMS") or 0, 0) + 1)
-        try:
-            server = get_redis_from_settings(connection)
-        except TypeError as error:  # a parameter redis-py does not know
-            raise ValueError(f"bad REDIS_PARAMS {settings.getdict('REDIS_PARAMS')!r}: {error}") from error
-        return cls(server, job, max_attempts=max_attempts)
+        return cls(get_redis_from_settings(connection), job, max_attempts=max_attempts)
 
     @classmethod
     def from_url(cls, url: str, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE) -> RedisFrontier:
