@@ -48,10 +48,10 @@ class CountingFrontier(RedisFrontier):
         self.server.execute_command = counted
 
 
-def harvester(url: str, job: str, strategy: str, concurrency: int, fetched: Counter, lock: threading.Lock,
+def harvester(url: str, job: str, strategy: str, lease_ahead: bool, concurrency: int, fetched: Counter, lock: threading.Lock,
               totals: Counter, deadline: float) -> None:
     """One harvester: the scheduler's loop, with ``concurrency`` fetches in flight (each a few ms)."""
-    frontier = CountingFrontier.from_settings({"REDIS_URL": url}, job)
+    frontier = CountingFrontier.from_settings({"REDIS_URL": url}, job, lease_ahead=lease_ahead)
     crawl = strategy_named(strategy)
     ready: deque = deque()
     in_flight: list[tuple[float, object]] = []
@@ -93,10 +93,12 @@ def harvester(url: str, job: str, strategy: str, concurrency: int, fetched: Coun
             idle = 0
     frontier.close()
     with lock:
-        totals.update(claims=claims, failed=failed, pages=pages, round_trips=frontier.round_trips)
+        totals.update(claims=claims, failed=failed, pages=pages, round_trips=frontier.round_trips,
+                      lost_races=frontier.lost_races)
 
 
-def run(url: str, harvesters: int, hosts: int, per_host: int, concurrency: int, strategy: str) -> dict:
+def run(url: str, harvesters: int, hosts: int, per_host: int, concurrency: int, strategy: str,
+        lease_ahead: bool = True) -> dict:
     job = f"bench-contention-{uuid.uuid4().hex[:8]}"
     seeder = RedisFrontier.from_url(url, job)
     urls = [f"http://h{host}.test/p{page}" for host in range(hosts) for page in range(per_host)]
@@ -108,7 +110,7 @@ def run(url: str, harvesters: int, hosts: int, per_host: int, concurrency: int, 
     deadline = time.monotonic() + 120
     started = time.monotonic()
     threads = [
-        threading.Thread(target=harvester, args=(url, job, strategy, concurrency, fetched, lock, totals, deadline))
+        threading.Thread(target=harvester, args=(url, job, strategy, lease_ahead, concurrency, fetched, lock, totals, deadline))
         for _ in range(harvesters)
     ]
     for thread in threads:
@@ -127,6 +129,7 @@ def run(url: str, harvesters: int, hosts: int, per_host: int, concurrency: int, 
         "claims": totals["claims"],
         "failed_claims": totals["failed"],
         "failed_claim_share": round(totals["failed"] / max(totals["claims"], 1), 3),
+        "urls_skipped_in_take_script": totals["lost_races"],
         "round_trips_per_page": round(totals["round_trips"] / max(totals["pages"], 1), 2),
         "fetched_once": len(fetched) == len(urls) and max(fetched.values()) == 1,
         "seconds": round(seconds, 1),
@@ -136,32 +139,50 @@ def run(url: str, harvesters: int, hosts: int, per_host: int, concurrency: int, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--harvesters", type=int, nargs="+", default=[1, 4, 8])
-    parser.add_argument("--hosts", type=int, default=300)
-    parser.add_argument("--per-host", type=int, default=10)
+    parser.add_argument("--hosts", type=int, default=1000)
+    parser.add_argument("--per-host", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--strategy", default="BreadthFirstTime")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     args = parser.parse_args()
-    runs = []
-    for count in args.harvesters:
-        runs.append(run(args.redis, count, args.hosts, args.per_host, args.concurrency, args.strategy))
-        print(runs[-1])
+    modes = {}
+    for lease_ahead in (False, True):
+        runs = modes["lease_ahead" if lease_ahead else "claim_by_claim"] = []
+        for count in args.harvesters:
+            runs.append(run(args.redis, count, args.hosts, args.per_host, args.concurrency, args.strategy, lease_ahead))
+            print(lease_ahead, runs[-1])
     result = {
         **environment("python -m bench.contention " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in (
             ("hosts", args.hosts), ("per_host", args.per_host), ("concurrency", args.concurrency),
             ("strategy", args.strategy)))),
         "hosts": args.hosts, "urls_per_host": args.per_host, "concurrency": args.concurrency,
-        "strategy": args.strategy, "runs": runs,
+        "strategy": args.strategy, "modes": modes,
     }
+
+    def table(runs: list[dict]) -> list[str]:
+        return [
+            "| harvesters | pages | failed claims / claims | URLs skipped in the take script | round trips per page "
+            "| every URL fetched once |",
+            "| --- | --- | --- | --- | --- | --- |",
+            *(f"| {r['harvesters']} | {r['pages']:,} | {r['failed_claim_share']:.1%} | "
+              f"{r['urls_skipped_in_take_script']:,} | {r['round_trips_per_page']} | "
+              f"{'yes' if r['fetched_once'] else 'NO'} |" for r in runs),
+        ]
+
     write_report("contention", result, "Contention: harvesters sharing one Redis frontier", [
         f"{args.hosts} hosts x {args.per_host} URLs, WaitIntervalHost 0, strategy {args.strategy}; each harvester a "
         f"thread driven as the scheduler drives the frontier, {args.concurrency} fetches of 2-6 ms in flight.",
         "Round trips: every Redis command a harvester sent (rounds, claims, completions, next-due looks), per page.",
         "",
-        "| harvesters | pages | failed claims / claims | round trips per page | every URL fetched once |",
-        "| --- | --- | --- | --- | --- |",
-        *(f"| {r['harvesters']} | {r['pages']:,} | {r['failed_claim_share']:.1%} | {r['round_trips_per_page']} | "
-          f"{'yes' if r['fetched_once'] else 'NO'} |" for r in runs),
+        "Rounds leased as handed out (what a harvester does: ROUND_LEASE URLs of a full round at a time, claims "
+        "then cost nothing; URLs of a round another harvester leased first are skipped inside the take script, "
+        "without a round trip, and counted):",
+        "",
+        *table(modes["lease_ahead"]),
+        "",
+        "Claimed URL by URL (RedisFrontier without lease_ahead, as harvesters did before):",
+        "",
+        *table(modes["claim_by_claim"]),
     ])
 
 

@@ -93,6 +93,7 @@ class Harvest:
             frontier = RedisFrontier.from_settings(
                 settings if settings is not None else {"REDIS_URL": redis_url}, job.name,
                 max_attempts=job.harvest_retries, outage_patience=redis_outage_patience,
+                lease_seconds=lease_seconds, lease_ahead=True,
             )
         else:
             frontier = SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.harvest_retries)

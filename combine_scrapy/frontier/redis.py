@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import random
 import socket
 import time
 import uuid
@@ -51,7 +52,7 @@ from scrapy.settings import BaseSettings, Settings
 from scrapy_redis.connection import get_redis_from_settings
 
 from combine_scrapy.faults import CrawlFault, FrontierVanished
-from combine_scrapy.frontier import FrontierEntry, MarkResult
+from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,13 @@ MARKER_CHECK_INTERVAL = 1.0
 #: How many leased URLs ``next_due`` looks at beyond the first; past that it
 #: answers a lower bound, which only costs the scheduler an early wake-up.
 NEXT_DUE_SCAN = 64
+
+#: URLs of a full round (BreadthFirstTime, BreadthFirst) one ``ready`` leases to its harvester at once.
+ROUND_LEASE = 16
+
+#: A URL leased by ``ready`` is claimed without asking Redis while this share of its lease is left; later
+#: the claim renews the lease (or finds it lost, when it ran out and another harvester took the URL).
+UNRENEWED_SHARE = 0.9
 
 # Shared by every script: KEYS[1] is the job's key prefix (it routes the
 # script to the job's slot in a cluster); numbers go to Redis as %.17g so
@@ -228,19 +236,45 @@ end
 return found
 """
 
-# ARGV: url, now, lease end. The host is the URL's own, as marked.
+# Lease a URL and lock its host unless either is taken; a lease ending exactly at ``held`` is the
+# caller's own and is renewed. Returns 1 when leased.
+_LIBRARY += r"""
+local function lease(url, now, lease_end, held)
+  local u = P .. 'url:' .. url
+  local f = redis.call('HMGET', u, 'host', 'harvest', 'lock_until', 'seq')
+  if f[2] ~= '1' then return 0 end
+  local own, hl = held ~= '' and f[3] == held, host_lock(f[1])
+  if own then
+    if hl > now and hl ~= tonumber(held) then return 0 end
+  else
+    if tonumber(f[3]) > now or hl > now then return 0 end
+    redis.call('HINCRBY', u, 'attempts', 1)
+  end
+  unplace(url, f[1], f[4])
+  redis.call('HSET', u, 'lock_until', lease_end)
+  redis.call('ZADD', P .. 'locked', lease_end, url)
+  set_host_lock(f[1], tonumber(lease_end))
+  redis.call('HSET', P .. 'host:' .. f[1], 'leased_until', lease_end)
+  return 1
+end
+"""
+
+# ARGV: url, now, lease end, held lease end ('' for none). The host is the URL's own, as marked.
 _CLAIM = r"""
-local url, now, lease_end = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local u = P .. 'url:' .. url
-local f = redis.call('HMGET', u, 'host', 'harvest', 'lock_until', 'seq')
-if f[2] ~= '1' or tonumber(f[3]) > now or host_lock(f[1]) > now then return 0 end
-unplace(url, f[1], f[4])
-redis.call('HSET', u, 'lock_until', lease_end)
-redis.call('HINCRBY', u, 'attempts', 1)
-redis.call('ZADD', P .. 'locked', lease_end, url)
-set_host_lock(f[1], tonumber(lease_end))
-redis.call('HSET', P .. 'host:' .. f[1], 'leased_until', lease_end)
-return 1
+return lease(ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4])
+"""
+
+# ARGV: now, lease end, how many to lease, then URLs in the round's order. Leases the first URLs that are
+# still free, up to the number asked; returns how many URLs it looked at and the positions of those leased.
+_TAKE = r"""
+local now, lease_end, want = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local taken, looked = {}, 0
+for i = 4, #ARGV do
+  if #taken >= want then break end
+  looked = looked + 1
+  if lease(ARGV[i], now, lease_end, '') == 1 then table.insert(taken, i - 3) end
+end
+return {looked, taken}
 """
 
 # ARGV: url, host, now, URL lock end, host lock end, keep marked (0/1), JSON of the given
@@ -387,7 +421,8 @@ class OutageRetry(Retry):
 class RedisFrontier:
     """The frontier in Redis, shared by every harvester of a job."""
 
-    def __init__(self, server: redis.Redis, job: str, *, max_attempts: int = 5):
+    def __init__(self, server: redis.Redis, job: str, *, max_attempts: int = 5, lease_seconds: float = LEASE_SECONDS,
+                 lease_ahead: bool = False):
         if server.get_connection_kwargs().get("decode_responses"):
             raise ValueError("RedisFrontier needs a client that returns bytes (robots.txt bodies are binary)")
         self.server = server
@@ -396,18 +431,27 @@ class RedisFrontier:
         self.prefix = f"combine:{{{job}}}:"
         self._marker: bytes | None = None   # the job marker this harvester works under, once it has looked
         self._marker_checked = 0.0
+        self.lease_ahead = lease_ahead   # ``ready`` leases the URLs it hands out (a harvester's frontier)
+        self.lease_seconds = lease_seconds   # how long a URL handed out in a round stays leased to this harvester
+        self._round: list[FrontierEntry] = []   # the rest of the last full round, not yet leased
+        self._round_key: tuple[str, float] | None = None   # its strategy and when it was ranked
+        self._leased_ahead: dict[str, tuple[str, FrontierEntry]] = {}   # URL -> (lease end, entry), not yet claimed
+        self._random = random.Random()
+        self._rivals = False   # another harvester took URLs of this one's rounds
+        self.lost_races = 0   # URLs of a round another harvester leased first (skipped inside the take script)
         self._scripts = {
             name: server.register_script(_LIBRARY + body)
             for name, body in (
                 ("mark", _MARK), ("remark", _REMARK), ("ready", _READY), ("deeper", _DEEPER), ("claim", _CLAIM),
-                ("complete", _COMPLETE), ("release", _RELEASE), ("lock_host", _LOCK_HOST),
+                ("take", _TAKE), ("complete", _COMPLETE), ("release", _RELEASE), ("lock_host", _LOCK_HOST),
                 ("set_priorities", _SET_PRIORITIES), ("next_due", _NEXT_DUE),
             )
         }
 
     @classmethod
     def from_settings(
-        cls, settings: BaseSettings | dict, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE
+        cls, settings: BaseSettings | dict, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE,
+        lease_seconds: float = LEASE_SECONDS, lease_ahead: bool = False,
     ) -> RedisFrontier:
         """Connect as scrapy-redis does (REDIS_URL, REDIS_PARAMS, ``get_redis_from_settings``).
 
@@ -426,7 +470,8 @@ class RedisFrontier:
         params.update(settings.getdict("REDIS_PARAMS"))
         connection = settings.copy()
         connection.set("REDIS_PARAMS", params, priority=max(settings.getpriority("REDIS_PARAMS") or 0, 0) + 1)
-        return cls(get_redis_from_settings(connection), job, max_attempts=max_attempts)
+        return cls(get_redis_from_settings(connection), job, max_attempts=max_attempts, lease_seconds=lease_seconds,
+                   lease_ahead=lease_ahead)
 
     @classmethod
     def from_url(cls, url: str, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE) -> RedisFrontier:
@@ -440,6 +485,11 @@ class RedisFrontier:
         return self.prefix + ":".join(parts)
 
     def close(self) -> None:
+        """Give back the URLs ``ready`` leased that were never claimed, so no one waits for their leases."""
+        now = time.time()
+        for url, (_, entry) in list(self._leased_ahead.items()):
+            self.release(url, entry.host, now)
+        self._leased_ahead.clear()
         self.server.close()
 
     def marker(self) -> str | None:
@@ -499,14 +549,27 @@ class RedisFrontier:
 
     def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
               hold: float = 0.0) -> Round:
-        """One round of the strategy (:mod:`combine_scrapy.frontier.strategy`) over the heads of the hosts.
+        """One round of the strategy (:mod:`combine_scrapy.frontier.strategy`) over the heads of the hosts,
+        with ``lease_ahead`` leased to this harvester as it is handed out, so harvesters never race for the same URLs.
 
         A host takes part when it has a due marked URL and is free, or leased
         (a fetch in flight) for at most ``hold`` seconds more. URLs whose lease or lock has ended
         go back to their hosts' queues first, and those handed out
         ``max_attempts`` times without completion are dropped.
+
+        A full round is ranked once and leased ROUND_LEASE URLs at a time, in
+        its order, by later calls (until it is used up or older than a lease);
+        a URL another harvester leased meanwhile is skipped in the same script.
+        A round of the best few is leased whole. ``claim`` then costs nothing.
         """
         crawl = strategy_named(strategy)
+        if self.lease_ahead and crawl.full_round and self._round and self._round_key is not None:
+            ranked_for, ranked_at = self._round_key
+            if ranked_for == strategy and now - ranked_at < self.lease_seconds:
+                taken = self._take_from_round(now)
+                if taken:
+                    self.check_marker()
+                    return Round(taken)
         rows = self._run("ready", _float(now), self.max_attempts, crawl.queue, _float(now + hold))
         heads = [
             Head(
@@ -517,7 +580,44 @@ class RedisFrontier:
             for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant in rows
         ]
         self.check_marker(idle=not heads)
-        return crawl.round(heads, now, limit, self._deeper)
+        round_ = crawl.round(heads, now, limit, self._deeper)
+        if not self.lease_ahead:
+            return round_
+        if crawl.full_round:
+            self._round, self._round_key = list(round_), (strategy, now)
+            if self._rivals:
+                self._turn_round()
+            return Round(self._take_from_round(now))
+        return Round(self._take(list(round_), now, len(round_))[0], held_until=round_.held_until)
+
+    def _take_from_round(self, now: float) -> list[FrontierEntry]:
+        """Lease the next ROUND_LEASE URLs of the full round that are still free."""
+        taken, looked = self._take(self._round[: 4 * ROUND_LEASE], now, ROUND_LEASE)
+        del self._round[:looked]
+        if looked > len(taken):  # other harvesters work this round too: rank a new one next time
+            self._rivals = True
+            self._round = []
+        return taken
+
+    def _turn_round(self) -> None:
+        """Start a new round at a random place: other harvesters take URLs of the same round in the same order,
+        and following them would mean losing every race (alone, a harvester keeps the order exactly)."""
+        if self._round:
+            turn = self._random.randrange(len(self._round))
+            self._round = self._round[turn:] + self._round[:turn]
+
+    def _take(self, entries: list[FrontierEntry], now: float, want: int) -> tuple[list[FrontierEntry], int]:
+        """Lease the first ``want`` of ``entries`` that are still free, in one script: those leased, and how
+        many entries were looked at."""
+        if not entries or want <= 0:
+            return [], 0
+        lease_end = _float(now + self.lease_seconds)
+        looked, positions = self._run("take", _float(now), lease_end, want, *(entry.url for entry in entries))
+        taken = [entries[position - 1] for position in positions]
+        for entry in taken:
+            self._leased_ahead[entry.url] = (lease_end, entry)
+        self.lost_races += looked - len(taken)
+        return taken, looked
 
     def _deeper(self, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
         """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""
@@ -530,9 +630,15 @@ class RedisFrontier:
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Lease the URL and lock its host, unless another hand-out got there first.
 
-        The host locked is the one the URL was marked with, so its queues stay consistent.
+        A URL this harvester's ``ready`` leased is its own: claimed without a
+        round trip while most of its lease is left, else renewed. The host
+        locked is the one the URL was marked with, so its queues stay consistent.
         """
-        return bool(self._run("claim", entry.url, _float(now), _float(now + lease)))
+        self.lease_seconds = lease
+        held, _ = self._leased_ahead.pop(entry.url, (None, None))
+        if held is not None and float(held) - now >= UNRENEWED_SHARE * lease:
+            return True
+        return bool(self._run("claim", entry.url, _float(now), _float(now + lease), held or ""))
 
     def lock_host(self, host: str, until: float) -> None:
         self._run("lock_host", host, _float(until))
