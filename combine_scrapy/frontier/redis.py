@@ -474,9 +474,11 @@ class RedisFrontier:
                    lease_ahead=lease_ahead)
 
     @classmethod
-    def from_url(cls, url: str, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE) -> RedisFrontier:
+    def from_url(cls, url: str, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE,
+                 **options) -> RedisFrontier:
         """Connect to the Redis at ``url`` (``from_settings`` with only REDIS_URL set)."""
-        return cls.from_settings({"REDIS_URL": url}, job, max_attempts=max_attempts, outage_patience=outage_patience)
+        return cls.from_settings({"REDIS_URL": url}, job, max_attempts=max_attempts, outage_patience=outage_patience,
+                                 **options)
 
     def _run(self, script: str, *args):
         return self._scripts[script](keys=[self.prefix], args=args)
