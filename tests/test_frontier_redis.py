@@ -302,7 +302,7 @@ def test_a_leased_url_claimed_late_renews_its_lease(job):
         frontier.mark([("http://a.test/", "a.test", 0.0), ("http://a.test/2", "a.test", 0.0)])
         (entry,) = frontier.ready(1000.0)
         assert frontier.claim(entry, 1005.0, 10.0)
-        assert float(frontier.server.hget(frontier._key("url", entry.url), "lock_until")) == 1015.0
+        assert float(frontier.server.hget(frontier._key("host", "a.test"), "lock_until")) == 1015.0
         assert frontier.ready(1012.0) == []  # the host stays leased
     finally:
         frontier.close()

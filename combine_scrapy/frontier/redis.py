@@ -54,6 +54,7 @@ from scrapy_redis.connection import get_redis_from_settings
 from combine_scrapy.faults import CrawlFault, FrontierVanished
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
+from combine_scrapy.urls import host_of
 
 logger = logging.getLogger(__name__)
 
@@ -76,13 +77,38 @@ UNRENEWED_SHARE = 0.9
 
 # Shared by every script: KEYS[1] is the job's key prefix (it routes the
 # script to the job's slot in a cluster); numbers go to Redis as %.17g so
-# timestamps and priorities round-trip exactly.
+# timestamps and priorities round-trip exactly. A URL's record is one
+# MessagePack value in its host's ``u:`` hash, its fields in the order of F.
 _LIBRARY = r"""
 local P = KEYS[1]
 
 local function num(x) return string.format('%.17g', x) end
 
-local function member(seq, url) return string.format('%016d', tonumber(seq)) .. url end
+local function hexseq(seq) return string.format('%012x', seq) end
+
+local F = {'harvest', 'lock_until', 'priority', 'seq', 'attempts', 'retries', 'status', 'last_checked', 'etag',
+           'last_modified', 'distance', 'visits', 'changes', 'first_visit', 'digest'}
+
+local function load(host, url)
+  local packed = redis.call('HGET', P .. 'u:' .. host, url)
+  if not packed then return nil end
+  local values, r = {cmsgpack.unpack(packed)}, {}
+  for i, name in ipairs(F) do r[name] = values[i] end
+  return r
+end
+
+local function save(host, url, r)
+  local values = {}
+  for i, name in ipairs(F) do values[i] = r[name] end
+  redis.call('HSET', P .. 'u:' .. host, url, cmsgpack.pack(unpack(values, 1, #F)))
+end
+
+local function held(host, url) return host .. '\n' .. url end
+
+local function split(member)
+  local at = string.find(member, '\n', 1, true)
+  return string.sub(member, 1, at - 1), string.sub(member, at + 1)
+end
 
 local function host_lock(host)
   return tonumber(redis.call('HGET', P .. 'host:' .. host, 'lock_until') or 0)
@@ -101,26 +127,24 @@ local function with_delay(host, now, lock_until)
 end
 
 local function enqueue(url, host, seq, priority)
-  local m = member(seq, url)
-  redis.call('ZADD', P .. 'fifo:' .. host, seq, m)
-  redis.call('ZADD', P .. 'best:' .. host, num(-tonumber(priority)), m)
+  redis.call('ZADD', P .. 'fifo:' .. host, seq, url)
+  redis.call('ZADD', P .. 'best:' .. host, num(-priority), hexseq(seq))
   redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
 end
 
 -- A marked URL waits in the locked set until its lock ends, then in its host's queues.
 local function place(url, host, seq, priority, lock_until, now)
   if lock_until > now then
-    redis.call('ZADD', P .. 'locked', num(lock_until), url)
+    redis.call('ZADD', P .. 'locked', num(lock_until), held(host, url))
   else
     enqueue(url, host, seq, priority)
   end
 end
 
 local function unplace(url, host, seq)
-  redis.call('ZREM', P .. 'locked', url)
-  local m = member(seq, url)
-  if redis.call('ZREM', P .. 'fifo:' .. host, m) == 1 then
-    redis.call('ZREM', P .. 'best:' .. host, m)
+  redis.call('ZREM', P .. 'locked', held(host, url))
+  if redis.call('ZREM', P .. 'fifo:' .. host, url) == 1 then
+    redis.call('ZREM', P .. 'best:' .. host, hexseq(seq))
     if redis.call('ZCARD', P .. 'fifo:' .. host) == 0 then redis.call('ZREM', P .. 'hostq', host) end
   end
 end
@@ -140,17 +164,39 @@ end
 
 -- Move URLs whose lock has ended back to their hosts' queues; drop those handed out too often.
 local function promote(now, max_attempts)
-  for _, url in ipairs(redis.call('ZRANGEBYSCORE', P .. 'locked', '-inf', num(now))) do
-    local u = P .. 'url:' .. url
-    local f = redis.call('HMGET', u, 'host', 'seq', 'priority', 'attempts', 'status')
-    redis.call('ZREM', P .. 'locked', url)
-    if tonumber(f[4]) >= max_attempts then
-      redis.call('HSET', u, 'harvest', 0)
-      recount(f[1], true, false, false, f[5])
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', P .. 'locked', '-inf', num(now))) do
+    local host, url = split(member)
+    local r = load(host, url)
+    redis.call('ZREM', P .. 'locked', member)
+    if r.attempts >= max_attempts then
+      r.harvest = 0
+      save(host, url, r)
+      recount(host, true, false, false, r.status)
     else
-      enqueue(url, f[1], f[2], f[3])
+      enqueue(url, host, r.seq, r.priority)
     end
   end
+end
+
+-- Lease a URL and lock its host unless either is taken; a lease ending exactly at ``mine`` is the
+-- caller's own and is renewed. Returns 1 when leased.
+local function lease(url, host, now, lease_end, mine)
+  local r = load(host, url)
+  if not r or r.harvest ~= 1 then return 0 end
+  local own, hl = mine ~= '' and r.lock_until == tonumber(mine), host_lock(host)
+  if own then
+    if hl > now and hl ~= tonumber(mine) then return 0 end
+  else
+    if r.lock_until > now or hl > now then return 0 end
+    r.attempts = r.attempts + 1
+  end
+  unplace(url, host, r.seq)
+  r.lock_until = tonumber(lease_end)
+  save(host, url, r)
+  redis.call('ZADD', P .. 'locked', lease_end, held(host, url))
+  set_host_lock(host, tonumber(lease_end))
+  redis.call('HSET', P .. 'host:' .. host, 'leased_until', lease_end)
+  return 1
 end
 """
 
@@ -160,20 +206,20 @@ _MARK = r"""
 local bound, distance = tonumber(ARGV[1]), tonumber(ARGV[2])
 local marked, refused, raised = 0, 0, 0
 for i = 3, #ARGV, 3 do
-  local url, host, priority = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local u = P .. 'url:' .. url
-  local f = redis.call('HMGET', u, 'host', 'harvest', 'last_checked', 'priority', 'distance', 'seq')
-  if f[1] then
-    if f[2] == '1' and not f[3] then
-      local higher, closer = tonumber(priority) > tonumber(f[4]), distance < tonumber(f[5] or 0)
+  local url, host, priority = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  local r = load(host, url)
+  if r then
+    if r.harvest == 1 and not r.last_checked then
+      local higher, closer = priority > r.priority, distance < (r.distance or 0)
       if higher then
-        redis.call('HSET', u, 'priority', priority)
-        redis.call('ZADD', P .. 'best:' .. f[1], 'XX', num(-tonumber(priority)), member(f[6], url))
+        r.priority = priority
+        redis.call('ZADD', P .. 'best:' .. host, 'XX', num(-priority), hexseq(r.seq))
       end
-      if closer then
-        if distance == 0 then redis.call('HDEL', u, 'distance') else redis.call('HSET', u, 'distance', distance) end
+      if closer then r.distance = distance ~= 0 and distance or nil end
+      if higher or closer then
+        save(host, url, r)
+        raised = raised + 1
       end
-      if higher or closer then raised = raised + 1 end
     end
   else
     redis.call('SADD', P .. 'hosts', host)
@@ -181,9 +227,8 @@ for i = 3, #ARGV, 3 do
       refused = refused + 1
     else
       local seq = redis.call('INCR', P .. 'seq')
-      redis.call('HSET', u, 'host', host, 'harvest', 1, 'lock_until', 0, 'priority', priority,
-                 'seq', seq, 'attempts', 0, 'retries', 0)
-      if distance ~= 0 then redis.call('HSET', u, 'distance', distance) end
+      save(host, url, {harvest = 1, lock_until = 0, priority = priority, seq = seq, attempts = 0, retries = 0,
+                       distance = distance ~= 0 and distance or nil})
       redis.call('HINCRBY', P .. 'host:' .. host, 'urls', 1)
       redis.call('HINCRBY', P .. 'stats', 'urls', 1)
       recount(host, false, false, true, false)
@@ -195,16 +240,17 @@ end
 return {marked, refused, raised}
 """
 
-# ARGV: url.
+# ARGV: url, host.
 _REMARK = r"""
-local url = ARGV[1]
-local u = P .. 'url:' .. url
-local f = redis.call('HMGET', u, 'host', 'harvest', 'seq', 'priority', 'status')
-if not f[1] then return 0 end
-unplace(url, f[1], f[3])
-redis.call('HSET', u, 'harvest', 1, 'lock_until', 0, 'attempts', 0)
-recount(f[1], f[2] == '1', f[2] == '0' and f[5], true, false)
-enqueue(url, f[1], f[3], f[4])
+local url, host = ARGV[1], ARGV[2]
+local r = load(host, url)
+if not r then return 0 end
+unplace(url, host, r.seq)
+local was = r.harvest
+r.harvest, r.lock_until, r.attempts = 1, 0, 0
+save(host, url, r)
+recount(host, was == 1, was == 0 and r.status, true, false)
+enqueue(url, host, r.seq, r.priority)
 return 1
 """
 
@@ -219,15 +265,21 @@ for i = 1, #hosts, 2 do
   local host = hosts[i]
   local h = redis.call('HMGET', P .. 'host:' .. host, 'fetched', 'relevant', 'leased_until')
   if tonumber(hosts[i + 1]) <= now or tonumber(h[3] or 0) > now then
-    local url = string.sub(redis.call('ZRANGE', P .. ARGV[3] .. ':' .. host, 0, 0)[1], 17)
-    local f = redis.call('HMGET', P .. 'url:' .. url, 'priority', 'seq', 'etag', 'last_modified', 'distance')
-    table.insert(heads, {url, host, f[1], f[2], f[3], f[4], f[5] or '0', hosts[i + 1], h[1] or '0', h[2] or '0'})
+    local url = redis.call('ZRANGE', P .. ARGV[3] .. ':' .. host, 0, 0)[1]
+    if ARGV[3] == 'best' then
+      local seq = tonumber(url, 16)
+      url = redis.call('ZRANGEBYSCORE', P .. 'fifo:' .. host, seq, seq, 'LIMIT', 0, 1)[1]
+    end
+    local r = load(host, url)
+    table.insert(heads, {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
+                         r.distance or 0, hosts[i + 1], h[1] or '0', h[2] or '0'})
   end
 end
 return heads
 """
 
-# ARGV: depth, then hosts. For each host, the members and scores of the first URLs of its 'best' queue.
+# ARGV: depth, then hosts. For each host, the members (order of marking, hexadecimal) and scores of the
+# first URLs of its 'best' queue.
 _DEEPER = r"""
 local found = {}
 for i = 2, #ARGV do
@@ -236,43 +288,20 @@ end
 return found
 """
 
-# Lease a URL and lock its host unless either is taken; a lease ending exactly at ``held`` is the
-# caller's own and is renewed. Returns 1 when leased.
-_LIBRARY += r"""
-local function lease(url, now, lease_end, held)
-  local u = P .. 'url:' .. url
-  local f = redis.call('HMGET', u, 'host', 'harvest', 'lock_until', 'seq')
-  if f[2] ~= '1' then return 0 end
-  local own, hl = held ~= '' and f[3] == held, host_lock(f[1])
-  if own then
-    if hl > now and hl ~= tonumber(held) then return 0 end
-  else
-    if tonumber(f[3]) > now or hl > now then return 0 end
-    redis.call('HINCRBY', u, 'attempts', 1)
-  end
-  unplace(url, f[1], f[4])
-  redis.call('HSET', u, 'lock_until', lease_end)
-  redis.call('ZADD', P .. 'locked', lease_end, url)
-  set_host_lock(f[1], tonumber(lease_end))
-  redis.call('HSET', P .. 'host:' .. f[1], 'leased_until', lease_end)
-  return 1
-end
-"""
-
-# ARGV: url, now, lease end, held lease end ('' for none). The host is the URL's own, as marked.
+# ARGV: url, host, now, lease end, held lease end ('' for none).
 _CLAIM = r"""
-return lease(ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4])
+return lease(ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5])
 """
 
-# ARGV: now, lease end, how many to lease, then URLs in the round's order. Leases the first URLs that are
-# still free, up to the number asked; returns how many URLs it looked at and the positions of those leased.
+# ARGV: now, lease end, how many to lease, then url, host pairs in the round's order. Leases the first URLs
+# that are still free, up to the number asked; returns how many URLs it looked at and the positions of those leased.
 _TAKE = r"""
 local now, lease_end, want = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local taken, looked = {}, 0
-for i = 4, #ARGV do
+for i = 4, #ARGV, 2 do
   if #taken >= want then break end
   looked = looked + 1
-  if lease(ARGV[i], now, lease_end, '') == 1 then table.insert(taken, i - 3) end
+  if lease(ARGV[i], ARGV[i + 1], now, lease_end, '') == 1 then table.insert(taken, (i - 2) / 2) end
 end
 return {looked, taken}
 """
@@ -283,18 +312,19 @@ _COMPLETE = r"""
 local url, host, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local keep = ARGV[6] == '1'
 local given = cjson.decode(ARGV[7])
-local u = P .. 'url:' .. url
-local f = redis.call('HMGET', u, 'host', 'harvest', 'seq', 'priority', 'status')
-if f[1] then
-  unplace(url, f[1], f[3])
-  redis.call('HSET', u, 'harvest', keep and 1 or 0, 'lock_until', ARGV[4], 'attempts', 0, 'last_checked', ARGV[3])
-  if keep then redis.call('HINCRBY', u, 'retries', 1) else redis.call('HSET', u, 'retries', 0) end
-  if given.status then redis.call('HSET', u, 'status', given.status) else redis.call('HDEL', u, 'status') end
-  if given.etag then redis.call('HSET', u, 'etag', given.etag) end
-  if given.last_modified then redis.call('HSET', u, 'last_modified', given.last_modified) end
+local r = load(host, url)
+if r then
+  unplace(url, host, r.seq)
+  local was, status = r.harvest, r.status
+  r.harvest, r.lock_until, r.attempts, r.last_checked = keep and 1 or 0, tonumber(ARGV[4]), 0, now
+  r.retries = keep and r.retries + 1 or 0
+  r.status = given.status and tonumber(given.status) or nil
+  if given.etag then r.etag = given.etag end
+  if given.last_modified then r.last_modified = given.last_modified end
+  save(host, url, r)
   if given.score then redis.call('HSET', P .. 'scores', url, given.score) end
-  recount(f[1], f[2] == '1', f[2] == '0' and f[5], keep, not keep and given.status)
-  if keep then place(url, f[1], f[3], f[4], tonumber(ARGV[4]), now) end
+  recount(host, was == 1, was == 0 and status, keep, not keep and given.status)
+  if keep then place(url, host, r.seq, r.priority, r.lock_until, now) end
 end
 if redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   set_host_lock(host, with_delay(host, now, tonumber(ARGV[5])))
@@ -307,14 +337,14 @@ end
 # ARGV: url, host, host lock end, now ('' for none: no Crawl-delay stretch).
 _RELEASE = r"""
 local url, host = ARGV[1], ARGV[2]
-local u = P .. 'url:' .. url
-local f = redis.call('HMGET', u, 'host', 'harvest', 'seq', 'priority', 'attempts')
-if f[1] then
-  redis.call('HSET', u, 'lock_until', 0, 'attempts', math.max(tonumber(f[5]) - 1, 0))
-  if f[2] == '1' then
-    unplace(url, f[1], f[3])
-    enqueue(url, f[1], f[3], f[4])
+local r = load(host, url)
+if r then
+  r.lock_until, r.attempts = 0, math.max(r.attempts - 1, 0)
+  if r.harvest == 1 then
+    unplace(url, host, r.seq)
+    enqueue(url, host, r.seq, r.priority)
   end
+  save(host, url, r)
 end
 local lock_until = tonumber(ARGV[3])
 if ARGV[4] ~= '' then lock_until = with_delay(host, tonumber(ARGV[4]), lock_until) end
@@ -327,17 +357,46 @@ _LOCK_HOST = r"""
 set_host_lock(ARGV[1], tonumber(ARGV[2]))
 """
 
-# ARGV: url, priority pairs. Only marked URLs change.
+# ARGV: url, host, priority triples. Only marked URLs change.
 _SET_PRIORITIES = r"""
-for i = 1, #ARGV, 2 do
-  local url, priority = ARGV[i], ARGV[i + 1]
-  local u = P .. 'url:' .. url
-  local f = redis.call('HMGET', u, 'host', 'harvest', 'seq')
-  if f[2] == '1' then
-    redis.call('HSET', u, 'priority', priority)
-    redis.call('ZADD', P .. 'best:' .. f[1], 'XX', num(-tonumber(priority)), member(f[3], url))
+for i = 1, #ARGV, 3 do
+  local url, host, priority = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  local r = load(host, url)
+  if r and r.harvest == 1 then
+    r.priority = priority
+    save(host, url, r)
+    redis.call('ZADD', P .. 'best:' .. host, 'XX', num(-priority), hexseq(r.seq))
   end
 end
+"""
+
+# ARGV: url, host pairs. For each URL: false when unknown, else its retries, status (false: none),
+# visits, changes, first visit (false: none) and last content digest (false: none).
+_RECORDS = r"""
+local found = {}
+for i = 1, #ARGV, 2 do
+  local r = load(ARGV[i + 1], ARGV[i])
+  if r then
+    table.insert(found, {r.retries, r.status or false, r.visits or 0, r.changes or 0,
+                         r.first_visit and num(r.first_visit) or false, r.digest or false})
+  else
+    table.insert(found, false)
+  end
+end
+return found
+"""
+
+# ARGV: url, host, now, changed (0/1), digest ('' for none: a 304). Counts a fetch that gave the page.
+_RECORD_VISIT = r"""
+local url, host = ARGV[1], ARGV[2]
+local r = load(host, url)
+if not r then return 0 end
+r.visits = (r.visits or 0) + 1
+r.changes = (r.changes or 0) + tonumber(ARGV[4])
+r.first_visit = r.first_visit or tonumber(ARGV[3])
+if ARGV[5] ~= '' then r.digest = ARGV[5] end
+save(host, url, r)
+return 1
 """
 
 # ARGV: how many leased URLs to look at. The earliest of: an unlocked host's
@@ -351,7 +410,8 @@ local locked = redis.call('ZRANGE', P .. 'locked', 0, scan - 1, 'WITHSCORES')
 for i = 1, #locked, 2 do
   local lock_until = tonumber(locked[i + 1])
   if best and lock_until >= best then return num(best) end
-  local due = math.max(lock_until, host_lock(redis.call('HGET', P .. 'url:' .. locked[i], 'host')))
+  local host = split(locked[i])
+  local due = math.max(lock_until, host_lock(host))
   if not best or due < best then best = due end
 end
 if #locked == 2 * scan then best = math.min(best, tonumber(locked[#locked])) end
@@ -444,7 +504,8 @@ class RedisFrontier:
             for name, body in (
                 ("mark", _MARK), ("remark", _REMARK), ("ready", _READY), ("deeper", _DEEPER), ("claim", _CLAIM),
                 ("take", _TAKE), ("complete", _COMPLETE), ("release", _RELEASE), ("lock_host", _LOCK_HOST),
-                ("set_priorities", _SET_PRIORITIES), ("next_due", _NEXT_DUE),
+                ("set_priorities", _SET_PRIORITIES), ("next_due", _NEXT_DUE), ("records", _RECORDS),
+                ("record_visit", _RECORD_VISIT),
             )
         }
 
@@ -547,7 +608,7 @@ class RedisFrontier:
 
     def remark(self, url: str) -> bool:
         """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
-        return bool(self._run("remark", url))
+        return bool(self._run("remark", url, host_of(url)))
 
     def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
               hold: float = 0.0) -> Round:
@@ -614,7 +675,9 @@ class RedisFrontier:
         if not entries or want <= 0:
             return [], 0
         lease_end = _float(now + self.lease_seconds)
-        looked, positions = self._run("take", _float(now), lease_end, want, *(entry.url for entry in entries))
+        looked, positions = self._run(
+            "take", _float(now), lease_end, want, *(part for entry in entries for part in (entry.url, entry.host))
+        )
         taken = [entries[position - 1] for position in positions]
         for entry in taken:
             self._leased_ahead[entry.url] = (lease_end, entry)
@@ -625,7 +688,7 @@ class RedisFrontier:
         """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""
         queues = self._run("deeper", depth, *hosts) if hosts else []
         return {
-            host: [(-float(score), int(member[:16])) for member, score in zip(queue[::2], queue[1::2])]
+            host: [(-float(score), int(member, 16)) for member, score in zip(queue[::2], queue[1::2])]
             for host, queue in zip(hosts, queues)
         }
 
@@ -640,7 +703,7 @@ class RedisFrontier:
         held, _ = self._leased_ahead.pop(entry.url, (None, None))
         if held is not None and float(held) - now >= UNRENEWED_SHARE * lease:
             return True
-        return bool(self._run("claim", entry.url, _float(now), _float(now + lease), held or ""))
+        return bool(self._run("claim", entry.url, entry.host, _float(now), _float(now + lease), held or ""))
 
     def lock_host(self, host: str, until: float) -> None:
         self._run("lock_host", host, _float(until))
@@ -689,43 +752,34 @@ class RedisFrontier:
         fetched, relevant = self.server.hmget(self._key("host", host), "fetched", "relevant")
         return int(fetched or 0), int(relevant or 0)
 
+    def _records(self, urls: list[str]) -> list:
+        """Each URL's (retries, status, visits, changes, first visit, digest), or None when unknown."""
+        return self._run("records", *(part for url in urls for part in (url, host_of(url)))) if urls else []
+
     def retries(self, url: str) -> int:
-        return int(self.server.hget(self._key("url", url), "retries") or 0)
+        (record,) = self._records([url])
+        return int(record[0]) if record else 0
 
     def statuses(self, urls: Iterable[str]) -> dict[str, int | None]:
         """The last HTTP status of each known URL (None: not fetched yet); unknown URLs left out."""
         urls = list(urls)
-        with self.server.pipeline(transaction=False) as pipe:
-            for url in urls:
-                pipe.hmget(self._key("url", url), "host", "status")
-            answers = pipe.execute()
         return {
-            url: None if status is None else int(status)
-            for url, (host, status) in zip(urls, answers)
-            if host is not None
+            url: None if record[1] is None else int(record[1])
+            for url, record in zip(urls, self._records(urls))
+            if record
         }
 
     def change_history(self, url: str) -> tuple[int, int, float | None, str | None]:
         """``(visits, changes, first visit, last content digest)`` of a page, for its revisit interval."""
-        visits, changes, first_visit, digest = self.server.hmget(
-            self._key("url", url), "visits", "changes", "first_visit", "digest"
-        )
-        return (
-            int(visits or 0), int(changes or 0),
-            float(first_visit) if first_visit is not None else None,
-            digest.decode() if digest is not None else None,
-        )
+        (record,) = self._records([url])
+        if not record:
+            return 0, 0, None, None
+        _, _, visits, changes, first_visit, digest = record
+        return int(visits), int(changes), None if first_visit is None else float(first_visit), _text(digest)
 
     def record_visit(self, url: str, now: float, digest: str | None, changed: bool) -> None:
         """Count a fetch that gave the page (``digest`` None for a 304: unchanged)."""
-        key = self._key("url", url)
-        with self.server.pipeline() as pipe:
-            pipe.hincrby(key, "visits", 1)
-            pipe.hincrby(key, "changes", int(changed))
-            pipe.hsetnx(key, "first_visit", repr(now))
-            if digest is not None:
-                pipe.hset(key, "digest", digest)
-            pipe.execute()
+        self._run("record_visit", url, host_of(url), _float(now), int(changed), digest or "")
 
     def set_host_delay(self, host: str, delay: float | None) -> None:
         with self.server.pipeline() as pipe:
@@ -810,6 +864,6 @@ class RedisFrontier:
         """Overwrite the priority of marked URLs (a PageRank recomputation)."""
         args = []
         for url, rank in priorities.items():
-            args += [url, _float(rank)]
+            args += [url, host_of(url), _float(rank)]
         if args:
             self._run("set_priorities", *args)
