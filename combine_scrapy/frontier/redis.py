@@ -89,8 +89,23 @@ local function hexseq(seq) return string.format('%012x', seq) end
 local F = {'harvest', 'lock_until', 'priority', 'seq', 'attempts', 'retries', 'status', 'last_checked', 'etag',
            'last_modified', 'distance', 'visits', 'changes', 'first_visit', 'digest'}
 
+-- A URL as its host's structures keep it: 'http://<host>' written ':', 'https://<host>' written ';'.
+local function short(host, url)
+  local http, https = 'http://' .. host, 'https://' .. host
+  if string.sub(url, 1, #http) == http then return ':' .. string.sub(url, #http + 1) end
+  if string.sub(url, 1, #https) == https then return ';' .. string.sub(url, #https + 1) end
+  return url
+end
+
+local function long(host, kept)
+  local mark = string.sub(kept, 1, 1)
+  if mark == ':' then return 'http://' .. host .. string.sub(kept, 2) end
+  if mark == ';' then return 'https://' .. host .. string.sub(kept, 2) end
+  return kept
+end
+
 local function load(host, url)
-  local packed = redis.call('HGET', P .. 'u:' .. host, url)
+  local packed = redis.call('HGET', P .. 'u:' .. host, short(host, url))
   if not packed then return nil end
   local values, r = {cmsgpack.unpack(packed)}, {}
   for i, name in ipairs(F) do r[name] = values[i] end
@@ -99,15 +114,20 @@ end
 
 local function save(host, url, r)
   local values = {}
-  for i, name in ipairs(F) do values[i] = r[name] end
-  redis.call('HSET', P .. 'u:' .. host, url, cmsgpack.pack(unpack(values, 1, #F)))
+  local last = 0
+  for i, name in ipairs(F) do
+    values[i] = r[name]
+    if r[name] ~= nil then last = i end
+  end
+  redis.call('HSET', P .. 'u:' .. host, short(host, url), cmsgpack.pack(unpack(values, 1, last)))
 end
 
-local function held(host, url) return host .. '\n' .. url end
+local function held(host, url) return host .. '\n' .. short(host, url) end
 
 local function split(member)
   local at = string.find(member, '\n', 1, true)
-  return string.sub(member, 1, at - 1), string.sub(member, at + 1)
+  local host = string.sub(member, 1, at - 1)
+  return host, long(host, string.sub(member, at + 1))
 end
 
 local function host_lock(host)
@@ -127,7 +147,7 @@ local function with_delay(host, now, lock_until)
 end
 
 local function enqueue(url, host, seq, priority)
-  redis.call('ZADD', P .. 'fifo:' .. host, seq, url)
+  redis.call('ZADD', P .. 'fifo:' .. host, seq, short(host, url))
   redis.call('ZADD', P .. 'best:' .. host, num(-priority), hexseq(seq))
   redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
 end
@@ -143,7 +163,7 @@ end
 
 local function unplace(url, host, seq)
   redis.call('ZREM', P .. 'locked', held(host, url))
-  if redis.call('ZREM', P .. 'fifo:' .. host, url) == 1 then
+  if redis.call('ZREM', P .. 'fifo:' .. host, short(host, url)) == 1 then
     redis.call('ZREM', P .. 'best:' .. host, hexseq(seq))
     if redis.call('ZCARD', P .. 'fifo:' .. host) == 0 then redis.call('ZREM', P .. 'hostq', host) end
   end
@@ -270,6 +290,7 @@ for i = 1, #hosts, 2 do
       local seq = tonumber(url, 16)
       url = redis.call('ZRANGEBYSCORE', P .. 'fifo:' .. host, seq, seq, 'LIMIT', 0, 1)[1]
     end
+    url = long(host, url)
     local r = load(host, url)
     table.insert(heads, {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
                          r.distance or 0, hosts[i + 1], h[1] or '0', h[2] or '0'})
