@@ -84,7 +84,14 @@ local P = KEYS[1]
 
 local function num(x) return string.format('%.17g', x) end
 
-local function hexseq(seq) return string.format('%012x', seq) end
+-- The order of marking as a short string that sorts as the number does: its hexadecimal digits after a
+-- letter that says how many there are.
+local function hexseq(seq)
+  local digits = string.format('%x', seq)
+  return string.char(96 + #digits) .. digits
+end
+
+local function unhex(member) return tonumber(string.sub(member, 2), 16) end
 
 local F = {'harvest', 'lock_until', 'priority', 'seq', 'attempts', 'retries', 'status', 'last_checked', 'etag',
            'last_modified', 'distance', 'visits', 'changes', 'first_visit', 'digest'}
@@ -109,6 +116,7 @@ local function load(host, url)
   if not packed then return nil end
   local values, r = {cmsgpack.unpack(packed)}, {}
   for i, name in ipairs(F) do r[name] = values[i] end
+  r.lock_until, r.attempts, r.retries = r.lock_until or 0, r.attempts or 0, r.retries or 0
   return r
 end
 
@@ -116,8 +124,10 @@ local function save(host, url, r)
   local values = {}
   local last = 0
   for i, name in ipairs(F) do
-    values[i] = r[name]
-    if r[name] ~= nil then last = i end
+    local value = r[name]
+    if value == 0 and (name == 'lock_until' or name == 'attempts' or name == 'retries') then value = nil end
+    values[i] = value
+    if value ~= nil then last = i end
   end
   redis.call('HSET', P .. 'u:' .. host, short(host, url), cmsgpack.pack(unpack(values, 1, last)))
 end
@@ -247,8 +257,7 @@ for i = 3, #ARGV, 3 do
       refused = refused + 1
     else
       local seq = redis.call('INCR', P .. 'seq')
-      save(host, url, {harvest = 1, lock_until = 0, priority = priority, seq = seq, attempts = 0, retries = 0,
-                       distance = distance ~= 0 and distance or nil})
+      save(host, url, {harvest = 1, priority = priority, seq = seq, distance = distance ~= 0 and distance or nil})
       redis.call('HINCRBY', P .. 'host:' .. host, 'urls', 1)
       redis.call('HINCRBY', P .. 'stats', 'urls', 1)
       recount(host, false, false, true, false)
@@ -287,7 +296,7 @@ for i = 1, #hosts, 2 do
   if tonumber(hosts[i + 1]) <= now or tonumber(h[3] or 0) > now then
     local url = redis.call('ZRANGE', P .. ARGV[3] .. ':' .. host, 0, 0)[1]
     if ARGV[3] == 'best' then
-      local seq = tonumber(url, 16)
+      local seq = unhex(url)
       url = redis.call('ZRANGEBYSCORE', P .. 'fifo:' .. host, seq, seq, 'LIMIT', 0, 1)[1]
     end
     url = long(host, url)
@@ -709,7 +718,7 @@ class RedisFrontier:
         """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""
         queues = self._run("deeper", depth, *hosts) if hosts else []
         return {
-            host: [(-float(score), int(member, 16)) for member, score in zip(queue[::2], queue[1::2])]
+            host: [(-float(score), int(member[1:], 16)) for member, score in zip(queue[::2], queue[1::2])]
             for host, queue in zip(hosts, queues)
         }
 
