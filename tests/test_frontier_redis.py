@@ -306,3 +306,17 @@ def test_a_leased_url_claimed_late_renews_its_lease(job):
         assert frontier.ready(1012.0) == []  # the host stays leased
     finally:
         frontier.close()
+
+
+def test_a_frontier_in_the_old_layout_is_refused_naming_the_way_back(job):
+    from combine_scrapy.faults import StorageFault
+
+    server = redis.Redis.from_url(REDIS_URL)
+    server.set(f"combine:{{{job}}}:frontier", "an older harvester")
+    frontier = RedisFrontier.from_url(REDIS_URL, job)
+    try:
+        with pytest.raises(StorageFault, match=f"older combine-scrapy.*scrapy sanity {job} --restore"):
+            frontier.check_marker()
+    finally:
+        frontier.close()
+        server.close()

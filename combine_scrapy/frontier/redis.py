@@ -8,16 +8,21 @@ comes back when the lease ends, whoever held it.
 All keys share the prefix ``combine:{job}:`` (the job is a hash tag, so a Redis
 Cluster keeps one job in one slot):
 
-``url:<url>``        hash: host, harvest (marked), lock_until, priority, seq, attempts, retries,
-                     status, last_checked, etag, last_modified, distance (absent: 0)
+``u:<host>``         hash: the host's URLs (as kept, below) -> the URL's record, one MessagePack array of
+                     harvest (marked), lock_until, priority, seq (order of marking), attempts, retries,
+                     status, last_checked, etag, last_modified, distance, visits, changes,
+                     first_visit, digest (trailing empty fields left out; absent numbers: 0)
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),
                      fetched and relevant (completed fetches, relevant pages: the host's yield),
                      leased_until (end of the lease of the URL being fetched; absent: none)
 ``hosts``            set of every known host
-``fifo:<host>``      marked, unlocked URLs of a host by order of marking (BreadthFirst)
-``best:<host>``      the same URLs by priority, highest first, then order of marking
+``fifo:<host>``      marked, unlocked URLs of a host (as kept) scored by order of marking (BreadthFirst); it
+                     also finds a URL by its order of marking
+``best:<host>``      the same URLs' orders of marking (a letter for the number of hexadecimal digits, then
+                     the digits, so they sort as numbers) by priority, highest first, then order of marking
 ``hostq``            hosts with marked, unlocked URLs, scored by when the host unlocks
-``locked``           marked URLs whose own lock (a lease, a retry wait) has not ended, by when it ends
+``locked``           ``host\nURL`` (as kept) of marked URLs whose own lock (a lease, a retry wait) has not
+                     ended, by when it ends
 ``busy``             hosts with marked URLs, scored by minus their count (``hosts()``)
 ``stats``            hash of counters: urls, marked, done
 ``seq``              the last order of marking handed out
@@ -28,10 +33,14 @@ Cluster keeps one job in one slot):
                      harvester that finds it gone or changed knows the frontier vanished under it
                      (Redis restarted without persistence, the keys deleted) and stops instead of
                      reporting an empty frontier as a finished crawl.
+``layout``           the key layout (LAYOUT), set with the job marker
 ``paused``           present while the job's harvesters are paused
 
-Members of ``fifo:`` and ``best:`` are the 16-digit order of marking followed
-by the URL, so URLs of equal priority sort first-marked first.
+A host's structures keep its URLs short: ``http://<host>`` is written ``:`` and
+``https://<host>`` ``;``. Nothing is stored per URL but its entries in its
+host's hash and queues, so a queued URL costs under 200 bytes
+(``bench.frontier_size``). Methods given only a URL find its host with
+``host_of``: a URL is marked under ``host_of(url)``.
 """
 
 from __future__ import annotations
@@ -51,7 +60,7 @@ from redis.retry import Retry
 from scrapy.settings import BaseSettings, Settings
 from scrapy_redis.connection import get_redis_from_settings
 
-from combine_scrapy.faults import CrawlFault, FrontierVanished
+from combine_scrapy.faults import CrawlFault, FrontierVanished, StorageFault
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 from combine_scrapy.urls import host_of
@@ -67,6 +76,9 @@ MARKER_CHECK_INTERVAL = 1.0
 #: How many leased URLs ``next_due`` looks at beyond the first; past that it
 #: answers a lower bound, which only costs the scheduler an early wake-up.
 NEXT_DUE_SCAN = 64
+
+#: The key layout this module reads and writes (``layout`` key); frontiers without it kept a hash per URL.
+LAYOUT = "2"
 
 #: URLs of a full round (BreadthFirstTime, BreadthFirst) one ``ready`` leases to its harvester at once.
 ROUND_LEASE = 16
@@ -604,7 +616,15 @@ class RedisFrontier:
         key = self._key("frontier")
         if self._marker is None:
             token = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {socket.gethostname()}:{os.getpid()} {uuid.uuid4().hex}"
-            self.server.set(key, token, nx=True)
+            if self.server.set(key, token, nx=True):
+                self.server.set(self._key("layout"), LAYOUT)
+            elif _text(self.server.get(self._key("layout"))) != LAYOUT:
+                raise StorageFault(
+                    f"the Redis frontier of job {self.job} was written by an older combine-scrapy (a key per URL), "
+                    f"which this one cannot read. Nothing stored is lost: delete the job's keys (combine:{{{self.job}}}:*), "
+                    f"then 'scrapy sanity {self.job} --restore' and 'scrapy recycle {self.job}' mark the URLs again",
+                    reason="frontier_layout",
+                )
             self._marker = self.server.get(key)
             return
         found = self.server.get(key)
