@@ -592,8 +592,13 @@ class RedisFrontier:
     def close(self) -> None:
         """Give back the URLs ``ready`` leased that were never claimed, so no one waits for their leases."""
         now = time.time()
-        for url, (_, entry) in list(self._leased_ahead.items()):
-            self.release(url, entry.host, now)
+        try:
+            for url, (_, entry) in list(self._leased_ahead.items()):
+                self.release(url, entry.host, now)
+                del self._leased_ahead[url]
+        except (CrawlFault, redis.RedisError) as fault:  # Redis gone: the leases end by themselves
+            logger.warning("%d URLs leased ahead not given back (%s); they come back when their lease ends",
+                           len(self._leased_ahead), fault)
         self._leased_ahead.clear()
         self.server.close()
 
