@@ -132,6 +132,8 @@ def run(url: str, harvesters: int, hosts: int, per_host: int, concurrency: int, 
         "urls_skipped_in_take_script": totals["lost_races"],
         "round_trips_per_page": round(totals["round_trips"] / max(totals["pages"], 1), 2),
         "fetched_once": len(fetched) == len(urls) and max(fetched.values()) == 1,
+        "urls_fetched_twice": sum(1 for count in fetched.values() if count > 1),
+        "urls_not_fetched": len(urls) - len(fetched),
         "seconds": round(seconds, 1),
     }
 
