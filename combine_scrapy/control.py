@@ -133,6 +133,7 @@ def open_harvest(job: Job, settings) -> Iterator[Harvest]:
             redis_url=redis_url,
             redis_outage_patience=0,
             mysql_url=mysql_url,
+            settings=settings,
         )
     except ValueError as e:  # a malformed MYSQL_URL; the message names it
         raise CommandError(str(e), exitcode=2) from e

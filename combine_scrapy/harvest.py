@@ -82,14 +82,18 @@ class Harvest:
         lease_seconds: float = LEASE_SECONDS,
         redis_outage_patience: float = OUTAGE_PATIENCE,
         mysql_url: str | None = None,
+        settings=None,
     ) -> Harvest:
         """Open the job's backends: the frontier in Redis when ``redis_url`` is given (shared by
         every harvester), the records in MySQL when ``mysql_url`` is, else both in ``data_dir/<job>/``;
-        the job's maxUrlsPerHost wins over the setting."""
+        the job's maxUrlsPerHost wins over the setting. The Redis client is made from the Scrapy
+        ``settings`` as scrapy-redis makes it (REDIS_URL, REDIS_PARAMS)."""
         directory = Path(data_dir) / job.name
         if redis_url:
-            frontier = RedisFrontier.from_url(
-                redis_url, job.name, max_attempts=job.harvest_retries, outage_patience=redis_outage_patience
+            frontier = RedisFrontier.from_settings(
+                settings if settings is not None else {"REDIS_URL": redis_url}, job.name,
+                max_attempts=job.harvest_retries, outage_patience=redis_outage_patience,
+                lease_seconds=lease_seconds, lease_ahead=True,
             )
         else:
             frontier = SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.harvest_retries)

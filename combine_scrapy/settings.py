@@ -18,6 +18,10 @@ COMBINE_MAX_URLS_PER_HOST = 10000
 # Seconds a harvester holds a URL it fetches; a dead harvester's URLs come back after this.
 # Keep COMBINE_IDLE_HORIZON above it when several harvesters share a Redis frontier.
 COMBINE_LEASE_SECONDS = 60
+# The Redis client is made as scrapy-redis makes it: REDIS_URL, plus REDIS_PARAMS (keyword arguments of
+# redis.Redis, e.g. {"socket_timeout": 30, "password": "..."}) over this project's defaults (outage retry,
+# 5 s connect timeout, 60 s socket timeout).
+REDIS_PARAMS = {}
 # Seconds a harvester waits out a Redis restart or outage (retrying with back-off) before it fails.
 COMBINE_REDIS_OUTAGE_PATIENCE = 600
 # A harvester sharing a Redis frontier looks for work the others marked at least this often (seconds).

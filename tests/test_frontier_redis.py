@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 import uuid
 
 import pytest
@@ -206,3 +207,116 @@ def test_answers_like_the_embedded_frontier_under_random_operations(frontier, tm
         ])()
         both(lambda f: (f.next_due(now), f.counts(now), f.hosts(now, 3), f.retries(url), f.host_yield(entry.host)))
     embedded.close()
+
+
+def test_the_client_is_made_from_scrapy_redis_settings(job):
+    """REDIS_URL and REDIS_PARAMS as scrapy-redis reads them; the outage retry and timeouts are defaults under them."""
+    from scrapy.settings import Settings
+
+    from combine_scrapy.frontier.redis import OutageRetry
+
+    settings = Settings({"REDIS_URL": REDIS_URL, "REDIS_PARAMS": {"socket_timeout": 7, "client_name": "harvester-7"}})
+    frontier = RedisFrontier.from_settings(settings, job, outage_patience=3)
+    try:
+        kwargs = frontier.server.get_connection_kwargs()
+        assert kwargs["socket_timeout"] == 7
+        assert kwargs["socket_connect_timeout"] == 5
+        assert isinstance(kwargs["retry"], OutageRetry) and kwargs["retry"].patience == 3
+        assert frontier.server.client_getname() in ("harvester-7", b"harvester-7")
+        assert frontier.mark([("http://a.test/", "a.test", 1.0)]).marked == 1
+    finally:
+        frontier.close()
+    assert settings.getdict("REDIS_PARAMS") == {"socket_timeout": 7, "client_name": "harvester-7"}
+
+
+def test_a_client_that_decodes_is_refused(job):
+    with pytest.raises(ValueError, match="returns bytes"):
+        RedisFrontier.from_settings({"REDIS_URL": REDIS_URL, "REDIS_DECODE_RESPONSES": True}, job)
+
+
+def harvester_frontier(job, lease=60.0):
+    """A frontier as a harvester opens it: ``ready`` leases what it hands out."""
+    return RedisFrontier.from_url(REDIS_URL, job, max_attempts=3, lease_seconds=lease, lease_ahead=True)
+
+
+def test_harvesters_leasing_their_rounds_never_hand_out_the_same_url(job):
+    first, second = harvester_frontier(job), harvester_frontier(job)
+    try:
+        first.mark([(f"http://h{n}.test/", f"h{n}.test", 0.0) for n in range(40)])
+        now = 1000.0
+        one, two = first.ready(now), second.ready(now)
+        assert len(one) == 16 and len(two) == 16
+        assert not {e.url for e in one} & {e.url for e in two}
+        sent = []
+        first.server.execute_command = lambda *args, **kw: sent.append(args)
+        assert all(first.claim(entry, now + 1, 60.0) for entry in one)
+        assert sent == []  # claims of what the round leased cost no round trip
+    finally:
+        del first.server.execute_command
+        first.close()
+        second.close()
+
+
+def test_a_lone_harvester_keeps_the_strategys_order_across_leased_parts_of_a_round(job):
+    frontier = harvester_frontier(job)
+    try:
+        frontier.mark([(f"http://h{n:02d}.test/", f"h{n:02d}.test", 0.0) for n in range(40)])
+        order = []
+        for _ in range(3):
+            order += [entry.host for entry in frontier.ready(1000.0, "BreadthFirst")]
+        assert order == [f"h{n:02d}.test" for n in range(40)]
+        assert frontier.lost_races == 0
+    finally:
+        frontier.close()
+
+
+def test_closing_gives_back_what_the_round_leased_and_nobody_claimed(job):
+    first, second = harvester_frontier(job), harvester_frontier(job)
+    try:
+        first.mark([(f"http://h{n}.test/", f"h{n}.test", 0.0) for n in range(3)])
+        now = time.time()
+        assert len(first.ready(now)) == 3 and second.ready(now) == []
+        first.close()
+        assert len(second.ready(time.time())) == 3
+    finally:
+        second.close()
+
+
+def test_a_leased_url_whose_lease_ran_out_and_was_taken_is_not_claimed_twice(job):
+    first, second = harvester_frontier(job, lease=10.0), harvester_frontier(job, lease=10.0)
+    try:
+        first.mark([("http://a.test/", "a.test", 0.0)])
+        (entry,) = first.ready(1000.0)
+        (again,) = second.ready(1011.0)  # the first harvester's lease ended
+        assert again.url == entry.url
+        assert second.claim(again, 1011.0, 10.0)
+        assert not first.claim(entry, 1011.5, 10.0)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_leased_url_claimed_late_renews_its_lease(job):
+    frontier = harvester_frontier(job, lease=10.0)
+    try:
+        frontier.mark([("http://a.test/", "a.test", 0.0), ("http://a.test/2", "a.test", 0.0)])
+        (entry,) = frontier.ready(1000.0)
+        assert frontier.claim(entry, 1005.0, 10.0)
+        assert float(frontier.server.hget(frontier._key("host", "a.test"), "lock_until")) == 1015.0
+        assert frontier.ready(1012.0) == []  # the host stays leased
+    finally:
+        frontier.close()
+
+
+def test_a_frontier_in_the_old_layout_is_refused_naming_the_way_back(job):
+    from combine_scrapy.faults import StorageFault
+
+    server = redis.Redis.from_url(REDIS_URL)
+    server.set(f"combine:{{{job}}}:frontier", "an older harvester")
+    frontier = RedisFrontier.from_url(REDIS_URL, job)
+    try:
+        with pytest.raises(StorageFault, match=f"older combine-scrapy.*scrapy sanity {job} --restore"):
+            frontier.check_marker()
+    finally:
+        frontier.close()
+        server.close()

@@ -51,10 +51,13 @@ def stored(frontier, urls: list[str]) -> dict[str, tuple[float, int]]:
     if isinstance(frontier, SqliteFrontier):
         return {url: (priority, distance) for url, priority, distance in frontier._db.execute(
             "SELECT url, priority, distance FROM urls")}
+    from combine_scrapy.frontier.redis import _LIBRARY
+
+    read = frontier.server.register_script(_LIBRARY + "local r = load(ARGV[2], ARGV[1]) return {num(r.priority), r.distance or 0}")
     found = {}
     for url in urls:
-        priority, distance = frontier.server.hmget(frontier._key("url", url), "priority", "distance")
-        found[url] = (float(priority), int(distance or 0))
+        priority, distance = read(keys=[frontier.prefix], args=[url, url.split("/")[2]])
+        found[url] = (float(priority), int(distance))
     return found
 
 

@@ -56,6 +56,7 @@ class FocusedSpider(scrapy.Spider):
             lease_seconds=settings.getfloat("COMBINE_LEASE_SECONDS"),
             redis_outage_patience=settings.getfloat("COMBINE_REDIS_OUTAGE_PATIENCE"),
             mysql_url=settings.get("MYSQL_URL"),
+            settings=settings,
         )
         crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.seeds_all_refused, scrapy.signals.spider_idle)
