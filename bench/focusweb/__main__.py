@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import signal
 import sys
 import time
 from pathlib import Path
@@ -13,7 +11,7 @@ from pathlib import Path
 from bench.focusweb.job import write_job
 from bench.focusweb.web import FocusWeb
 from bench.virtualweb.harness import name_value
-from bench.virtualweb.server import VirtualWebServer, serve_forever
+from bench.virtualweb.server import VirtualWebServer, serve_until_signalled
 
 
 class FocusWebServer(VirtualWebServer):
@@ -31,17 +29,7 @@ def serve(args: argparse.Namespace) -> None:
         f"focus web on 127.0.0.1:{{port}} (seed {web.seed}, {len(web.hosts)} hosts, {len(web.pages)} pages, "
         f"built in {time.monotonic() - began:.1f} s); use it as http_proxy"
     )
-
-    async def main() -> None:
-        task = asyncio.current_task()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            asyncio.get_running_loop().add_signal_handler(signum, task.cancel)
-        try:
-            await serve_forever(server, ready)
-        except asyncio.CancelledError:
-            pass
-
-    asyncio.run(main())
+    serve_until_signalled(server, ready)
 
 
 def job(args: argparse.Namespace) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import signal
 import threading
 import time
 from dataclasses import dataclass
@@ -275,12 +276,21 @@ class ServerThread:
         self._loop.close()
 
 
-async def serve_forever(server: VirtualWebServer, ready: str = "") -> None:
-    """Serve until the task is cancelled (Ctrl-C, SIGTERM), then close and flush the log."""
-    await server.start()
-    if ready:
-        print(ready.format(port=server.port), flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await server.close()
+def serve_until_signalled(server: VirtualWebServer, ready: str = "") -> None:
+    """Serve until Ctrl-C or SIGTERM, then close the server and flush its log."""
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            asyncio.get_running_loop().add_signal_handler(signum, task.cancel)
+        await server.start()
+        if ready:
+            print(ready.format(port=server.port), flush=True)
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            pass
+        finally:
+            await server.close()
+
+    asyncio.run(main())
