@@ -61,6 +61,7 @@ class Command(ScrapyCrawlCommand):
         try:
             Harvest.open(
                 job, self.settings.get("COMBINE_DATA_DIR"), redis_url=redis_url, mysql_url=self.settings.get("MYSQL_URL"),
+                settings=self.settings,
             ).close()
         except CrawlFault as e:
             return str(e), FAULT_EXIT_STATUS

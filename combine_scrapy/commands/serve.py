@@ -59,7 +59,7 @@ class Command(JobCommand):
             lambda: ConsoleData.open(
                 job, settings.get("COMBINE_DATA_DIR"), redis_url=settings.get("REDIS_URL"),
                 mysql_url=settings.get("MYSQL_URL"),
-                max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
+                max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None, settings=settings,
             ),
             token,
             admin_email=opts.admin_email or job.operator_email or DEFAULT_ADMIN_EMAIL,

@@ -163,10 +163,10 @@ class ConsoleData:
 
     @classmethod
     def open(cls, job: Job, data_dir: str | Path, *, redis_url: str | None, mysql_url: str | None,
-             max_urls_per_host: int | None = None) -> ConsoleData:
+             max_urls_per_host: int | None = None, settings=None) -> ConsoleData:
         harvest = Harvest.open(
             job, data_dir, max_urls_per_host=max_urls_per_host, redis_url=redis_url,
-            redis_outage_patience=5, mysql_url=mysql_url,
+            redis_outage_patience=5, mysql_url=mysql_url, settings=settings,
         )
         return cls(job, harvest, Path(data_dir))
 
