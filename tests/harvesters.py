@@ -79,11 +79,13 @@ def start(command: list[str], log: Path) -> subprocess.Popen:
         )
 
 
-def wait_for(condition, timeout: float = 60, what: str = "condition") -> None:
+def wait_for(condition, timeout: float = 60, what: str = "condition"):
+    """What ``condition()`` gave once it was true; AssertionError after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if condition():
-            return
+        value = condition()
+        if value:
+            return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
@@ -115,6 +117,9 @@ def redis_counts(redis_url: str, job: str) -> dict[str, int]:
 
 
 def delete_job_keys(redis_url: str, job: str) -> None:
+    """Remove every Redis key of the job, so a test leaves nothing behind on the shared server."""
     server = redis.Redis.from_url(redis_url)
-    for key in server.scan_iter(match=f"combine:{{{job}}}:*", count=1000):
-        server.delete(key)
+    keys = list(server.scan_iter(match=f"combine:{{{job}}}:*", count=1000))
+    if keys:
+        server.delete(*keys)
+    server.close()

@@ -14,7 +14,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-import redis
 from PIL import Image
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -24,6 +23,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.sampleweb import LoopbackWeb
 from conftest import PROJECT, JobDir, free_port
+from harvesters import delete_job_keys, wait_for
 from console_helpers import chain_web, crawl_command, serve, write_job
 from test_commands import scrapy
 
@@ -31,16 +31,6 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 HOSTS = ["127.0.0.2", "127.0.0.3"]
 #: Where the browser test also saves its screenshot of the console (the README's docs/console.png), when set.
 SCREENSHOT_COPY = os.environ.get("COMBINE_CONSOLE_SCREENSHOT")
-
-
-def wait_for(condition, timeout: float = 30, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def call(url: str, method: str = "GET", body: dict | None = None, token: str | None = None) -> tuple[int, dict, dict]:
@@ -98,21 +88,21 @@ def test_console_follows_a_crawl_searches_it_and_pauses_resumes_and_stops_it(job
         served = serve(job_dir)
         try:
             browser.get(served.url + "/")
-            first = wait_for(lambda: number(browser, "fetched") > 0 and number(browser, "fetched"), what="pages fetched")
-            wait_for(lambda: number(browser, "fetched") > first, what="the counter to move without a reload")
-            wait_for(lambda: browser.find_element(By.ID, "state").text == "running", what="the harvester shown running")
-            wait_for(lambda: "127.0.0.2" in browser.find_element(By.ID, "harvesters").text, what="what it fetches")
+            first = wait_for(lambda: number(browser, "fetched") > 0 and number(browser, "fetched"), timeout=30, what="pages fetched")
+            wait_for(lambda: number(browser, "fetched") > first, timeout=30, what="the counter to move without a reload")
+            wait_for(lambda: browser.find_element(By.ID, "state").text == "running", timeout=30, what="the harvester shown running")
+            wait_for(lambda: "127.0.0.2" in browser.find_element(By.ID, "harvesters").text, timeout=30, what="what it fetches")
             assert browser.find_elements(By.CSS_SELECTOR, "#plot-relevant polyline.series")
             assert browser.find_elements(By.CSS_SELECTOR, "#plot-rate polyline.series")
 
             browser.get(served.url + "/search")
             browser.find_element(By.ID, "q").send_keys("marker127002x1")
             browser.find_element(By.CSS_SELECTOR, "form.search button").click()
-            result = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#results a.title"), what="a search result")
+            result = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#results a.title"), timeout=30, what="a search result")
             assert result[0].text == "Carnivorous plants 127.0.0.2 page 1"
             assert "marker127002x1" in browser.find_element(By.CSS_SELECTOR, "#results mark").text
             result[0].click()
-            wait_for(lambda: browser.find_elements(By.ID, "urls"), what="the record page")
+            wait_for(lambda: browser.find_elements(By.ID, "urls"), timeout=30, what="the record page")
             assert browser.find_element(By.ID, "urls").text.split("\n") == [web.url("127.0.0.2", "/p1.html")]
             assert "CP.Nepenthes" in browser.find_element(By.ID, "classes").text or \
                 "CP.Drosera" in browser.find_element(By.ID, "classes").text
@@ -121,8 +111,8 @@ def test_console_follows_a_crawl_searches_it_and_pauses_resumes_and_stops_it(job
             browser.get(served.url + "/")
             browser.find_element(By.ID, "token").send_keys(served.token)
             browser.find_element(By.ID, "pause").click()
-            wait_for(lambda: browser.find_element(By.ID, "state").text == "paused", what="the page to show paused")
-            wait_for(lambda: "paused" in browser.find_element(By.ID, "harvesters").text, what="the harvester paused")
+            wait_for(lambda: browser.find_element(By.ID, "state").text == "paused", timeout=30, what="the page to show paused")
+            wait_for(lambda: "paused" in browser.find_element(By.ID, "harvesters").text, timeout=30, what="the harvester paused")
             time.sleep(1.0)  # the fetches already in flight finish
             before = len(web.hits)
             time.sleep(3.0)
@@ -131,9 +121,9 @@ def test_console_follows_a_crawl_searches_it_and_pauses_resumes_and_stops_it(job
 
             browser.find_element(By.ID, "resume").click()
             wait_for(lambda: len(web.hits) > before, timeout=15, what="fetches after resume")
-            wait_for(lambda: browser.find_element(By.ID, "state").text == "running", what="the page to show running")
+            wait_for(lambda: browser.find_element(By.ID, "state").text == "running", timeout=30, what="the page to show running")
 
-            wait_for(lambda: number(browser, "fetched") >= 30, what="pages for the plots")
+            wait_for(lambda: number(browser, "fetched") >= 30, timeout=30, what="pages for the plots")
             time.sleep(2.5)  # one more poll: the tables and plots filled
             shot = tmp_path / "console.png"
             browser.save_screenshot(str(shot))
@@ -240,7 +230,5 @@ def test_pause_and_resume_reach_every_harvester_through_the_redis_frontier(job_d
             pages = {(hit.host, hit.path) for hit in web.hits if hit.path != "/robots.txt"}
             assert pages == {(host, path) for host in HOSTS for path in ("/", "/p0.html", "/off0.html", "/p1.html")}
     finally:
-        server = redis.Redis.from_url(REDIS_URL)
-        for key in server.scan_iter(match=f"combine:{{{job_dir.name}}}:*", count=1000):
-            server.delete(key)
+        delete_job_keys(REDIS_URL, job_dir.name)
         frontier.close()

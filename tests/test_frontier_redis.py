@@ -38,6 +38,7 @@ from test_frontier import (  # noqa: F401
     test_unavailable_keeps_the_url_marked_and_counts_retries,
     test_url_given_up_after_max_attempts_without_completion,
 )
+from harvesters import delete_job_keys
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -47,11 +48,7 @@ def job():
     """A job name of its own, and none of its keys left behind."""
     name = f"test-{uuid.uuid4().hex}"
     yield name
-    server = redis.Redis.from_url(REDIS_URL)
-    keys = list(server.scan_iter(match=f"combine:{{{name}}}:*", count=1000))
-    if keys:
-        server.delete(*keys)
-    server.close()
+    delete_job_keys(REDIS_URL, name)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import random
 import uuid
 
 import pytest
-import redis
 
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.topic import parse_topic_definition
@@ -21,6 +20,7 @@ from combine_scrapy.topic.online import (
     RedisModelStore,
     store_for,
 )
+from harvesters import delete_job_keys
 
 DEFINITION = parse_topic_definition("100: carnivorous plants?=CP\n50: sundews?=CP\n")
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -157,11 +157,7 @@ def test_a_damaged_stored_model_is_named_and_replaced(tmp_path):
 def redis_job():
     name = f"test-{uuid.uuid4().hex}"
     yield name
-    server = redis.Redis.from_url(REDIS_URL)
-    keys = list(server.scan_iter(match=f"combine:{{{name}}}:*", count=1000))
-    if keys:
-        server.delete(*keys)
-    server.close()
+    delete_job_keys(REDIS_URL, name)
 
 
 def test_the_model_survives_a_round_trip_through_redis_beside_the_frontier(redis_job, tmp_path):

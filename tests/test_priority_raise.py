@@ -12,10 +12,10 @@ import threading
 import uuid
 
 import pytest
-import redis
 
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
+from harvesters import delete_job_keys
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -32,11 +32,7 @@ def backend(request, tmp_path):
     where = str(tmp_path / "frontier.sqlite") if request.param == "sqlite" else REDIS_URL
     yield request.param, where, job
     if request.param == "redis":
-        server = redis.Redis.from_url(REDIS_URL)
-        keys = list(server.scan_iter(match=f"combine:{{{job}}}:*", count=1000))
-        if keys:
-            server.delete(*keys)
-        server.close()
+        delete_job_keys(REDIS_URL, job)
 
 
 @pytest.fixture
