@@ -29,68 +29,6 @@ UNSET_DEFAULTS = {
     "max_urls_per_host": 10000,
 }
 
-#: One line on each variable: what it is for (the README's table says more).
-MEANINGS = {
-    "WaitIntervalHost": "seconds between two requests to one host",
-    "WaitIntervalHarvesterLockSuccess": "seconds before a fetched page is due again",
-    "WaitIntervalHarvesterLockRobotRules": "the same after a robots.txt refusal",
-    "WaitIntervalHarvesterLockNotFound": "the same after a 404",
-    "WaitIntervalHarvesterLockNotModified": "the same after a 304",
-    "WaitIntervalHarvesterLockUnavailable": "the same after a 5xx or no answer (the URL stays marked)",
-    "maxUrlLength": "URLs this long or longer are refused",
-    "maxPathDepth": "spider traps: deeper paths are refused",
-    "maxRepeatedSegments": "spider traps: a path segment repeated more often is refused",
-    "maxUrlsPerHost": "URLs kept in the frontier per host (unset: the setting COMBINE_MAX_URLS_PER_HOST, 10000)",
-    "AutoRecycleLinks": "mark the links of relevant pages for crawling",
-    "saveHTML": "keep the original document in the record",
-    "doAnalyse": "store the language of the text and the country of the server",
-    "extractLinksFromText": "URLs written in the text are links too",
-    "UserAgentFollowRedirects": "follow redirects (0: a redirect's target is marked as a new URL)",
-    "UserAgentGetIfModifiedSince": "revisit with conditional GET",
-    "MaxTunnelDistance": "links are followed at most this many irrelevant pages past the last relevant one",
-    "RandomSeed": "seeds every random choice of link selection: same seed, same web, same choices",
-    "saveWARC": "write every fetch as WARC/1.1 records under data/<job>/warc/",
-    "WARCMaxSize": "bytes of a WARC file before the next one is started",
-    "Sitemaps": "read the sitemaps robots.txt names, as a source of links",
-    "SitemapGuess": "also ask for /sitemap.xml when robots.txt names none",
-    "SitemapMaxFiles": "sitemap files read per host at most",
-    "SitemapMaxUrls": "URLs taken from one host's sitemaps at most",
-    "SitemapMaxSize": "bytes of one sitemap (after decompression) read at most",
-    "saveIrrelevant": "keep the pages the topic filter turns down apart, as negatives for scrapy train --crawled",
-    "IrrelevantMaxPages": "irrelevant pages kept at most",
-    "AllowPrivateAddresses": "1: fetch loopback and private hosts even when the job does not name them",
-    "UAtimeout": "seconds a download may take",
-    "UAmaxSize": "bytes of a body read at most",
-    "UAmaxRedirects": "redirects followed at most",
-    "HeadOnlyExtensions": "URLs ending so are fetched with HEAD only",
-    "ConverterTimeout": "seconds a document converter may run",
-    "ConverterMemory": "MiB of memory a document converter may use",
-    "HarvestRetries": "tries of an unavailable URL before it counts as gone",
-    "classifyPlugIn": "topic filter: plain, position, svm, vector, or package.module:function",
-    "tot_cutoff": "the topic filter's total-score cut-off (plain's shown; position 90, svm 0, vector 0.2)",
-    "cutoff_norm": "the topic filter's normalized-score cut-off",
-    "cutoff_rel": "the topic filter's class-share cut-off (percent)",
-    "UserAgent": "sent as User-Agent",
-    "OperatorEmail": "sent as From (empty: no From header)",
-    "CrawlStrategy": "BestFirst, BreadthFirstTime (Combine's), BreadthFirst, PageRank or iPageRank",
-    "Revisit": "keep fetched pages marked and revisit them",
-    "RevisitMaxAge": "seconds of expected age after which a page is revisited",
-    "LinkStrategy": "which links to mark: online (learned while crawling), propagate (Combine: links of relevant pages only), RW or RWB",
-    "LinkThreshold": "RW/RWB: links scoring below this are not marked",
-    "LinkPageWeight": "RW/RWB: the page's share in a link's score",
-    "LinkBoostChance": "RWB: chance a link below the threshold is marked anyway",
-    "DynamicThreshold": "RW/RWB: move the threshold with the harvest rate",
-    "nearDuplicates": "a page within nearDuplicateDistance simhash bits of a record joins it",
-    "nearDuplicateDistance": "simhash bits (0 to 7)",
-    "LearnedUrlRules": "use the URL rules scrapy trial learned",
-    "TrialPages": "pages a site scrapy trial fetches",
-    "UrlRuleThreshold": "learned URL rules: precision a rule needs",
-    "UrlRuleDrop": "learned URL rules: drop URLs no rule accepts",
-    "HubContentLinks": "learned URL rules: relevant pages a directory page links to",
-    "HubDirectoryLinks": "learned URL rules: directory pages a directory page links to",
-    "topicText": "what the topic filter scores: all (the whole text) or main (the main content block)",
-}
-
 BLOCK_HELP = {
     "allow": "<allow> rules, one must match: 'HOST: regex' (the host name alone) or 'URL regex' (the whole URL).\n"
              "Default: every host.",
@@ -151,7 +89,7 @@ def job_config(name: str) -> str:
         "",
     ]
     for variable, spec in VARIABLES.items():
-        lines.append(f"# {MEANINGS[variable]}")
+        lines.append(f"# {spec.meaning}")
         lines.append(f"# {variable} = {config_value(defaults[spec.attribute])}".rstrip())
         lines.append("")
     for block in BLOCKS:
