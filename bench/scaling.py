@@ -66,6 +66,8 @@ COMBINE_URLS_PER_MINUTE = (50, 200)
 #: The window ends this share of ``--seconds`` before the first harvester's CLOSESPIDER_TIMEOUT.
 END_MARGIN = 0.1
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+#: Commands named in a run's breakdown of what Redis ran (the most called).
+BUSIEST_COMMANDS = 8
 #: The figures of a run given as mean and spread over its repeats.
 FIGURES = (
     "pages_per_minute", "harvester_cpu_ms_per_page", "harvester_cpu_share", "redis_cpu_ms_per_page",
@@ -92,9 +94,12 @@ def peak_rss(pid: int) -> int:
 
 
 def redis_counters(server: redis.Redis) -> dict:
-    """Redis's CPU seconds, commands run (Lua's inner ones included) and script calls, from one ``INFO all``."""
+    """Redis's CPU seconds, commands run (Lua's inner ones included), script calls and calls by command name,
+    from one ``INFO all``."""
     info = server.info("all")
     return {
+        "calls": {name.removeprefix("cmdstat_"): stat["calls"] for name, stat in info.items()
+                  if name.startswith("cmdstat_")},
         "cpu": info["used_cpu_user"] + info["used_cpu_sys"],
         "commands": info["total_commands_processed"],
         "script_calls": sum(stat["calls"] for name, stat in info.items()
@@ -250,6 +255,8 @@ def measured_run(harvesters: int, entries: list[dict], before: dict, after: dict
     commands = after["redis"]["commands"] - before["redis"]["commands"] - 1  # less the bench's own INFO
     script_calls = after["redis"]["script_calls"] - before["redis"]["script_calls"]
     round_trips = sum(count_at(samples, after["t"]) - count_at(samples, before["t"]) for samples in trips)
+    calls = {name: count - before["redis"]["calls"].get(name, 0) for name, count in after["redis"]["calls"].items()}
+    busiest = sorted((name for name in calls if calls[name] > 0), key=calls.get, reverse=True)[:BUSIEST_COMMANDS]
     return {
         "harvesters": harvesters,
         "pages": len(pages),
@@ -264,6 +271,7 @@ def measured_run(harvesters: int, entries: list[dict], before: dict, after: dict
         "redis_round_trips_per_page": round(round_trips / counted, 2) if counted else None,
         "redis_commands_per_page": round(commands / counted, 2) if counted else None,
         "redis_script_calls_per_page": round(script_calls / counted, 2) if counted else None,
+        "redis_commands_per_page_by_name": {name: round(calls[name] / counted, 2) for name in busiest} if counted else {},
         "redis_cpu_us_per_round_trip": round(redis_cpu * 1e6 / round_trips, 1) if round_trips else None,
         "server_cpu_ms_per_page": round(server_cpu * per_page, 2),
         "server_cpu_share": round(server_cpu / seconds, 3),
@@ -323,18 +331,21 @@ def project(summary: list[dict], nodes: list[int]) -> dict:
     """How many harvesters one Redis core, and a cluster of ``nodes`` Redis nodes, carry at the measured costs.
 
     Redis runs commands on one thread, so a node's capacity is one core: pages per second = 1 / (Redis CPU
-    per page). The costs are those of the largest harvester count measured (its contention included); the
-    harvester's rate is the smallest count's pages/min per harvester. A cluster of N nodes carries N times one
-    node when the frontier's keys are spread evenly over the nodes by host.
+    per page). The costs are those of the largest harvester count measured (its contention included). A
+    harvester's rate is the smallest count's pages/min per harvester as measured, or, with a core of its own
+    and a web that keeps it busy, 1 / (its CPU per page). A cluster of N nodes carries N times one node when
+    the frontier's keys are spread evenly over the nodes by host.
     """
     largest = max(summary, key=lambda entry: entry["harvesters"])
     smallest = min(summary, key=lambda entry: entry["harvesters"])
     redis_seconds = largest["redis_cpu_ms_per_page"]["mean"] / 1000
     pages_per_second = 1 / redis_seconds if redis_seconds > 0 else float("inf")
     harvester_rate = smallest["pages_per_minute"]["mean"] / smallest["harvesters"] / 60
+    cpu_bound_rate = 1000 / smallest["harvester_cpu_ms_per_page"]["mean"]
     round_trips = largest["redis_round_trips_per_page"]["mean"]
     per_node = {
         "measured": pages_per_second / harvester_rate,
+        "cpu_bound": pages_per_second / cpu_bound_rate,
         **{f"combine_{rate}_per_minute": pages_per_second / (rate / 60) for rate in COMBINE_URLS_PER_MINUTE},
     }
 
@@ -348,6 +359,7 @@ def project(summary: list[dict], nodes: list[int]) -> dict:
         "pages_per_second_per_redis_core": round(pages_per_second),
         "round_trips_per_second_per_redis_core": round(pages_per_second * round_trips),
         "harvester_pages_per_minute": round(harvester_rate * 60),
+        "harvester_cpu_bound_pages_per_minute": round(cpu_bound_rate * 60),
         "harvesters_per_redis_node": {name: round(value) for name, value in per_node.items()},
         "cluster": {
             nodes_count: {name: round(value * nodes_count) for name, value in per_node.items()} for nodes_count in nodes
@@ -445,7 +457,9 @@ def projection_lines(projection: dict) -> list[str]:
         f"**{projection['pages_per_second_per_redis_core']:,} pages/s** "
         f"({projection['round_trips_per_second_per_redis_core']:,} round trips/s) with its core fully busy; at the "
         f"measured {projection['harvester_pages_per_minute']:,} pages/min a harvester (the smallest harvester count, "
-        f"per harvester, on this machine) that is **{per_node['measured']:,} harvesters**, and "
+        f"per harvester, on this machine) that is **{per_node['measured']:,} harvesters**; "
+        f"{per_node['cpu_bound']:,} at {projection['harvester_cpu_bound_pages_per_minute']:,} pages/min, what a "
+        f"harvester with a core of its own fetches when the web keeps it busy (1 / its CPU per page); and "
         f"{per_node[f'combine_{high}_per_minute']:,} to {per_node[f'combine_{low}_per_minute']:,} at Combine's "
         f"{low}-{high} URLs/min. Assumed: each harvester on a machine of its own (no CPU shared with Redis), "
         f"the network between them adds latency but no Redis CPU, and the per-page costs stay as measured as "
@@ -453,12 +467,13 @@ def projection_lines(projection: dict) -> list[str]:
         f"spread evenly over the nodes by host; with every key of a job in one hash slot (one `{{job}}` tag) "
         f"it is one node.",
         "",
-        "| Redis nodes | harvesters at the measured rate | at 200 URLs/min | at 50 URLs/min |",
-        "| --- | --- | --- | --- |",
-        f"| 1 | {per_node['measured']:,} | {per_node[f'combine_{high}_per_minute']:,} | "
-        f"{per_node[f'combine_{low}_per_minute']:,} |",
-        *(f"| {n} | {projection['cluster'][n]['measured']:,} | {projection['cluster'][n][f'combine_{high}_per_minute']:,} | "
-          f"{projection['cluster'][n][f'combine_{low}_per_minute']:,} |" for n in nodes),
+        f"| Redis nodes | harvesters at the measured {projection['harvester_pages_per_minute']:,} pages/min | "
+        f"at {projection['harvester_cpu_bound_pages_per_minute']:,} pages/min (CPU-bound) | at {high} URLs/min | "
+        f"at {low} URLs/min |",
+        "| --- | --- | --- | --- | --- |",
+        *(f"| {n} | {capacity['measured']:,} | {capacity['cpu_bound']:,} | {capacity[f'combine_{high}_per_minute']:,} | "
+          f"{capacity[f'combine_{low}_per_minute']:,} |"
+          for n, capacity in [("1", per_node), *projection["cluster"].items()]),
         "",
         "Speed-up of n harvesters (each on its own machine, at the measured rate) until Redis is full, "
         "beside Combine's measured speed-ups:",
@@ -490,7 +505,16 @@ def main(argv: list[str] | None = None) -> None:
                         help="Redis cluster sizes to project for (default 3 6)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="directory for scaling.json and .md")
     parser.add_argument("--full", action="store_true", help="1, 2, 4 and 8 harvesters, 120 s each, 3 repeats")
+    parser.add_argument("--report-only", type=Path, metavar="JSON",
+                        help="crawl nothing: summarise the runs stored in a scaling.json again and rewrite the report")
     args = parser.parse_args(argv)
+    if args.report_only:
+        result = json.loads(args.report_only.read_text())
+        result["summary"] = summarise(result["runs"])
+        result["projection"] = project(result["summary"], args.cluster_nodes)
+        write_report("scaling", result, "Scaling: harvesters sharing one Redis frontier", ["", *report(result)],
+                     args.results)
+        return
     if args.full:
         args.harvesters, args.seconds, args.repeats = [1, 2, 4, 8], 120, 3
     if args.repeats < 1 or min(args.harvesters) < 1:
