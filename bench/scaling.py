@@ -420,6 +420,13 @@ def report(result: dict) -> list[str]:
         )
     polite_flight = all(entry["most_requests_to_one_host_in_flight"] <= 1 for entry in summary)
     polite_window = wait <= 0 or all(entry["most_requests_to_one_host_per_wait_interval"] <= 1 for entry in summary)
+    if min(loads) > cpus:
+        lines += [
+            "",
+            f"The machine was oversubscribed in every run (load average above its {cpus} CPUs): a process got "
+            f"about {cpus / max(loads):.0%}-{cpus / min(loads):.0%} of a CPU, so pages/min here is bound by the CPU "
+            "the runs were given; the CPU-per-page figures (CPU time, not wall time) are the ones to compare.",
+        ]
     lines += ["", "What the CPUs did in the window (mean CPUs busy: harvesters together, Redis, the server):", ""]
     for entry in summary:
         busy = [entry["harvester_cpu_share"]["mean"] * entry["harvesters"], entry["redis_cpu_share"]["mean"],
