@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.scaling [--harvesters 1 2 4] [--seconds 45] [--warmup 8] [--repeats 1] [--wait 0]
                                       [--latency 0.05] [--seed 1 --hosts 1000 --pages 100000] [--redis URL]
                                       [--cluster-nodes 3 6] [--results bench/results] [--full]
+    .venv/bin/python -m bench.scaling --report-only bench/results/scaling.json    # summarise stored runs again
 
 Each run starts ``scrapy harvest JOB -n N`` (N ``scrapy crawl focused``
 processes, one Redis frontier) on the virtual web for ``--seconds``
@@ -72,7 +73,7 @@ BUSIEST_COMMANDS = 8
 FIGURES = (
     "pages_per_minute", "harvester_cpu_ms_per_page", "harvester_cpu_share", "redis_cpu_ms_per_page",
     "redis_cpu_share", "redis_round_trips_per_page", "redis_commands_per_page", "redis_script_calls_per_page",
-    "server_cpu_ms_per_page", "server_cpu_share", "peak_rss_mb",
+    "server_cpu_ms_per_page", "server_cpu_share", "peak_rss_mb", "frontier_hosts_at_window_end",
 )
 
 
@@ -195,7 +196,8 @@ def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Names
     """One crawl by ``harvesters`` processes, measured over its steady window."""
     name = f"scaling{harvesters}-{uuid.uuid4().hex[:6]}"
     topics, data, round_trips = directory / "topics", directory / "data", directory / name / "roundtrips"
-    write_job(served.web, topics / name, served.port, args.wait)
+    write_job(served.web, topics / name, served.port, args.wait,
+              variables={"CrawlStrategy": args.strategy} if args.strategy else None)
     output = directory / name / "harvest.out"
     output.parent.mkdir(parents=True, exist_ok=True)
     command = harvest_command(name, harvesters, args.seconds, topics, data, redis_url, round_trips)
@@ -222,6 +224,7 @@ def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Names
         time.sleep(max(0.0, window_end - time.monotonic()))
         after = sample(pids, server, served)
         rss = [peak_rss(pid) for pid in pids]
+        frontier_hosts = server.zcard(f"combine:{{{name}}}:hostq")
         process.wait(timeout=args.seconds + 180)
     finally:
         if process.poll() is None:
@@ -236,6 +239,7 @@ def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Names
     server.close()
     trips = [read_samples(path) for path in sorted(round_trips.iterdir())]
     return measured_run(harvesters, entries, before, after, rss, trips, args.wait) | {
+        "frontier_hosts_at_window_end": frontier_hosts,
         "wall_seconds": round(wall, 1),
         "load_average_before": load_before,
         "load_average_after": load_average(),
@@ -394,7 +398,8 @@ def report(result: dict) -> list[str]:
                                                                          for run in result["runs"]]
     lines = [
         f"The virtual web (seed {result['seed']}, {result['hosts']:,} hosts, {result['pages_in_web']:,} pages) on "
-        f"loopback, every answer held {result['latency']:g} s; WaitIntervalHost {wait:g} s; each run "
+        f"loopback, every answer held {result['latency']:g} s; WaitIntervalHost {wait:g} s, CrawlStrategy "
+        f"{result['crawl_strategy']}; each run "
         f"`scrapy harvest JOB -n N` for {result['seconds_per_run']:g} s (CLOSESPIDER_TIMEOUT), "
         f"{result['repeats']} repeat(s) per N, interleaved. Figures over each run's steady window: from "
         f"{result['warmup']:g} s after every harvester opened its spider to {END_MARGIN:.0%} of the run before the "
@@ -433,7 +438,8 @@ def report(result: dict) -> list[str]:
                 entry["server_cpu_share"]["mean"]]
         lines.append(
             f"- {entry['harvesters']} harvester(s): {busy[0]:.2f} + {busy[1]:.2f} + {busy[2]:.2f} = {sum(busy):.2f} "
-            f"of {cpus} CPUs; each harvester used {entry['harvester_cpu_share']['mean']:.0%} of a CPU"
+            f"of {cpus} CPUs; each harvester used {entry['harvester_cpu_share']['mean']:.0%} of a CPU; "
+            f"{entry['frontier_hosts_at_window_end']['mean']:,.0f} hosts queued in the frontier at the window's end"
         )
     lines += [
         "",
@@ -504,6 +510,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="WaitIntervalHost of the job (default 0: one request in flight a host)")
     parser.add_argument("--latency", type=float, default=0.05,
                         help="seconds the server holds each answer (default 0.05)")
+    parser.add_argument("--strategy", help="CrawlStrategy of the job (default: the job's default)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--pages", type=int, default=100_000)
@@ -548,6 +555,7 @@ def main(argv: list[str] | None = None) -> None:
         "warmup": args.warmup,
         "repeats": args.repeats,
         "wait_interval_host": args.wait,
+        "crawl_strategy": args.strategy or "the job's default",
         "latency": args.latency,
         "redis": redis_note,
         "redis_round_trips": "counted in the harvesters (bench/roundtrips.py): one per command or pipeline sent",

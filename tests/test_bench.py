@@ -116,6 +116,7 @@ def test_scaling_measures_each_parts_cpu_and_redis_costs_per_page_with_repeats(r
         assert run["redis_cpu_ms_per_page"] > 0 and run["peak_rss_mb"] > 10
         assert run["redis_round_trips_per_page"] > 0 and run["redis_script_calls_per_page"] > 0
         assert run["redis_commands_per_page"] >= run["redis_script_calls_per_page"]
+        assert run["frontier_hosts_at_window_end"] > 0 and run["redis_commands_per_page_by_name"]
         assert run["most_requests_to_one_host_in_flight"] == 1  # the crawler's politeness at wait 0
         assert run["most_requests_to_one_host_per_wait_interval"] is None
     (summary,) = result["summary"]
@@ -167,7 +168,8 @@ def test_summary_spread_and_projection_of_harvesters_per_redis_node():
                 "most_requests_to_one_host_per_wait_interval": None,
                 **{name: 1.0 for name in ("harvester_cpu_ms_per_page", "harvester_cpu_share", "redis_cpu_share",
                                           "redis_commands_per_page", "redis_script_calls_per_page",
-                                          "server_cpu_ms_per_page", "server_cpu_share", "peak_rss_mb")}}
+                                          "server_cpu_ms_per_page", "server_cpu_share", "peak_rss_mb",
+                                          "frontier_hosts_at_window_end")}}
 
     summary = summarise([run(1, 600, 0.5), run(2, 1000, 1.0), run(1, 600, 0.5), run(2, 1400, 1.0)])
     assert [entry["harvesters"] for entry in summary] == [1, 2]
