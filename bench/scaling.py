@@ -1,4 +1,4 @@
-"""Benchmark: harvesters sharing one Redis frontier: pages per minute, and what a page costs the harvesters, Redis and the server.
+"""Benchmark: harvesters sharing one Redis frontier: pages/min, and what a page costs harvesters, Redis and server.
 
     .venv/bin/python -m bench.scaling [--harvesters 1 2 4] [--seconds 45] [--warmup 8] [--repeats 1] [--wait 0]
                                       [--latency 0.05] [--seed 1 --hosts 1000 --pages 100000] [--redis URL]
@@ -230,13 +230,13 @@ def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Names
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=60)
+        for key in server.scan_iter(match=f"combine:{{{name}}}:*", count=1000):  # this job's keys only
+            server.delete(key)
+        server.close()
     wall = time.monotonic() - started
     if process.returncode != 0:
         raise RuntimeError(f"harvest -n {harvesters} failed (exit {process.returncode}):\n{output.read_text()[-3000:]}")
     entries = [entry for entry in served.log(since) if entry["host"] != CONTROL_HOST]
-    for key in server.scan_iter(match=f"combine:{{{name}}}:*", count=1000):
-        server.delete(key)
-    server.close()
     trips = [read_samples(path) for path in sorted(round_trips.iterdir())]
     return measured_run(harvesters, entries, before, after, rss, trips, args.wait) | {
         "frontier_hosts_at_window_end": frontier_hosts,
