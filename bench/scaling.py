@@ -1,21 +1,47 @@
-"""Benchmark: pages per minute of 1, 2 and 4 harvesters sharing one Redis frontier, and the speed-up.
+"""Benchmark: harvesters sharing one Redis frontier: pages/min, and what a page costs harvesters, Redis and server.
 
-    .venv/bin/python -m bench.scaling [--harvesters 1 2 4] [--seconds 45] [--wait 0] [--hosts 1000 --pages 100000]
-                                      [--redis redis://127.0.0.1:6379/0] [--full]
+    .venv/bin/python -m bench.scaling [--harvesters 1 2 4] [--seconds 45] [--warmup 8] [--repeats 1] [--wait 0]
+                                      [--latency 0.05] [--seed 1 --hosts 1000 --pages 100000] [--redis URL]
+                                      [--cluster-nodes 3 6] [--results bench/results] [--full]
+    .venv/bin/python -m bench.scaling --report-only bench/results/scaling.json    # summarise stored runs again
 
 Each run starts ``scrapy harvest JOB -n N`` (N ``scrapy crawl focused``
 processes, one Redis frontier) on the virtual web for ``--seconds``
-(CLOSESPIDER_TIMEOUT), and judges it by the virtual web's request log: page
-requests per minute after a warm-up, and the politeness of all harvesters
-together (the most requests to one host in any WaitIntervalHost window, which
-must be 1). Combine's own figures are beside ours. Writes
-bench/results/scaling.{json,md}.
+(CLOSESPIDER_TIMEOUT). Its steady window begins ``--warmup`` seconds after
+the first request and after every harvester has opened its spider (start-up
+left out), and ends a tenth of ``--seconds`` before the first harvester's
+timeout. At both ends the bench samples, all at once: each harvester's CPU
+(user + system, /proc/<pid>/stat), Redis's CPU (``INFO`` used_cpu_user +
+used_cpu_sys), the commands Redis ran (total_commands_processed: commands
+that Lua scripts run inside Redis count too) and the script calls among them
+(``INFO commandstats``: EVAL, EVALSHA), the round trips the harvesters made
+(counted in each harvester by bench/roundtrips.py: one per command or
+pipeline written to Redis), and the server's CPU (``control.test/stats``);
+then each harvester's peak RSS (VmHWM). Pages are the server's logged page
+requests that arrived in the window. Politeness over the whole run, from the
+server's log: the most requests to one host in flight at once (must be 1;
+the server holds each answer ``--latency`` seconds so that two would show),
+and with ``--wait`` > 0 the most requests to one host in any WaitIntervalHost
+window (must be 1).
+
+Redis is a private ``redis-server`` the bench starts on a free port, so its
+CPU and command counts are this crawl's alone; ``--redis URL`` uses a
+running server instead (its figures then include every other client's).
+Each harvester count runs ``--repeats`` times (interleaved: 1 2 4 1 2 4);
+the report gives the mean and the spread (min-max, standard deviation), a
+projection of how many harvesters one Redis core and an N-node cluster carry
+from the per-page costs, and Combine's speed-ups beside ours. Writes
+``<results>/scaling.{json,md}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
+import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,14 +52,238 @@ from pathlib import Path
 import redis
 
 from bench.politeness import most_in_window
-from bench.report import environment, write_report
-from bench.virtualweb.harness import PROJECT, ServedWeb, load_average, page_fetches, steady_rate
+from bench.report import RESULTS, environment, write_report
+from bench.roundtrips import count_at, read_samples
+from bench.virtualweb.harness import PROJECT, ServedWeb, command_line, load_average, page_fetches
 from bench.virtualweb.job import write_job
+from bench.virtualweb.server import CONTROL_HOST
 from bench.virtualweb.web import VirtualWeb
+from combine_scrapy import settings as project_settings
 
 #: Combine's speed-up for 1, 2, 5, 10, 15 and 20 harvesters (the Combine study, 3.3.2, Table 3.1).
 COMBINE_SPEEDUP = {1: 1.0, 2: 2.0, 5: 4.8, 10: 8.2, 15: 9.8, 20: 11.0}
-WARMUP = 0.2  # share of each run's span left out of the rate: the frontier fills from the seeds first
+#: What one Combine harvester fetched, URLs a minute (slowest, fastest).
+COMBINE_URLS_PER_MINUTE = (50, 200)
+#: The window ends this share of ``--seconds`` before the first harvester's CLOSESPIDER_TIMEOUT.
+END_MARGIN = 0.1
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+#: Commands named in a run's breakdown of what Redis ran (the most called).
+BUSIEST_COMMANDS = 8
+#: The figures of a run given as mean and spread over its repeats.
+FIGURES = (
+    "pages_per_minute", "harvester_cpu_ms_per_page", "harvester_cpu_share", "redis_cpu_ms_per_page",
+    "redis_cpu_share", "redis_round_trips_per_page", "redis_commands_per_page", "redis_script_calls_per_page",
+    "server_cpu_ms_per_page", "server_cpu_share", "peak_rss_mb", "frontier_hosts_at_window_end",
+)
+
+
+# ---- sampling ------------------------------------------------------------------
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime: fields 14 and 15
+
+
+def peak_rss(pid: int) -> int:
+    """A process's peak resident set so far (VmHWM), bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
+
+
+def redis_counters(server: redis.Redis) -> dict:
+    """Redis's CPU seconds, commands run (Lua's inner ones included), script calls and calls by command name,
+    from one ``INFO all``."""
+    info = server.info("all")
+    return {
+        "calls": {name.removeprefix("cmdstat_"): stat["calls"] for name, stat in info.items()
+                  if name.startswith("cmdstat_")},
+        "cpu": info["used_cpu_user"] + info["used_cpu_sys"],
+        "commands": info["total_commands_processed"],
+        "script_calls": sum(stat["calls"] for name, stat in info.items()
+                            if name in ("cmdstat_eval", "cmdstat_evalsha", "cmdstat_eval_ro", "cmdstat_evalsha_ro")),
+    }
+
+
+def sample(pids: list[int], server: redis.Redis, served: ServedWeb) -> dict:
+    """Everything the window's figures are deltas of, read as close together as possible."""
+    moment = time.monotonic()
+    return {
+        "t": moment,
+        "harvesters": [process_cpu(pid) for pid in pids],
+        "redis": redis_counters(server),
+        "server_cpu": served.stats()["cpu_seconds"],
+    }
+
+
+class PrivateRedis:
+    """A ``redis-server`` of the bench's own on a free loopback port, no persistence; stopped on exit."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.url = ""
+        self._process: subprocess.Popen | None = None
+
+    def __enter__(self) -> PrivateRedis:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed: install it or give --redis URL")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self._process = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", str(self.directory)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        self.url = f"redis://127.0.0.1:{port}/0"
+        client = redis.Redis.from_url(self.url)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if self._process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server did not start on port {port}") from None
+                time.sleep(0.05)
+        client.close()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._process.terminate()
+        self._process.wait(timeout=30)
+
+
+# ---- one run -------------------------------------------------------------------
+
+
+def wait_until(condition, timeout: float, what: str, process: subprocess.Popen):
+    """Poll ``condition`` every 0.1 s until it gives something true; fail if the harvest ended or it took too long."""
+    deadline = time.monotonic() + timeout
+    while not (found := condition()):
+        if process.poll() is not None:
+            raise RuntimeError(f"scrapy harvest ended (exit {process.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} took longer than {timeout:g} s")
+        time.sleep(0.1)
+    return found
+
+
+def harvester_pids(output: Path, harvesters: int) -> list[int] | None:
+    """The pids ``scrapy harvest`` printed ("harvester i started, pid P"), once all are there."""
+    pids = [int(line.split(", pid ")[1].split(",")[0]) for line in output.read_text().splitlines()
+            if " started, pid " in line]
+    return pids if len(pids) == harvesters else None
+
+
+def harvest_command(name: str, harvesters: int, seconds: float, topics: Path, data: Path, redis_url: str,
+                    round_trips: Path) -> list[str]:
+    """``scrapy harvest`` with the round-trip counter added to the project's extensions."""
+    extensions = {**project_settings.EXTENSIONS, "bench.roundtrips.RedisRoundTrips": 900}
+    return [
+        sys.executable, "-m", "scrapy", "harvest", name, "-n", str(harvesters),
+        "-s", f"COMBINE_TOPICS_DIR={topics}", "-s", f"COMBINE_DATA_DIR={data}", "-s", f"REDIS_URL={redis_url}",
+        "-s", f"CLOSESPIDER_TIMEOUT={seconds:g}", "-s", "COMBINE_PROGRESS_INTERVAL=0", "-s", "LOG_LEVEL=WARNING",
+        "-s", f"EXTENSIONS={json.dumps(extensions)}", "-s", f"SCALING_ROUND_TRIPS_DIR={round_trips}",
+    ]
+
+
+def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Namespace, directory: Path) -> dict:
+    """One crawl by ``harvesters`` processes, measured over its steady window."""
+    name = f"scaling{harvesters}-{uuid.uuid4().hex[:6]}"
+    topics, data, round_trips = directory / "topics", directory / "data", directory / name / "roundtrips"
+    write_job(served.web, topics / name, served.port, args.wait,
+              variables={"CrawlStrategy": args.strategy} if args.strategy else None)
+    output = directory / name / "harvest.out"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    command = harvest_command(name, harvesters, args.seconds, topics, data, redis_url, round_trips)
+    env = {**os.environ, "http_proxy": served.proxy, "no_proxy": "", "PYTHONPATH": str(PROJECT)}
+    server = redis.Redis.from_url(redis_url)
+    since = served.stats()["requests"]
+    load_before = load_average()
+    started = time.monotonic()
+    with output.open("w") as out:
+        process = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        pids = wait_until(lambda: harvester_pids(output, harvesters), 60, "the harvesters started", process)
+        first = wait_until(lambda: served.log(since)[:1], 120, "the first request", process)[0]["t"]
+        wait_until(lambda: round_trips.is_dir() and len(list(round_trips.iterdir())) == harvesters, 120,
+                   "every harvester opened its spider", process)
+        window_start = max(first, time.monotonic()) + args.warmup
+        window_end = first + args.seconds * (1 - END_MARGIN)
+        if window_end - window_start < 1:
+            raise RuntimeError(
+                f"no steady window: the harvesters took {window_start - args.warmup - started:.0f} s to start; "
+                f"give more --seconds (now {args.seconds:g}) or less --warmup (now {args.warmup:g})")
+        time.sleep(max(0.0, window_start - time.monotonic()))
+        before = sample(pids, server, served)
+        time.sleep(max(0.0, window_end - time.monotonic()))
+        after = sample(pids, server, served)
+        rss = [peak_rss(pid) for pid in pids]
+        frontier_hosts = server.zcard(f"combine:{{{name}}}:hostq")
+        process.wait(timeout=args.seconds + 180)
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=60)
+        for key in server.scan_iter(match=f"combine:{{{name}}}:*", count=1000):  # this job's keys only
+            server.delete(key)
+        server.close()
+    wall = time.monotonic() - started
+    if process.returncode != 0:
+        raise RuntimeError(f"harvest -n {harvesters} failed (exit {process.returncode}):\n{output.read_text()[-3000:]}")
+    entries = [entry for entry in served.log(since) if entry["host"] != CONTROL_HOST]
+    trips = [read_samples(path) for path in sorted(round_trips.iterdir())]
+    return measured_run(harvesters, entries, before, after, rss, trips, args.wait) | {
+        "frontier_hosts_at_window_end": frontier_hosts,
+        "wall_seconds": round(wall, 1),
+        "load_average_before": load_before,
+        "load_average_after": load_average(),
+    }
+
+
+def measured_run(harvesters: int, entries: list[dict], before: dict, after: dict, rss: list[int],
+                 trips: list[list[tuple[float, int]]], wait: float) -> dict:
+    """A run's figures: the deltas between the window's two samples, per page and as shares of a CPU."""
+    seconds = after["t"] - before["t"]
+    pages = page_fetches(entries)
+    counted = sum(1 for entry in pages if before["t"] <= entry["t"] < after["t"])
+    per_page = 1000 / counted if counted else float("nan")  # ms per page from seconds
+    harvester_cpu = [b - a for a, b in zip(before["harvesters"], after["harvesters"])]
+    redis_cpu = after["redis"]["cpu"] - before["redis"]["cpu"]
+    server_cpu = after["server_cpu"] - before["server_cpu"]
+    commands = after["redis"]["commands"] - before["redis"]["commands"] - 1  # less the bench's own INFO
+    script_calls = after["redis"]["script_calls"] - before["redis"]["script_calls"]
+    round_trips = sum(count_at(samples, after["t"]) - count_at(samples, before["t"]) for samples in trips)
+    calls = {name: count - before["redis"]["calls"].get(name, 0) for name, count in after["redis"]["calls"].items()}
+    busiest = sorted((name for name in calls if calls[name] > 0), key=calls.get, reverse=True)[:BUSIEST_COMMANDS]
+    return {
+        "harvesters": harvesters,
+        "pages": len(pages),
+        "window_seconds": round(seconds, 1),
+        "window_pages": counted,
+        "pages_per_minute": round(counted * 60 / seconds),
+        "harvester_cpu_seconds": [round(cpu, 2) for cpu in harvester_cpu],
+        "harvester_cpu_ms_per_page": round(sum(harvester_cpu) * per_page, 2),
+        "harvester_cpu_share": round(sum(harvester_cpu) / seconds / harvesters, 3),
+        "redis_cpu_ms_per_page": round(redis_cpu * per_page, 4),
+        "redis_cpu_share": round(redis_cpu / seconds, 3),
+        "redis_round_trips_per_page": round(round_trips / counted, 2) if counted else None,
+        "redis_commands_per_page": round(commands / counted, 2) if counted else None,
+        "redis_script_calls_per_page": round(script_calls / counted, 2) if counted else None,
+        "redis_commands_per_page_by_name": {name: round(calls[name] / counted, 2) for name in busiest} if counted else {},
+        "redis_cpu_us_per_round_trip": round(redis_cpu * 1e6 / round_trips, 1) if round_trips else None,
+        "server_cpu_ms_per_page": round(server_cpu * per_page, 2),
+        "server_cpu_share": round(server_cpu / seconds, 3),
+        "peak_rss_mb": round(max(rss) / 2**20),
+        "peak_rss_mb_each": [round(value / 2**20) for value in rss],
+        "most_requests_to_one_host_in_flight": max((entry["in_flight"] for entry in entries), default=0),
+        "most_requests_to_one_host_per_wait_interval": most_requests_in_a_window(entries, wait),
+    }
 
 
 def most_requests_in_a_window(entries: list[dict], window: float) -> int | None:
@@ -46,96 +296,290 @@ def most_requests_in_a_window(entries: list[dict], window: float) -> int | None:
     return max((most_in_window(sorted(times), window) for times in by_host.values()), default=0)
 
 
-def run(web: ServedWeb, harvesters: int, seconds: float, wait: float, redis_url: str, directory: Path) -> dict:
-    """One crawl by ``harvesters`` processes; what the server saw of it."""
-    name = f"scale{harvesters}-{uuid.uuid4().hex[:6]}"
-    topics, data = directory / "topics", directory / "data"
-    write_job(web.web, topics / name, web.port, wait)
-    command = [
-        sys.executable, "-m", "scrapy", "harvest", name, "-n", str(harvesters),
-        "-s", f"COMBINE_TOPICS_DIR={topics}", "-s", f"COMBINE_DATA_DIR={data}", "-s", f"REDIS_URL={redis_url}",
-        "-s", f"CLOSESPIDER_TIMEOUT={seconds:g}", "-s", "COMBINE_PROGRESS_INTERVAL=0", "-s", "LOG_LEVEL=WARNING",
-    ]
-    since = web.stats()["requests"]
-    env = {"http_proxy": web.proxy, "no_proxy": "", "PYTHONPATH": str(PROJECT)}
-    started = time.monotonic()
-    result = subprocess.run(command, cwd=PROJECT, env={**os.environ, **env}, capture_output=True, text=True,
-                            timeout=seconds + 180)
-    wall = time.monotonic() - started
-    if result.returncode != 0:
-        raise RuntimeError(f"harvest -n {harvesters} failed:\n{result.stdout}\n{result.stderr[-3000:]}")
-    entries = [entry for entry in web.log(since) if entry["host"] != "control.test"]
-    pages = page_fetches(entries)
-    rate, counted, span = steady_rate(pages, WARMUP)
-    server = redis.Redis.from_url(redis_url)
-    for key in server.scan_iter(match=f"combine:{{{name}}}:*", count=1000):
-        server.delete(key)
+# ---- summary and projection ----------------------------------------------------------
+
+
+def spread(values: list[float]) -> dict:
+    """Mean, min, max and standard deviation (0 for one value) of a figure over repeats."""
     return {
-        "harvesters": harvesters,
-        "pages": len(pages),
-        "pages_per_minute": round(rate),
-        "measured_pages": counted,
-        "measured_seconds": round(span, 1),
-        "wall_seconds": round(wall, 1),
-        "most_requests_to_one_host_per_wait_interval": most_requests_in_a_window(entries, wait),
-        "load_average_after": load_average(),
+        "mean": round(statistics.fmean(values), 4),
+        "min": min(values),
+        "max": max(values),
+        "stdev": round(statistics.stdev(values), 4) if len(values) > 1 else 0.0,
     }
 
 
-def main() -> None:
+def summarise(runs: list[dict]) -> list[dict]:
+    """Per harvester count (in order of first appearance): each figure's spread over its repeats, the worst
+    politeness, and the speed-up of the mean rate against the smallest count's rate per harvester."""
+    counts = list(dict.fromkeys(run["harvesters"] for run in runs))
+    summary = []
+    for count in counts:
+        repeats = [run for run in runs if run["harvesters"] == count]
+        windows = [run["most_requests_to_one_host_per_wait_interval"] for run in repeats]
+        summary.append({
+            "harvesters": count,
+            "repeats": len(repeats),
+            **{figure: spread([run[figure] for run in repeats if run[figure] is not None]) for figure in FIGURES},
+            "most_requests_to_one_host_in_flight": max(run["most_requests_to_one_host_in_flight"] for run in repeats),
+            "most_requests_to_one_host_per_wait_interval": None if None in windows else max(windows),
+        })
+    base = min(summary, key=lambda entry: entry["harvesters"])
+    per_harvester = base["pages_per_minute"]["mean"] / base["harvesters"]
+    for entry in summary:
+        entry["speedup"] = round(entry["pages_per_minute"]["mean"] / per_harvester, 2) if per_harvester else None
+    return summary
+
+
+def project(summary: list[dict], nodes: list[int]) -> dict:
+    """How many harvesters one Redis core, and a cluster of ``nodes`` Redis nodes, carry at the measured costs.
+
+    Redis runs commands on one thread, so a node's capacity is one core: pages per second = 1 / (Redis CPU
+    per page). The costs are those of the largest harvester count measured (its contention included). A
+    harvester's rate is the smallest count's pages/min per harvester as measured, or, with a core of its own
+    and a web that keeps it busy, 1 / (its CPU per page). A cluster of N nodes carries N times one node when
+    the frontier's keys are spread evenly over the nodes by host.
+    """
+    largest = max(summary, key=lambda entry: entry["harvesters"])
+    smallest = min(summary, key=lambda entry: entry["harvesters"])
+    redis_seconds = largest["redis_cpu_ms_per_page"]["mean"] / 1000
+    pages_per_second = 1 / redis_seconds if redis_seconds > 0 else float("inf")
+    harvester_rate = smallest["pages_per_minute"]["mean"] / smallest["harvesters"] / 60
+    cpu_bound_rate = 1000 / smallest["harvester_cpu_ms_per_page"]["mean"]
+    round_trips = largest["redis_round_trips_per_page"]["mean"]
+    per_node = {
+        "measured": pages_per_second / harvester_rate,
+        "cpu_bound": pages_per_second / cpu_bound_rate,
+        **{f"combine_{rate}_per_minute": pages_per_second / (rate / 60) for rate in COMBINE_URLS_PER_MINUTE},
+    }
+
+    def speedup(harvesters: int, capacity: float) -> float:
+        return round(min(harvesters, capacity), 1)
+
+    return {
+        "costs_from_harvesters": largest["harvesters"],
+        "redis_cpu_ms_per_page": largest["redis_cpu_ms_per_page"]["mean"],
+        "redis_round_trips_per_page": round_trips,
+        "pages_per_second_per_redis_core": round(pages_per_second),
+        "round_trips_per_second_per_redis_core": round(pages_per_second * round_trips),
+        "harvester_pages_per_minute": round(harvester_rate * 60),
+        "harvester_cpu_bound_pages_per_minute": round(cpu_bound_rate * 60),
+        "harvesters_per_redis_node": {name: round(value) for name, value in per_node.items()},
+        "cluster": {
+            nodes_count: {name: round(value * nodes_count) for name, value in per_node.items()} for nodes_count in nodes
+        },
+        "speedup": [
+            {
+                "harvesters": harvesters,
+                "combine": combine,
+                "one_node": speedup(harvesters, per_node["measured"]),
+                **{f"cluster_{n}": speedup(harvesters, per_node["measured"] * n) for n in nodes},
+            }
+            for harvesters, combine in COMBINE_SPEEDUP.items()
+        ],
+    }
+
+
+# ---- report ---------------------------------------------------------------------------
+
+
+def figure(entry: dict, name: str, digits: int = 1) -> str:
+    """``mean (min-max)`` of a summarised figure."""
+    value = entry[name]
+    if value["min"] == value["max"]:
+        return f"{value['mean']:,.{digits}f}"
+    return f"{value['mean']:,.{digits}f} ({value['min']:,.{digits}f}-{value['max']:,.{digits}f})"
+
+
+def report(result: dict) -> list[str]:
+    summary, projection, cpus = result["summary"], result["projection"], result["cpus"]
+    wait = result["wait_interval_host"]
+    loads = [run["load_average_before"][0] for run in result["runs"]] + [run["load_average_after"][0]
+                                                                         for run in result["runs"]]
+    lines = [
+        f"The virtual web (seed {result['seed']}, {result['hosts']:,} hosts, {result['pages_in_web']:,} pages) on "
+        f"loopback, every answer held {result['latency']:g} s; WaitIntervalHost {wait:g} s, CrawlStrategy "
+        f"{result['crawl_strategy']}; each run "
+        f"`scrapy harvest JOB -n N` for {result['seconds_per_run']:g} s (CLOSESPIDER_TIMEOUT), "
+        f"{result['repeats']} repeat(s) per N, interleaved. Figures over each run's steady window: from "
+        f"{result['warmup']:g} s after every harvester opened its spider to {END_MARGIN:.0%} of the run before the "
+        f"end; mean (min-max) over the repeats. Redis: {result['redis']}. The server, Redis and the harvesters "
+        f"share the machine's {cpus} CPUs with other work: load average (1 min) {min(loads):.2f}-{max(loads):.2f} "
+        f"at the runs' starts and ends.",
+        "",
+        "| harvesters | pages/min | speed-up | Combine's speed-up | harvester CPU ms/page | CPU a harvester used "
+        "| Redis CPU ms/page | Redis round trips/page | Redis commands/page (Lua's included) | script calls/page "
+        "| server CPU ms/page | peak RSS MB | most requests to one host in flight |"
+        + (" most requests to one host per WaitIntervalHost |" if wait > 0 else ""),
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if wait > 0 else ""),
+    ]
+    for entry in summary:
+        lines.append(
+            f"| {entry['harvesters']} | {figure(entry, 'pages_per_minute', 0)} | {entry['speedup']} | "
+            f"{COMBINE_SPEEDUP.get(entry['harvesters'], '–')} | {figure(entry, 'harvester_cpu_ms_per_page')} | "
+            f"{figure(entry, 'harvester_cpu_share', 2)} | {figure(entry, 'redis_cpu_ms_per_page', 3)} | "
+            f"{figure(entry, 'redis_round_trips_per_page', 2)} | {figure(entry, 'redis_commands_per_page', 1)} | "
+            f"{figure(entry, 'redis_script_calls_per_page', 2)} | {figure(entry, 'server_cpu_ms_per_page', 2)} | "
+            f"{figure(entry, 'peak_rss_mb', 0)} | {entry['most_requests_to_one_host_in_flight']} |"
+            + (f" {entry['most_requests_to_one_host_per_wait_interval']} |" if wait > 0 else "")
+        )
+    polite_flight = all(entry["most_requests_to_one_host_in_flight"] <= 1 for entry in summary)
+    polite_window = wait <= 0 or all(entry["most_requests_to_one_host_per_wait_interval"] <= 1 for entry in summary)
+    if min(loads) > cpus:
+        lines += [
+            "",
+            f"The machine was oversubscribed in every run (load average above its {cpus} CPUs): a process got "
+            f"about {cpus / max(loads):.0%}-{cpus / min(loads):.0%} of a CPU, so pages/min here is bound by the CPU "
+            "the runs were given; the CPU-per-page figures (CPU time, not wall time) are the ones to compare.",
+        ]
+    lines += ["", "What the CPUs did in the window (mean CPUs busy: harvesters together, Redis, the server):", ""]
+    for entry in summary:
+        busy = [entry["harvester_cpu_share"]["mean"] * entry["harvesters"], entry["redis_cpu_share"]["mean"],
+                entry["server_cpu_share"]["mean"]]
+        lines.append(
+            f"- {entry['harvesters']} harvester(s): {busy[0]:.2f} + {busy[1]:.2f} + {busy[2]:.2f} = {sum(busy):.2f} "
+            f"of {cpus} CPUs; each harvester used {entry['harvester_cpu_share']['mean']:.0%} of a CPU; "
+            f"{entry['frontier_hosts_at_window_end']['mean']:,.0f} hosts queued in the frontier at the window's end"
+        )
+    lines += [
+        "",
+        f"Politeness (the server's log, whole runs): most requests to one host in flight at once "
+        f"{max(entry['most_requests_to_one_host_in_flight'] for entry in summary)} "
+        f"({'never more than one' if polite_flight else 'MORE THAN ONE: impolite'})"
+        + (f"; most requests to one host in any {wait:g} s window "
+           f"{max(entry['most_requests_to_one_host_per_wait_interval'] for entry in summary)} "
+           f"({'never more than one' if polite_window else 'MORE THAN ONE: impolite'})" if wait > 0 else "")
+        + ".",
+        "",
+        *projection_lines(projection),
+    ]
+    return lines
+
+
+def projection_lines(projection: dict) -> list[str]:
+    """The projection section: one Redis node and clusters, and the speed-up beside Combine's."""
+    per_node = projection["harvesters_per_redis_node"]
+    nodes = list(projection["cluster"])
+    low, high = COMBINE_URLS_PER_MINUTE
+    return [
+        "## Projection: harvesters one Redis node and an N-node cluster carry",
+        "",
+        f"From the run with {projection['costs_from_harvesters']} harvesters: Redis spent "
+        f"{projection['redis_cpu_ms_per_page']:.3f} ms of CPU a page over {projection['redis_round_trips_per_page']:.2f} "
+        f"round trips a page. Redis runs commands on one thread, so one node carries at most "
+        f"**{projection['pages_per_second_per_redis_core']:,} pages/s** "
+        f"({projection['round_trips_per_second_per_redis_core']:,} round trips/s) with its core fully busy; at the "
+        f"measured {projection['harvester_pages_per_minute']:,} pages/min a harvester (the smallest harvester count, "
+        f"per harvester, on this machine) that is **{per_node['measured']:,} harvesters**; "
+        f"{per_node['cpu_bound']:,} at {projection['harvester_cpu_bound_pages_per_minute']:,} pages/min, what a "
+        f"harvester with a core of its own fetches when the web keeps it busy (1 / its CPU per page); and "
+        f"{per_node[f'combine_{high}_per_minute']:,} to {per_node[f'combine_{low}_per_minute']:,} at Combine's "
+        f"{low}-{high} URLs/min. Assumed: each harvester on a machine of its own (no CPU shared with Redis), "
+        f"the network between them adds latency but no Redis CPU, and the per-page costs stay as measured as "
+        f"the frontier grows. A cluster of N nodes carries N times one node only when the frontier's keys are "
+        f"spread evenly over the nodes by host; with every key of a job in one hash slot (one `{{job}}` tag) "
+        f"it is one node.",
+        "",
+        f"| Redis nodes | harvesters at the measured {projection['harvester_pages_per_minute']:,} pages/min | "
+        f"at {projection['harvester_cpu_bound_pages_per_minute']:,} pages/min (CPU-bound) | at {high} URLs/min | "
+        f"at {low} URLs/min |",
+        "| --- | --- | --- | --- | --- |",
+        *(f"| {n} | {capacity['measured']:,} | {capacity['cpu_bound']:,} | {capacity[f'combine_{high}_per_minute']:,} | "
+          f"{capacity[f'combine_{low}_per_minute']:,} |"
+          for n, capacity in [("1", per_node), *projection["cluster"].items()]),
+        "",
+        "Speed-up of n harvesters (each on its own machine, at the measured rate) until Redis is full, "
+        "beside Combine's measured speed-ups:",
+        "",
+        "| harvesters | Combine's speed-up | projected, one Redis node | "
+        + " | ".join(f"projected, {n} nodes" for n in nodes) + " |",
+        "| --- | --- | --- | " + " | ".join("---" for _ in nodes) + " |",
+        *(f"| {row['harvesters']} | {row['combine']:g} | {row['one_node']:g} | "
+          + " | ".join(f"{row[f'cluster_{n}']:g}" for n in nodes) + " |" for row in projection["speedup"]),
+    ]
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--harvesters", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--seconds", type=float, default=45, help="length of each run (default 45)")
+    parser.add_argument("--warmup", type=float, default=8.0,
+                        help="seconds after every harvester opened its spider before the window (default 8)")
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each harvester count (default 1)")
     parser.add_argument("--wait", type=float, default=0.0,
-                        help="WaitIntervalHost of the job (default 0: one request in flight a host, as bench.throughput)")
+                        help="WaitIntervalHost of the job (default 0: one request in flight a host)")
+    parser.add_argument("--latency", type=float, default=0.05,
+                        help="seconds the server holds each answer (default 0.05)")
+    parser.add_argument("--strategy", help="CrawlStrategy of the job (default: the job's default)")
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--pages", type=int, default=100_000)
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
-    parser.add_argument("--full", action="store_true", help="1, 2, 4 and 8 harvesters, 120 s each")
-    args = parser.parse_args()
+    parser.add_argument("--redis", help="a running Redis to use (default: a private redis-server on a free port)")
+    parser.add_argument("--cluster-nodes", type=int, nargs="+", default=[3, 6],
+                        help="Redis cluster sizes to project for (default 3 6)")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="directory for scaling.json and .md")
+    parser.add_argument("--full", action="store_true", help="1, 2, 4 and 8 harvesters, 120 s each, 3 repeats")
+    parser.add_argument("--report-only", type=Path, metavar="JSON",
+                        help="crawl nothing: summarise the runs stored in a scaling.json again and rewrite the report")
+    args = parser.parse_args(argv)
+    if args.report_only:
+        result = json.loads(args.report_only.read_text())
+        result["summary"] = summarise(result["runs"])
+        result["projection"] = project(result["summary"], args.cluster_nodes)
+        write_report("scaling", result, "Scaling: harvesters sharing one Redis frontier", ["", *report(result)],
+                     args.results)
+        return
     if args.full:
-        args.harvesters, args.seconds = [1, 2, 4, 8], 120
-    web = VirtualWeb(seed=1, hosts=args.hosts, pages=args.pages)
+        args.harvesters, args.seconds, args.repeats = [1, 2, 4, 8], 120, 3
+    if args.repeats < 1 or min(args.harvesters) < 1:
+        parser.error("--repeats and --harvesters must be at least 1")
+    if args.seconds * (1 - END_MARGIN) - args.warmup < 1:
+        parser.error(f"--seconds {args.seconds:g} leaves no window after --warmup {args.warmup:g}")
+    web = VirtualWeb(seed=args.seed, hosts=args.hosts, pages=args.pages)
     runs = []
-    with ServedWeb(web) as served, tempfile.TemporaryDirectory() as directory:
-        for harvesters in args.harvesters:
-            runs.append(run(served, harvesters, args.seconds, args.wait, args.redis, Path(directory)))
-            print(f"{harvesters} harvesters: {runs[-1]['pages_per_minute']:,} pages/min", file=sys.stderr)
-    base = runs[0]["pages_per_minute"] / runs[0]["harvesters"] or 1
-    for entry in runs:
-        entry["speedup"] = round(entry["pages_per_minute"] / base, 2)
-    command = "python -m bench.scaling " + " ".join(sys.argv[1:])
+    with tempfile.TemporaryDirectory(prefix="scaling-") as directory, ServedWeb(web, latency=args.latency) as served:
+        if args.redis:
+            redis_url, redis_note = args.redis, f"{args.redis}, shared: its CPU and commands include other clients'"
+            runs = measure(served, redis_url, args, Path(directory))
+        else:
+            with PrivateRedis(Path(directory)) as private:
+                redis_note = "a private redis-server started by the bench, this crawl its only client"
+                runs = measure(served, private.url, args, Path(directory))
+    summary = summarise(runs)
     result = {
-        **environment(command.strip()),
+        **environment(command_line("bench.scaling", argv)),
+        "seed": args.seed,
         "hosts": args.hosts,
         "pages_in_web": args.pages,
         "seconds_per_run": args.seconds,
+        "warmup": args.warmup,
+        "repeats": args.repeats,
         "wait_interval_host": args.wait,
-        "runs": runs,
+        "crawl_strategy": args.strategy or "the job's default",
+        "latency": args.latency,
+        "redis": redis_note,
+        "redis_round_trips": "counted in the harvesters (bench/roundtrips.py): one per command or pipeline sent",
+        "redis_commands": "INFO total_commands_processed: commands run inside Lua scripts count too",
+        "summary": summary,
+        "projection": project(summary, args.cluster_nodes),
         "combine_speedup": COMBINE_SPEEDUP,
+        "combine_urls_per_minute": list(COMBINE_URLS_PER_MINUTE),
+        "runs": runs,
     }
-    write_report("scaling", result, "Scaling: harvesters sharing one Redis frontier", [
-        f"The virtual web ({args.hosts:,} hosts, {args.pages:,} pages) on loopback, WaitIntervalHost {args.wait:g} s, "
-        f"each run {args.seconds:g} s (`scrapy harvest JOB -n N`, CLOSESPIDER_TIMEOUT); pages per minute from the "
-        f"server's request log after the first {WARMUP:.0%} of the run. The server shares the machine's CPUs.",
-        "",
-        "| harvesters | pages/min | speed-up | Combine's speed-up | most requests to one host per WaitIntervalHost |",
-        "| --- | --- | --- | --- | --- |",
-        *(
-            f"| {r['harvesters']} | {r['pages_per_minute']:,} | {r['speedup']} | "
-            f"{COMBINE_SPEEDUP.get(r['harvesters'], '–')} | {r['most_requests_to_one_host_per_wait_interval'] or '–'} |"
-            for r in runs
-        ),
-        "",
-        "Combine's figures (1, 2, 5, 10, 15, 20 harvesters: "
-        + ", ".join(f"{v:g}" for v in COMBINE_SPEEDUP.values())
-        + ") were measured on the live web, where each harvester waits on the network; here every harvester "
-        "is bound by CPU, so the speed-up cannot pass the number of cores.",
-        "",
-        "With WaitIntervalHost 1 s (`--wait 1`) a 45 s crawl is bound instead by the hosts it has found so far: "
-        "1, 2 and 4 harvesters all fetched about 2,400 pages/min (23 November), and no host ever got two "
-        "requests within 1 s.",
-    ])
+    write_report("scaling", result, "Scaling: harvesters sharing one Redis frontier", ["", *report(result)],
+                 args.results)
+
+
+def measure(served: ServedWeb, redis_url: str, args: argparse.Namespace, directory: Path) -> list[dict]:
+    """Every run, the harvester counts interleaved within each repeat."""
+    runs = []
+    for repeat in range(args.repeats):
+        for harvesters in args.harvesters:
+            runs.append(run(served, redis_url, harvesters, args, directory) | {"repeat": repeat + 1})
+            print(f"{harvesters} harvesters, repeat {repeat + 1}: {runs[-1]['pages_per_minute']:,} pages/min, "
+                  f"{runs[-1]['harvester_cpu_ms_per_page']} harvester CPU ms/page, "
+                  f"{runs[-1]['redis_cpu_ms_per_page']} Redis CPU ms/page", file=sys.stderr)
+    return runs
 
 
 if __name__ == "__main__":

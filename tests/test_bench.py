@@ -13,6 +13,8 @@ from bench.focus import relevance_curve
 from bench.politeness import close_pairs, host_figures, most_in_window
 from bench.profile import OTHER, group_seconds
 from bench.profiled import ThreadProfile
+from bench.roundtrips import count_at
+from bench.scaling import measured_run, project, summarise
 from bench.virtualweb import VirtualWeb
 from bench.virtualweb.harness import page_fetches, steady_rate
 from conftest import PROJECT
@@ -25,6 +27,7 @@ COMMANDS = {
     "cost": ["--responses", "25", "--timeout", "20"],
     "politeness": ["--seconds", "3", "--wait", "0.5"],
     "profile": ["--seconds", "2"],
+    "scaling": ["--harvesters", "2", "--seconds", "8", "--warmup", "1", "--repeats", "2"],
 }
 
 
@@ -103,7 +106,85 @@ def test_profile_groups_the_harvesters_time(results):
     assert result["top_own"] and result["top_cumulative"]
 
 
+def test_scaling_measures_each_parts_cpu_and_redis_costs_per_page_with_repeats(results):
+    result = read(results, "scaling")
+    assert [run["harvesters"] for run in result["runs"]] == [2, 2]
+    for run in result["runs"]:
+        assert run["window_pages"] > 0 and run["window_seconds"] > 0
+        assert len(run["harvester_cpu_seconds"]) == 2 and all(cpu > 0 for cpu in run["harvester_cpu_seconds"])
+        assert run["harvester_cpu_ms_per_page"] > 1 and run["server_cpu_ms_per_page"] > 0
+        assert run["redis_cpu_ms_per_page"] > 0 and run["peak_rss_mb"] > 10
+        assert run["redis_round_trips_per_page"] > 0 and run["redis_script_calls_per_page"] > 0
+        assert run["redis_commands_per_page"] >= run["redis_script_calls_per_page"]
+        assert run["frontier_hosts_at_window_end"] > 0 and run["redis_commands_per_page_by_name"]
+        assert run["most_requests_to_one_host_in_flight"] == 1  # the crawler's politeness at wait 0
+        assert run["most_requests_to_one_host_per_wait_interval"] is None
+    (summary,) = result["summary"]
+    assert summary["repeats"] == 2
+    pages = summary["pages_per_minute"]
+    assert pages["min"] <= pages["mean"] <= pages["max"] and pages["stdev"] >= 0
+    projection = result["projection"]
+    assert projection["pages_per_second_per_redis_core"] > 0
+    assert projection["cluster"]["3"]["measured"] >= projection["harvesters_per_redis_node"]["measured"]
+    report = (results / "scaling.md").read_text()
+    assert "Redis round trips/page" in report and "## Projection" in report
+
+
 # ---- the pure parts -----------------------------------------------------------
+
+
+def test_a_scaling_run_is_the_deltas_of_its_window_per_page():
+    before = {"t": 100.0, "harvesters": [10.0, 20.0], "server_cpu": 3.0, "redis": {
+        "cpu": 5.0, "commands": 1000, "script_calls": 100, "calls": {"evalsha": 100, "hget": 900}}}
+    after = {"t": 110.0, "harvesters": [14.0, 23.0], "server_cpu": 4.0, "redis": {
+        "cpu": 5.5, "commands": 3001, "script_calls": 300, "calls": {"evalsha": 300, "hget": 2600, "info": 1}}}
+    entries = [{"t": t, "host": host, "path": "/", "status": 200, "in_flight": 1}
+               for t, host in [(99.0, "a"), (100.0, "a"), (105.0, "b"), (109.9, "a"), (110.0, "b")]]
+    entries.append({"t": 104.0, "host": "b", "path": "/robots.txt", "status": 200, "in_flight": 2})
+    trips = [[(95.0, 0), (105.0, 100), (115.0, 200)], [(100.0, 0), (110.0, 40)]]
+    run = measured_run(2, entries, before, after, [100 * 2**20, 120 * 2**20], trips, wait=0.0)
+    assert run["window_pages"] == 3 and run["pages_per_minute"] == 18  # 100.0, 105.0, 109.9; not 110.0
+    assert run["harvester_cpu_seconds"] == [4.0, 3.0] and run["harvester_cpu_share"] == 0.35
+    assert run["harvester_cpu_ms_per_page"] == pytest.approx(7000 / 3, abs=0.01)
+    assert run["redis_cpu_ms_per_page"] == pytest.approx(500 / 3, abs=0.001)
+    assert run["redis_commands_per_page"] == 666.67  # less the bench's own INFO
+    assert run["redis_round_trips_per_page"] == pytest.approx((100 + 40) / 3, abs=0.01)
+    assert run["server_cpu_ms_per_page"] == pytest.approx(1000 / 3, abs=0.01)
+    assert run["redis_commands_per_page_by_name"] == {"hget": 566.67, "evalsha": 66.67, "info": 0.33}
+    assert run["peak_rss_mb"] == 120 and run["most_requests_to_one_host_in_flight"] == 2
+    assert measured_run(2, entries, before, after, [2**20], trips, wait=2.0)[
+        "most_requests_to_one_host_per_wait_interval"] == 2  # a at 99.0 and 100.0
+
+
+def test_round_trips_are_interpolated_between_samples():
+    samples = [(1.0, 10), (2.0, 30), (4.0, 30)]
+    assert [count_at(samples, t) for t in (0.0, 1.5, 3.0, 9.0)] == [10, 20, 30, 30]
+
+
+def test_summary_spread_and_projection_of_harvesters_per_redis_node():
+    def run(harvesters, pages_per_minute, redis_ms):
+        return {"harvesters": harvesters, "pages_per_minute": pages_per_minute, "redis_cpu_ms_per_page": redis_ms,
+                "redis_round_trips_per_page": 2.0, "most_requests_to_one_host_in_flight": 1,
+                "most_requests_to_one_host_per_wait_interval": None,
+                **{name: 1.0 for name in ("harvester_cpu_ms_per_page", "harvester_cpu_share", "redis_cpu_share",
+                                          "redis_commands_per_page", "redis_script_calls_per_page",
+                                          "server_cpu_ms_per_page", "server_cpu_share", "peak_rss_mb",
+                                          "frontier_hosts_at_window_end")}}
+
+    summary = summarise([run(1, 600, 0.5), run(2, 1000, 1.0), run(1, 600, 0.5), run(2, 1400, 1.0)])
+    assert [entry["harvesters"] for entry in summary] == [1, 2]
+    assert summary[1]["pages_per_minute"] == {"mean": 1200, "min": 1000, "max": 1400, "stdev": pytest.approx(282.8427)}
+    assert summary[1]["speedup"] == 2.0
+    projection = project(summary, [3])
+    # 1 ms of Redis CPU a page (the largest count's): 1,000 pages/s a core; 10 pages/s a harvester: 100 harvesters
+    assert projection["pages_per_second_per_redis_core"] == 1000
+    assert projection["round_trips_per_second_per_redis_core"] == 2000
+    assert projection["harvesters_per_redis_node"] == {"measured": 100, "cpu_bound": 1, "combine_50_per_minute": 1200,
+                                                       "combine_200_per_minute": 300}  # 1 ms of CPU a page: 1,000/s
+    assert projection["cluster"][3]["measured"] == 300
+    assert projection["speedup"][-1] == {"harvesters": 20, "combine": 11.0, "one_node": 20, "cluster_3": 20}
+
+
 
 
 def test_most_in_window_counts_a_half_open_sliding_window():

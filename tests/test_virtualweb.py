@@ -384,6 +384,24 @@ def test_control_host_serves_the_request_log_and_stats(web, proxy):
     assert entries[0]["t"] > 0
     assert get(proxy.port, f"http://control.test/log?since={entries[0]['seq'] + 1}") == b""
     assert json.loads(get(proxy.port, "http://control.test/stats"))["pages"] == web.pages
+    assert entries[0]["in_flight"] == 1 and entries[0]["done"] >= entries[0]["t"]
+
+
+def test_a_held_answer_shows_the_requests_to_one_host_in_flight_at_once(web):
+    host, other = web.host_name(3), web.host_name(4)
+    with ServerThread(web, latency=0.3) as server:
+        sockets = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(3)]
+        for connection, name in zip(sockets, (host, host, other)):  # two to one host at once, one elsewhere
+            connection.sendall(f"GET http://{name}/ HTTP/1.1\r\nHost: {name}\r\nConnection: close\r\n\r\n".encode())
+        for connection in sockets:
+            while connection.recv(65536):
+                pass
+            connection.close()
+        entries = [json.loads(line) for line in get(server.port, "http://control.test/log").splitlines()]
+        stats = json.loads(get(server.port, "http://control.test/stats"))
+    assert sorted((entry["host"], entry["in_flight"]) for entry in entries) == [(host, 1), (host, 2), (other, 1)]
+    assert all(entry["done"] - entry["t"] >= 0.29 for entry in entries)
+    assert stats["most_in_flight_per_host"] == 2 and stats["latency"] == 0.3
 
 
 SPIDER = '''

@@ -30,7 +30,7 @@ def _web(args: argparse.Namespace) -> VirtualWeb:
 def serve(args: argparse.Namespace) -> None:
     began = time.monotonic()
     web = _web(args)
-    server = VirtualWebServer(web, args.port, log_size=args.log_size, log_file=args.log_file)
+    server = VirtualWebServer(web, args.port, log_size=args.log_size, log_file=args.log_file, latency=args.latency)
     ready = (
         f"virtual web on 127.0.0.1:{{port}} (seed {web.seed}, {web.hosts} hosts, {web.pages} pages, "
         f"built in {time.monotonic() - began:.1f} s); use it as http_proxy"
@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     command.add_argument("--port", type=int, default=8950, help="0 picks a free port")
     command.add_argument("--log-size", type=int, default=500_000, help="requests kept for http://control.test/log")
     command.add_argument("--log-file", type=Path, help="also write every request to this JSON-lines file")
+    command.add_argument("--latency", type=float, default=0.0,
+                         help="seconds each answer is held before it is written (default 0: at once)")
     command.set_defaults(run=serve)
 
     command = commands.add_parser("job", help="write a job directory (combine.cfg, topic definition, seeds)")

@@ -34,9 +34,10 @@ ROBOTS_PATHS = ("/robots.txt", "/static/robots.txt")
 class ServedWeb:
     """``python -m bench.virtualweb serve`` in a child process, with its request log and stats over HTTP."""
 
-    def __init__(self, web: VirtualWeb, log_size: int = 500_000):
+    def __init__(self, web: VirtualWeb, log_size: int = 500_000, latency: float = 0.0):
         self.web = web
         self.log_size = log_size
+        self.latency = latency
         self.port = 0
         self._process: subprocess.Popen | None = None
 
@@ -44,7 +45,8 @@ class ServedWeb:
         """The server process: it prints ``127.0.0.1:PORT`` on its first line when it listens."""
         web = self.web
         return [sys.executable, "-m", "bench.virtualweb", "serve", "--port", "0", "--seed", str(web.seed),
-                "--hosts", str(web.hosts), "--pages", str(web.pages), "--log-size", str(self.log_size)]
+                "--hosts", str(web.hosts), "--pages", str(web.pages), "--log-size", str(self.log_size),
+                "--latency", f"{self.latency:g}"]
 
     def __enter__(self) -> ServedWeb:
         self._process = subprocess.Popen(self.serve_command(), stdout=subprocess.PIPE, text=True, cwd=PROJECT)
@@ -77,7 +79,12 @@ class ServedWeb:
         return json.loads(self._control("/stats"))
 
     def log(self, since: int = 0) -> list[dict]:
-        """Logged requests with ``seq >= since``: ``{"seq", "t", "host", "path", "status"}``, in arrival order."""
+        """Logged requests with ``seq >= since``, in the order they were answered.
+
+        Each is ``{"seq", "t", "host", "path", "status", "done", "in_flight"}``: ``t`` when it arrived, ``done``
+        when its answer was written, ``in_flight`` how many requests to its host were then in flight, itself
+        included (times are the machine's monotonic clock, as ``time.monotonic()`` here).
+        """
         entries = [json.loads(line) for line in self._control(f"/log?since={since}").splitlines()]
         if entries and entries[0]["seq"] > since:
             raise RuntimeError(f"request log overflowed (kept {self.log_size}); serve with a larger --log-size")

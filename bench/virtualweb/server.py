@@ -11,6 +11,11 @@ pipelining, because a general framework spends more time per request than
 generating the page does. The special host ``control.test`` answers
 ``/log`` (the request log as JSON lines, ``?since=SEQ`` for the newer ones),
 ``/stats`` and ``/reset``; it is not logged.
+
+With ``latency`` > 0 each answer is held that long before it is written, as
+a remote server's network and think time, so the log can show how many
+requests to one host a crawler had in flight at once: an instant server
+answers each request before it reads the next and never sees two.
 """
 
 from __future__ import annotations
@@ -37,16 +42,23 @@ REASONS = {
 }
 
 
+#: A logged request: seq, arrival (monotonic), host, target, status, answer written (monotonic), and how many
+#: requests to its host were in flight when it arrived, itself included.
+LogEntry = tuple[int, float, str, str, int, float, int]
+
+
 class RequestLog:
-    """Each request as ``(seq, monotonic time, host, target, status)``: the newest in a ring, all in a file if asked."""
+    """Each answered request as a :data:`LogEntry`: the newest in a ring, all in a file if asked."""
 
     def __init__(self, size: int, path: Path | None = None):
-        self.ring: collections.deque[tuple[int, float, str, str, int]] = collections.deque(maxlen=size)
+        self.ring: collections.deque[LogEntry] = collections.deque(maxlen=size)
         self.count = 0
         self._file = open(path, "w", encoding="utf-8", buffering=1 << 20) if path else None
 
-    def add(self, host: str, target: str, status: int) -> None:
-        entry = (self.count, time.monotonic(), host, target, status)
+    def add(self, host: str, target: str, status: int, arrived: float | None = None, in_flight: int = 1) -> None:
+        """Log a request when its answer is written; ``arrived`` defaults to now (an instant answer)."""
+        done = time.monotonic()
+        entry = (self.count, done if arrived is None else arrived, host, target, status, done, in_flight)
         self.count += 1
         self.ring.append(entry)
         if self._file:
@@ -64,9 +76,10 @@ class RequestLog:
             self._file = None
 
 
-def _log_line(entry: tuple[int, float, str, str, int]) -> str:
-    seq, moment, host, target, status = entry
-    return json.dumps({"seq": seq, "t": round(moment, 6), "host": host, "path": target, "status": status}) + "\n"
+def _log_line(entry: LogEntry) -> str:
+    seq, moment, host, target, status, done, in_flight = entry
+    return json.dumps({"seq": seq, "t": round(moment, 6), "host": host, "path": target, "status": status,
+                       "done": round(done, 6), "in_flight": in_flight}) + "\n"
 
 
 @dataclass
@@ -111,12 +124,16 @@ class Request:
 
 
 class VirtualWebServer:
-    """The proxy's state: the web, the request log and the listening socket."""
+    """The proxy's state: the web, the request log, requests in flight per host and the listening socket."""
 
-    def __init__(self, web: VirtualWeb, port: int = 0, log_size: int = 500_000, log_file: Path | None = None):
+    def __init__(self, web: VirtualWeb, port: int = 0, log_size: int = 500_000, log_file: Path | None = None,
+                 latency: float = 0.0):
         self.web = web
         self.port = port
+        self.latency = latency
         self.log = RequestLog(log_size, log_file)
+        self.in_flight: collections.Counter[str] = collections.Counter()
+        self.most_in_flight = 0  # the most requests to one host in flight at once since the start or /reset
         self.started = time.monotonic()
         self._server: asyncio.AbstractServer | None = None
 
@@ -132,7 +149,21 @@ class VirtualWebServer:
             await self._server.wait_closed()
         self.log.close()
 
+    def arrive(self, host: str) -> int:
+        """Count a request to ``host`` in flight until :meth:`answered`; how many are now in flight there."""
+        self.in_flight[host] += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight[host])
+        return self.in_flight[host]
+
+    def answered(self, request: Request, response: Response, arrived: float, in_flight: int) -> None:
+        """Log a request whose answer has just been written, and take it out of its host's count."""
+        self.log.add(request.host, request.target, response.status, arrived, in_flight)
+        self.in_flight[request.host] -= 1
+        if not self.in_flight[request.host]:
+            del self.in_flight[request.host]
+
     def handle(self, request: Request) -> Response:
+        """The answer to a request (generated at once; :class:`_Connection` writes and logs it)."""
         if request.host == CONTROL_HOST:
             return self._control(request.target)
         if request.method not in (b"GET", b"HEAD"):
@@ -142,7 +173,6 @@ class VirtualWebServer:
             since = request.if_modified_since
             if since and response.status == 200 and _not_modified(response, since):
                 response = Response(304, last_modified=response.last_modified, page=response.page)
-        self.log.add(request.host, request.target, response.status)
         return response
 
     def stats(self) -> dict[str, object]:
@@ -151,6 +181,8 @@ class VirtualWebServer:
             "cpu_seconds": time.process_time(),
             "uptime": time.monotonic() - self.started,
             "monotonic": time.monotonic(),
+            "latency": self.latency,
+            "most_in_flight_per_host": self.most_in_flight,
             "seed": self.web.seed,
             "hosts": self.web.hosts,
             "pages": self.web.pages,
@@ -165,6 +197,7 @@ class VirtualWebServer:
             return Response(200, json.dumps(self.stats()).encode(), content_type="application/json")
         if path == "/reset":
             self.log.clear()
+            self.most_in_flight = max(self.in_flight.values(), default=0)
             return Response(200, b"log cleared\n", content_type="text/plain")
         return Response(404, b"control: /log, /stats, /reset\n", content_type="text/plain")
 
@@ -194,16 +227,27 @@ def _head(response: Response, body_length: int, close: bool) -> bytes:
 
 
 class _Connection(asyncio.Protocol):
-    """One client connection: parse requests from the byte stream, answer them in order."""
+    """One client connection: parse requests from the byte stream, answer them in order.
+
+    With the server's latency the next request is read only once the answer before it is written.
+    """
 
     def __init__(self, server: VirtualWebServer):
         self.server = server
         self.buffer = b""
         self.paused = False
+        self.waiting: asyncio.TimerHandle | None = None  # an answer held for the latency
+        self._held: tuple[Request, Response, float, int] | None = None  # that answer: request, response, arrival, count
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport) -> None:
         self.transport = transport
+
+    def connection_lost(self, exc) -> None:
+        if self.waiting is not None:  # the client left before its answer: the request is no longer in flight
+            self.waiting.cancel()
+            self.waiting = None
+            self._write_held()
 
     def data_received(self, data: bytes) -> None:
         self.buffer = self.buffer + data if self.buffer else data
@@ -218,7 +262,7 @@ class _Connection(asyncio.Protocol):
 
     def _process(self) -> None:
         """Answer every complete request in the buffer unless the client stopped reading."""
-        while not self.paused and self.transport and not self.transport.is_closing():
+        while not self.paused and self.waiting is None and self.transport and not self.transport.is_closing():
             end = self.buffer.find(b"\r\n\r\n")
             if end < 0:
                 if len(self.buffer) > MAX_HEAD:
@@ -235,12 +279,36 @@ class _Connection(asyncio.Protocol):
             if request.method == b"CONNECT" or request.host is None:
                 self._fail(405 if request.method == b"CONNECT" else 400)
                 return
+            if request.host == CONTROL_HOST:
+                self._write(request, self.server.handle(request))
+                continue
+            arrived = time.monotonic()
+            in_flight = self.server.arrive(request.host)
             response = self.server.handle(request)
-            header = _head(response, len(response.body), not request.keep_alive)
-            self.transport.write(header if request.method == b"HEAD" else header + response.body)
-            if not request.keep_alive:
-                self.transport.close()
+            if self.server.latency > 0:
+                self._held = (request, response, arrived, in_flight)
+                self.waiting = asyncio.get_running_loop().call_later(self.server.latency, self._answer_held)
                 return
+            self._write(request, response)
+            self.server.answered(request, response, arrived, in_flight)
+
+    def _answer_held(self) -> None:
+        self.waiting = None
+        self._write_held()
+        self._process()
+
+    def _write_held(self) -> None:
+        request, response, arrived, in_flight = self._held
+        self._held = None
+        if self.transport and not self.transport.is_closing():
+            self._write(request, response)
+        self.server.answered(request, response, arrived, in_flight)
+
+    def _write(self, request: Request, response: Response) -> None:
+        header = _head(response, len(response.body), not request.keep_alive)
+        self.transport.write(header if request.method == b"HEAD" else header + response.body)
+        if not request.keep_alive:
+            self.transport.close()
 
     def _fail(self, status: int) -> None:
         body = b"%d %s\n" % (status, REASONS[status])
