@@ -99,6 +99,19 @@ def test_errors_are_one_line_with_a_non_zero_status(job_dir, tmp_path):
         assert result.stdout == "", args
 
 
+def test_every_command_names_a_missing_job_in_one_line_and_exits_2(job_dir, tmp_path):
+    job_dir.write(CONFIG, DEMO_TOPIC, ["http://127.0.0.2:1/"])
+    missing = f"{job_dir.topics / 'nosuch'}: no such job; known jobs: t"
+    commands = [
+        ["crawl", "focused", "-a", "job=nosuch"], ["trial", "nosuch"], ["shell", "--job", "nosuch", "http://127.0.0.2:1/"],
+        ["status", "nosuch"], ["train", "nosuch", "--positive", str(tmp_path), "--negative", str(tmp_path)],
+    ]
+    for args, result in zip(commands, scrapy_all(job_dir, commands)):
+        expected = f"error: {missing}" if args[0] == "train" else f"error: bad job: {missing}"
+        assert result.returncode == 2 and result.stderr.splitlines()[-1] == expected, (args, result.stderr[-2000:])
+        assert "Traceback" not in result.stderr and result.stdout == "", args
+
+
 def test_seed_loads_urls_from_a_file_and_from_stdin_through_the_url_rules(job_dir, tmp_path):
     job_dir.write(CONFIG + "<exclude>\nURL \\.zip$\n</exclude>\n", DEMO_TOPIC, ["http://127.0.0.2:1/"])
     seeds = tmp_path / "seeds.txt"
