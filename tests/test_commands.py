@@ -17,6 +17,7 @@ from combine_scrapy.debug import score
 from combine_scrapy.job import load_job
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
 from conftest import PROJECT, SCRAPY, JobDir, free_port
+from crawling import crawl_command
 
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -186,12 +187,8 @@ def test_stop_ends_running_harvesters_cleanly(job_dir, web):
     assert nothing.stdout == "job t: no harvester is running\n"
 
     stale = write_pid_file(harvesters_dir(job_dir.data, "t"), 2**22 + 1)  # above any Linux pid: a crashed harvester's file
-    command = [
-        *SCRAPY, "crawl", "focused", "-a", "job=t",
-        "-s", f"COMBINE_TOPICS_DIR={job_dir.topics}", "-s", f"COMBINE_DATA_DIR={job_dir.data}",
-    ]
     harvester = subprocess.Popen(
-        command, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        crawl_command(job_dir), cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(PROJECT)},
     )
     try:

@@ -24,7 +24,8 @@ from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.sampleweb import LoopbackWeb
 from conftest import PROJECT, JobDir, free_port
 from harvesters import delete_job_keys, wait_for
-from console_helpers import chain_web, crawl_command, serve, write_job
+from console_helpers import chain_web, serve, write_job
+from crawling import crawl_command
 from test_commands import scrapy
 
 REDIS_URL = "redis://127.0.0.1:6379/0"

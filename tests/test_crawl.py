@@ -133,7 +133,7 @@ def test_second_run_resumes_where_the_first_stopped(job_dir, demo_web):
 
 def test_broken_job_configuration_gives_one_clear_error(job_dir):
     job_dir.write("WaitIntervalHost = 1\nWaitIntervalHots = 5\n", DEMO_TOPIC, ["http://127.0.0.2:1/"])
-    result = job_dir.scrapy("crawl", "focused", "-a", "job=t")
+    result = job_dir.run_crawl()
     assert result.returncode == 2
     assert f"{job_dir.topics / 't' / 'combine.cfg'}:2: unknown variable 'WaitIntervalHots' (did you mean WaitIntervalHost?)" in result.stderr
     assert "Traceback" not in result.stderr

@@ -80,7 +80,7 @@ def test_feed_of_a_crawl_that_stores_nothing_is_an_empty_collection(tmp_path):
 def test_unknown_feed_format_names_the_known_ones(tmp_path):
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
     job_dir.write(CONFIG, TOPIC, ["http://127.0.0.2:1/"])
-    result = job_dir.scrapy("crawl", "focused", "-a", "job=t", "-O", f"{tmp_path / 'out.xml'}:oai-dc")
+    result = job_dir.run_crawl("-O", f"{tmp_path / 'out.xml'}:oai-dc")
     assert result.returncode != 0
     assert "oai_dc" in result.stderr and "alvis-light" in result.stderr
 

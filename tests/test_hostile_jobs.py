@@ -257,7 +257,7 @@ def test_an_unreadable_file_is_named(tmp_path):
 # End-to-end: crawls with nothing usable to start from end at once, say why, and exit with status 2.
 
 def crawl(job_dir: JobDir) -> tuple[int, str, str]:
-    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}", "-s", "COMBINE_IDLE_HORIZON=5")
+    result = job_dir.run_crawl("-s", "COMBINE_IDLE_HORIZON=5")
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
     return result.returncode, result.stdout, result.stderr
 

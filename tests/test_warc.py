@@ -163,7 +163,7 @@ def test_crawl_with_save_warc_archives_one_response_record_per_fetch(job_dir: Jo
         assert f"<title>{title}</title>".encode() in page
     index_lines = [line for path in files for line in Path(f"{path}.cdxj").read_text().splitlines()]
     assert len(index_lines) == sum(hits.values())
-    assert "'warc/responses': %d" % sum(hits.values()) in result.stderr
+    assert result.stats["warc/responses"] == sum(hits.values())
 
 
 def test_scrapy_trial_leaves_the_jobs_archive_and_kept_pages_alone(job_dir: JobDir):
