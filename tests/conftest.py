@@ -6,10 +6,13 @@ import os
 import socket
 import sqlite3
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import MySQLdb.connections
 import pytest
+import redis.connection
 
 from crawling import PROJECT, SCRAPY, CrawlResult, run_crawl
 
@@ -65,6 +68,36 @@ class JobDir:
 
     def frontier(self) -> sqlite3.Connection:
         return sqlite3.connect(self.data / self.name / "frontier.sqlite")
+
+
+def starts_python(args) -> bool:
+    """Whether a process command runs Python: this interpreter, another, or a script installed beside it."""
+    program = Path(args.split()[0] if isinstance(args, str) else args if isinstance(args, os.PathLike) else args[0])
+    return program.parent == Path(sys.executable).parent or program.name.startswith("python")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Keep the fast lane (-m "not crawl and not services") honest: a test without the crawl marker that starts a
+    Python process (a crawl, a scrapy command, scrapyd, a server), or one without the services marker that
+    connects to Redis or MariaDB, fails at once saying which marker it needs (in its fixtures too)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if item.get_closest_marker("crawl") is None:
+            popen_init = subprocess.Popen.__init__
+
+            def guarded_popen(process, args, *more, **options):
+                if starts_python(args):
+                    pytest.fail(f"this test starts a Python process ({args!r}): mark it crawl")
+                popen_init(process, args, *more, **options)
+
+            patch.setattr(subprocess.Popen, "__init__", guarded_popen)
+        if item.get_closest_marker("services") is None:
+            def refuse(*args, **kwargs):
+                pytest.fail("this test connects to Redis or MariaDB: mark it services")
+
+            patch.setattr(redis.connection.AbstractConnection, "connect_check_health", refuse)
+            patch.setattr(MySQLdb.connections.Connection, "__init__", refuse)
+        return (yield)
 
 
 @pytest.fixture

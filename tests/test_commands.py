@@ -64,6 +64,7 @@ def web():
         yield web
 
 
+@pytest.mark.crawl
 def test_every_command_explains_itself(job_dir, capsys, monkeypatch):
     listing = subprocess.run(SCRAPY, cwd=PROJECT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(PROJECT)})
     for command in (*COMMANDS, "shell"):
@@ -82,6 +83,7 @@ def test_every_command_explains_itself(job_dir, capsys, monkeypatch):
             assert "--job JOB" in usage
 
 
+@pytest.mark.crawl
 def test_errors_are_one_line_with_a_non_zero_status(job_dir, tmp_path):
     job_dir.write(CONFIG, DEMO_TOPIC, ["http://127.0.0.2:1/"])
     cases = [
@@ -100,6 +102,7 @@ def test_errors_are_one_line_with_a_non_zero_status(job_dir, tmp_path):
         assert result.stdout == "", args
 
 
+@pytest.mark.crawl
 def test_every_command_names_a_missing_job_in_one_line_and_exits_2(job_dir, tmp_path):
     job_dir.write(CONFIG, DEMO_TOPIC, ["http://127.0.0.2:1/"])
     missing = f"{job_dir.topics / 'nosuch'}: no such job; known jobs: t"
@@ -113,6 +116,7 @@ def test_every_command_names_a_missing_job_in_one_line_and_exits_2(job_dir, tmp_
         assert "Traceback" not in result.stderr and result.stdout == "", args
 
 
+@pytest.mark.crawl
 def test_seed_loads_urls_from_a_file_and_from_stdin_through_the_url_rules(job_dir, tmp_path):
     job_dir.write(CONFIG + "<exclude>\nURL \\.zip$\n</exclude>\n", DEMO_TOPIC, ["http://127.0.0.2:1/"])
     seeds = tmp_path / "seeds.txt"
@@ -136,6 +140,7 @@ def test_seed_loads_urls_from_a_file_and_from_stdin_through_the_url_rules(job_di
     assert marked_urls(job_dir) == {"http://example.org/plants.html", "http://example.net/"}
 
 
+@pytest.mark.crawl
 def test_recycle_marks_the_links_of_stored_records_and_reharvest_marks_their_pages(job_dir, web):
     # AutoRecycleLinks = 0: the crawl keeps the seed page but follows none of its links.
     job_dir.write(CONFIG + "AutoRecycleLinks = 0\n", DEMO_TOPIC, [web.url(PLANTS)])
@@ -165,6 +170,8 @@ def test_recycle_marks_the_links_of_stored_records_and_reharvest_marks_their_pag
     assert web.url(PLANTS) in marked_urls(job_dir)
 
 
+@pytest.mark.crawl
+@pytest.mark.services
 def test_seed_and_status_with_the_frontier_in_redis(job_dir):
     name = f"cmd-{uuid.uuid4().hex[:8]}"
     job_dir.name = name
@@ -181,6 +188,7 @@ def test_seed_and_status_with_the_frontier_in_redis(job_dir):
             server.delete(key)
 
 
+@pytest.mark.crawl
 def test_stop_ends_running_harvesters_cleanly(job_dir, web):
     job_dir.write("WaitIntervalHost = 60\nAllowPrivateAddresses = 1\n", DEMO_TOPIC, [web.url(PLANTS)])  # it waits a minute for each host's next page
     nothing = scrapy(job_dir, "stop", "t")
@@ -215,6 +223,7 @@ def test_stop_ends_running_harvesters_cleanly(job_dir, web):
     assert running_harvesters(harvesters_dir(job_dir.data, "t")) == []
 
 
+@pytest.mark.crawl
 def test_shell_uses_the_project_settings_and_scores_a_page_with_the_job(job_dir, web):
     job_dir.write(CONFIG, DEMO_TOPIC, [web.url(PLANTS)])
     result = scrapy(job_dir, "shell", web.url(PLANTS), "--job", "t", "--nolog", "-c", "score(response)")

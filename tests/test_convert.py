@@ -154,6 +154,7 @@ def test_image_records_keep_format_dimensions_and_embedded_text():
     assert head_only.meta == {"image-bytes": ["1234"]}
 
 
+@pytest.mark.crawl
 def test_every_format_crawled_from_loopback_lands_in_its_record(tmp_path):
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
     host, port = "127.0.0.2", free_port()

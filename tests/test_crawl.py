@@ -11,6 +11,8 @@ import pytest
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, Page, demo_sites
 from conftest import PROJECT, JobDir, free_port
 
+pytestmark = pytest.mark.crawl
+
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 WAIT = 0.5
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()

@@ -78,6 +78,7 @@ def small_disk(tmp_path):
     subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
+@pytest.mark.crawl
 def test_a_full_disk_stops_the_crawl_loudly_keeps_the_records_and_the_crawl_resumes_when_space_is_back(tmp_path, small_disk):
     job_dir = JobDir(topics=tmp_path / "topics", data=small_disk.path)
     port = free_port(HOSTS[0])
@@ -119,6 +120,7 @@ def status_fetches(job_dir: JobDir, *settings: str) -> int:
     return int(line.split("pages fetched:")[1].split(",")[0])
 
 
+@pytest.mark.crawl
 def test_the_harvest_log_keeps_every_completed_fetch_through_a_sigkill(tmp_path, job_dir):
     """Before: the rows of the last COMBINE_HARVEST_LOG_DELAY seconds died with the process (42 of 145 in one kill)."""
     hosts = [f"127.0.0.{n}" for n in range(65, 73)]
@@ -145,6 +147,8 @@ def test_the_harvest_log_keeps_every_completed_fetch_through_a_sigkill(tmp_path,
     assert logged >= len(expected_urls(sites))
 
 
+@pytest.mark.crawl
+@pytest.mark.services
 def test_a_frontier_that_vanishes_from_redis_stops_the_harvesters_loudly_and_sanity_rebuilds_it(tmp_path, job_dir, private_redis):
     """Before: Redis restarted without its data, the harvesters found nothing to do and said "finished", exit 0."""
     hosts = [f"127.0.0.{n}" for n in range(73, 77)]

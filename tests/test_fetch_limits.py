@@ -18,6 +18,8 @@ from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.store.sql import stored_text
 from conftest import JobDir, free_port
 
+pytestmark = pytest.mark.crawl
+
 HOST, SLOW_HOST, STREAM_HOST = "127.0.0.2", "127.0.0.3", "127.0.0.4"
 MAX_SIZE = 100_000
 CRAWL_TIMEOUT = 120

@@ -17,6 +17,8 @@ from harvesters import (
     page_fetches, redis_counts, start, stored_urls, wait_for, wait_until_opened,
 )
 
+pytestmark = [pytest.mark.crawl, pytest.mark.services]  # job_dir clears the job's Redis keys
+
 REDIS_URL = "redis://127.0.0.1:6379/0"
 HOSTS = [f"127.0.0.{n}" for n in range(31, 37)]
 WAIT = 0.5

@@ -44,6 +44,8 @@ from harvesters import (
 )
 from test_store import MYSQL_URL, drop_mysql_tables, mysql_admin
 
+pytestmark = pytest.mark.crawl
+
 REDIS_URL = "redis://127.0.0.1:6379/0"
 HOSTS = [f"127.0.0.{n}" for n in range(91, 94)]
 
@@ -151,6 +153,7 @@ def test_a_data_directory_that_cannot_be_made_is_one_line(crawled, tmp_path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.services
 @pytest.mark.parametrize("url, says", [
     ("mysql://root@127.0.0.1:1/test", "error: cannot reach MySQL: "),
     ("mysql://nobody:wrong@127.0.0.1:3306/test", "Access denied"),
@@ -163,6 +166,7 @@ def test_mariadb_down_or_refusing_at_start_is_one_line(crawled, tmp_path, url, s
     assert "wrong" not in result.stderr  # the password is not printed
 
 
+@pytest.mark.services
 @pytest.mark.parametrize("url, status, says", [
     ("redis://127.0.0.1:1/0", 1, "stopping the crawl: Redis unreachable for "),
     ("redis://nobody:wrong@127.0.0.1:6379/0", 1, "stopping the crawl: Redis refused the user name or password in REDIS_URL"),
@@ -177,6 +181,7 @@ def test_redis_down_refusing_or_misnamed_at_start_is_one_line(crawled, tmp_path,
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.services
 def test_a_mysql_table_dropped_mid_crawl_stops_the_crawl_naming_it(tmp_path):
     hosts = [f"127.0.0.{n}" for n in range(94, 97)]
     port = free_port(hosts[0])
@@ -282,6 +287,7 @@ def test_a_stale_pid_file_is_removed_and_never_signalled(crawled, tmp_path):
         sleeper.kill()
 
 
+@pytest.mark.services
 def test_a_redis_db_holding_another_jobs_keys_is_shared_safely(tmp_path, web):
     other, mine = f"other-{uuid.uuid4().hex[:8]}", f"mine-{uuid.uuid4().hex[:8]}"
     server = redis.Redis.from_url(REDIS_URL)

@@ -28,6 +28,8 @@ import pytest
 from conftest import JobDir, free_port
 from test_network_safety import RecordingServer
 
+pytestmark = pytest.mark.crawl
+
 PAGES, ROBOTS_HTML, ROBOTS_500, ROBOTS_MOVED, ROBOTS_TARGET, ROBOTS_HUGE, ROBOTS_SLOW, HELD = (
     f"127.0.0.{n}" for n in range(50, 58)
 )

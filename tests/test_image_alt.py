@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import docfixtures
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.store.sql import stored_text
 from conftest import JobDir, free_port
+
+pytestmark = pytest.mark.crawl
 
 ALT = "Drosera capensis carnivorous plant"
 PNG = {"Content-Type": "image/png"}

@@ -205,6 +205,7 @@ class RecordingServer:
 SEED, OTHER, NAMED = "127.0.0.2", "127.0.0.3", "127.0.0.4"
 
 
+@pytest.mark.crawl
 def test_links_and_redirects_to_private_hosts_the_job_does_not_name_are_refused(job_dir):
     port = free_port(SEED)
     with RecordingServer() as internal:
@@ -247,6 +248,7 @@ def test_links_and_redirects_to_private_hosts_the_job_does_not_name_are_refused(
     assert done == {f"http://{SEED}:{port}/{name}.html": 0 for name in ("moved", "ftp", "js")}  # completed, not retried
 
 
+@pytest.mark.crawl
 def test_every_redirect_hop_waits_its_hosts_turn(job_dir):
     port = free_port(SEED)
     url = f"http://{SEED}:{port}"
@@ -280,6 +282,7 @@ class BusyOnce(Page):
         return super().payload()
 
 
+@pytest.mark.crawl
 def test_retry_after_is_honoured_and_the_url_stays_marked(job_dir):
     port = free_port(SEED)
     site = {"/robots.txt": Page("", status=404), "/": html("Start", '<a href="/busy.html">b</a>')}
@@ -296,6 +299,7 @@ def test_retry_after_is_honoured_and_the_url_stays_marked(job_dir):
         assert db.execute("SELECT 1 FROM records WHERE title = 'Busy no more'").fetchone()
 
 
+@pytest.mark.crawl
 def test_a_hop_whose_host_is_not_free_within_the_lease_is_marked_instead(job_dir):
     port = free_port(SEED)
     site = {
@@ -316,6 +320,7 @@ def test_a_hop_whose_host_is_not_free_within_the_lease_is_marked_instead(job_dir
         assert db.execute("SELECT u.url FROM records r JOIN record_urls u ON u.key = r.key WHERE r.title = 'B'").fetchone()[0].endswith("/b.html")
 
 
+@pytest.mark.crawl
 def test_scrapy_seed_refuses_private_hosts_the_job_does_not_name(job_dir, tmp_path):
     job_dir.write("WaitIntervalHost = 1\n", TOPIC, [f"http://{SEED}:8000/"], **{"sitesOK.txt": f"{NAMED}\n"})
     seeds = tmp_path / "more.txt"

@@ -10,6 +10,8 @@ import pytest
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from conftest import free_port
 
+pytestmark = pytest.mark.crawl
+
 TOPIC = "100: carnivorous plants=CP\n"
 
 

@@ -15,6 +15,8 @@ from harvesters import (
     stored_urls, wait_for,
 )
 
+pytestmark = pytest.mark.crawl
+
 HOSTS = [f"127.0.0.{n}" for n in range(41, 45)]
 WAIT = 0.3
 
@@ -83,6 +85,7 @@ def private_redis(tmp_path):
         server.stop()
 
 
+@pytest.mark.services
 def test_harvesters_wait_out_a_redis_restart(tmp_path, job_dir, private_redis):
     port = free_port(HOSTS[0])
     sites = hosts_web(HOSTS, port, 15)

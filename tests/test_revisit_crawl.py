@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from conftest import free_port
+
+pytestmark = pytest.mark.crawl
 
 HOST = "127.0.0.22"
 LAST_MODIFIED = "Wed, 21 Oct 2015 07:28:00 GMT"

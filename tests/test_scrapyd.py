@@ -20,6 +20,8 @@ import pytest
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
 from conftest import PROJECT, JobDir, free_port
 
+pytestmark = pytest.mark.crawl
+
 PLANTS = DEMO_HOSTS[0]
 BIN = Path(sys.executable).parent
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()

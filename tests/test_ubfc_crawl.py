@@ -8,10 +8,14 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic.urlpatterns import LEARNED_RULES_FILE, parse_rules
 from conftest import PROJECT, JobDir, free_port
 from crawling import crawl_command
+
+pytestmark = pytest.mark.crawl
 
 SHOP, WIKI = "127.0.0.41", "127.0.0.42"
 TOPIC = "100: carnivorous plants?=CP\n50: sundews?=CP\n"
