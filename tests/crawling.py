@@ -25,10 +25,11 @@ CRAWL_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PROJECT), str(PROJ
 
 
 def crawl_command(job_dir, *args: str) -> list[str]:
-    """``scrapy crawl focused -a job=NAME ARGS`` with the job's topics and data directories (``job_dir``: a JobDir)."""
+    """``scrapy crawl focused -a job=NAME`` with the job's topics and data directories (``job_dir``: a JobDir),
+    then ``args`` (spider arguments, ``-s`` settings, which win over the directories, ``-O``)."""
     return [
-        *SCRAPY, "crawl", "focused", "-a", f"job={job_dir.name}", *args,
-        "-s", f"COMBINE_TOPICS_DIR={job_dir.topics}", "-s", f"COMBINE_DATA_DIR={job_dir.data}",
+        *SCRAPY, "crawl", "focused", "-a", f"job={job_dir.name}",
+        "-s", f"COMBINE_TOPICS_DIR={job_dir.topics}", "-s", f"COMBINE_DATA_DIR={job_dir.data}", *args,
     ]
 
 
