@@ -1,5 +1,5 @@
-# One image for the harvesters and for scrapyd: the project, its pinned Python packages and the
-# programs the document converters call. docker-compose.yml runs it both ways.
+# One image for the harvesters and for scrapyd: the project, the pinned Python packages a crawl needs
+# (requirements.txt; the tests' requirements-test.txt stays out) and the programs the document converters call. docker-compose.yml runs it both ways.
 FROM python:3.11-slim-bookworm
 
 # scripts/setup.sh's SYSTEM_PACKAGES less the development servers and tools (tests/test_compose.py checks).

@@ -32,11 +32,25 @@ class CommandError(Exception):
         self.exitcode = exitcode
 
 
+def print_error(command: ScrapyCommand, error: CommandError) -> None:
+    """How every project command fails: one ``error: ...`` line on stderr, and the error's exit status."""
+    print(f"error: {error}", file=sys.stderr)
+    command.exitcode = error.exitcode
+
+
+def load_checked_job(name: str, settings, learned_rules: bool = True) -> Job:
+    """The job ``name`` of COMBINE_TOPICS_DIR; a bad or missing one is a CommandError ``bad job: ...``, status 2."""
+    try:
+        return load_job(name, settings.get("COMBINE_TOPICS_DIR"), learned_rules=learned_rules)
+    except JobConfigError as e:
+        raise CommandError(f"bad job: {e}", exitcode=2) from e
+
+
 class JobCommand(ScrapyCommand):
     """A project command about one job: ``scrapy NAME [options] JOB ...``.
 
     Subclasses implement ``run_job``; a CommandError there becomes
-    ``error: ...`` on stderr and the error's exit status.
+    ``error: ...`` on stderr and the error's exit status (print_error).
     """
 
     requires_project = True
@@ -70,14 +84,10 @@ class JobCommand(ScrapyCommand):
             job = self.load_job(args[0])
             self.run_job(job, args[1:], opts)
         except CommandError as e:
-            print(f"error: {e}", file=sys.stderr)
-            self.exitcode = e.exitcode
+            print_error(self, e)
 
     def load_job(self, name: str) -> Job:
-        try:
-            return load_job(name, self.settings.get("COMBINE_TOPICS_DIR"))
-        except JobConfigError as e:
-            raise CommandError(f"bad job: {e}", exitcode=2) from e
+        return load_checked_job(name, self.settings)
 
     def run_job(self, job: Job, args: list[str], opts) -> None:
         """Do the command's work for ``job``; ``args`` are the positional arguments after it."""

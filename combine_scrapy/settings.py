@@ -99,8 +99,6 @@ COMBINE_BEACON_INTERVAL = 1
 COMBINE_OAI_PAGE_SIZE = 100
 
 LOG_LEVEL = "INFO"
-REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
-FEED_EXPORT_ENCODING = "utf-8"
 # Feeds of the records a crawl stores, as `scrapy export` writes them: scrapy crawl focused -a job=J -O out.xml:oai_dc
 # (combine_scrapy/export/feeds.py; jsonl replaces Scrapy's, which would write the raw fetches).
 FEED_EXPORTERS = {

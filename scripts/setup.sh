@@ -35,14 +35,15 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 
-# Re-install only when requirements.txt changed since the last successful install.
+# The crawl's packages and the tests' (requirements-test.txt includes requirements.txt); re-installed only
+# when either file changed since the last successful install.
 stamp=.venv/.requirements.sha256
-want=$(sha256sum requirements.txt | cut -d' ' -f1)
+want=$(cat requirements.txt requirements-test.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing Python packages from requirements.txt"
+  echo "setup: installing Python packages from requirements.txt and requirements-test.txt"
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
-  .venv/bin/python -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
-  .venv/bin/python -c "import scrapy, scrapy_redis, w3lib, tldextract, MySQLdb, textract, protego" \
+  .venv/bin/python -m pip install -q -r requirements-test.txt 2>&1 | grep -v "^WARNING: Location" || true
+  .venv/bin/python -c "import scrapy, scrapy_redis, w3lib, tldextract, MySQLdb, textract, protego, pytest, selenium, sickle" \
     || { echo "setup: Python packages failed to install" >&2; exit 1; }
   echo "$want" > "$stamp"
 fi

@@ -10,10 +10,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import MySQLdb.connections
 import pytest
+import redis.connection
 
-PROJECT = Path(__file__).resolve().parent.parent
-SCRAPY = [sys.executable, "-m", "scrapy"]
+from crawling import PROJECT, SCRAPY, CrawlResult, run_crawl
 
 
 def free_port(host: str = "127.0.0.2") -> int:
@@ -51,8 +52,13 @@ class JobDir:
             env={**os.environ, "PYTHONPATH": str(PROJECT)},
         )
 
-    def crawl(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        result = self.scrapy("crawl", "focused", "-a", f"job={self.name}", *args, timeout=timeout)
+    def run_crawl(self, *args: str, timeout: float = 120) -> CrawlResult:
+        """The job's crawl (tests/crawling.py), whatever its outcome: status, output and the crawler's stats."""
+        return run_crawl(self, *args, timeout=timeout)
+
+    def crawl(self, *args: str, timeout: float = 120) -> CrawlResult:
+        """The job's crawl, which must finish cleanly."""
+        result = self.run_crawl(*args, timeout=timeout)
         assert result.returncode == 0, result.stderr[-4000:]
         assert "Traceback" not in result.stderr, result.stderr[-4000:]
         return result
@@ -62,6 +68,36 @@ class JobDir:
 
     def frontier(self) -> sqlite3.Connection:
         return sqlite3.connect(self.data / self.name / "frontier.sqlite")
+
+
+def starts_python(args) -> bool:
+    """Whether a process command runs Python: this interpreter, another, or a script installed beside it."""
+    program = Path(args.split()[0] if isinstance(args, str) else args if isinstance(args, os.PathLike) else args[0])
+    return program.parent == Path(sys.executable).parent or program.name.startswith("python")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Keep the fast lane (-m "not crawl and not services") honest: a test without the crawl marker that starts a
+    Python process (a crawl, a scrapy command, scrapyd, a server), or one without the services marker that
+    connects to Redis or MariaDB, fails at once saying which marker it needs (in its fixtures too)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if item.get_closest_marker("crawl") is None:
+            popen_init = subprocess.Popen.__init__
+
+            def guarded_popen(process, args, *more, **options):
+                if starts_python(args):
+                    pytest.fail(f"this test starts a Python process ({args!r}): mark it crawl")
+                popen_init(process, args, *more, **options)
+
+            patch.setattr(subprocess.Popen, "__init__", guarded_popen)
+        if item.get_closest_marker("services") is None:
+            def refuse(*args, **kwargs):
+                pytest.fail("this test connects to Redis or MariaDB: mark it services")
+
+            patch.setattr(redis.connection.AbstractConnection, "connect_check_health", refuse)
+            patch.setattr(MySQLdb.connections.Connection, "__init__", refuse)
+        return (yield)
 
 
 @pytest.fixture

@@ -99,9 +99,3 @@ def serve(job_dir: JobDir, *settings: str, timeout: float = 60) -> Served:
     process.kill()
     raise AssertionError("scrapy serve did not start:\n" + "".join(lines) + (process.stdout.read() or ""))
 
-
-def crawl_command(job_dir: JobDir, *settings: str) -> list[str]:
-    return [
-        *SCRAPY, "crawl", "focused", "-a", f"job={job_dir.name}",
-        "-s", f"COMBINE_TOPICS_DIR={job_dir.topics}", "-s", f"COMBINE_DATA_DIR={job_dir.data}", *settings,
-    ]

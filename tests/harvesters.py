@@ -12,7 +12,8 @@ from pathlib import Path
 import redis
 
 from combine_scrapy.sampleweb import Hit, Page
-from conftest import PROJECT, SCRAPY, JobDir
+from conftest import PROJECT, JobDir
+from crawling import crawl_command
 
 TOPIC = "100: carnivorous plants=CP\n"
 
@@ -59,16 +60,11 @@ def host_gaps(hits: list[Hit]) -> dict[str, list[float]]:
     return {host: [b - a for a, b in zip(sorted(ts), sorted(ts)[1:])] for host, ts in times.items()}
 
 
-def crawl_command(job_dir: JobDir, redis_url: str | None, *settings: str) -> list[str]:
-    command = [
-        *SCRAPY, "crawl", "focused", "-a", f"job={job_dir.name}",
-        "-s", f"COMBINE_TOPICS_DIR={job_dir.topics}", "-s", f"COMBINE_DATA_DIR={job_dir.data}",
-    ]
+def harvester_command(job_dir: JobDir, redis_url: str | None, *settings: str) -> list[str]:
+    """The job's crawl with ``settings`` (NAME=VALUE), sharing the frontier at ``redis_url`` when one is given."""
     if redis_url:
-        command += ["-s", f"REDIS_URL={redis_url}"]
-    for setting in settings:
-        command += ["-s", setting]
-    return command
+        settings = (f"REDIS_URL={redis_url}", *settings)
+    return crawl_command(job_dir, *(word for setting in settings for word in ("-s", setting)))
 
 
 def start(command: list[str], log: Path) -> subprocess.Popen:

@@ -101,6 +101,7 @@ print(country_of_host("www.bbc.co.uk"), country_of_host("example.se"), country_o
 """
 
 
+@pytest.mark.crawl
 def test_country_lookup_never_touches_the_network(tmp_path):
     """A fresh process with every socket refused and an empty home (no cached suffix list) still answers."""
     result = subprocess.run(

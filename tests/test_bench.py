@@ -59,6 +59,7 @@ def read(directory, name: str) -> dict:
     return result
 
 
+@pytest.mark.crawl
 def test_throughput_compares_the_harvester_with_plain_scrapy(results):
     result = read(results, "throughput")
     for crawler in ("focused", "plain"):
@@ -70,6 +71,7 @@ def test_throughput_compares_the_harvester_with_plain_scrapy(results):
     assert "plain Scrapy" in (results / "throughput.md").read_text()
 
 
+@pytest.mark.crawl
 def test_focus_judges_each_strategy_by_the_ground_truth_and_plots_it(results):
     result = read(results, "focus")
     assert set(result["strategies"]) == {"BreadthFirst", "BestFirst"}
@@ -82,6 +84,7 @@ def test_focus_judges_each_strategy_by_the_ground_truth_and_plots_it(results):
     assert (results / "focus.png").read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.crawl
 def test_cost_reports_peak_memory_and_bytes_per_url(results):
     result = read(results, "cost")
     assert result["focused"]["max_rss_mb"] > 10 and result["plain"]["max_rss_mb"] > 10
@@ -89,6 +92,7 @@ def test_cost_reports_peak_memory_and_bytes_per_url(results):
     assert result["queued_url_bytes"]["sqlite"] > 0
 
 
+@pytest.mark.crawl
 def test_politeness_counts_requests_per_host_window(results):
     result = read(results, "politeness")
     for key in ("by_host_name", "by_server"):
@@ -98,6 +102,7 @@ def test_politeness_counts_requests_per_host_window(results):
     assert isinstance(result["too_soon"], list)
 
 
+@pytest.mark.crawl
 def test_profile_groups_the_harvesters_time(results):
     result = read(results, "profile")
     assert result["pages"] > 0

@@ -91,6 +91,7 @@ def test_an_xhtml_page_with_an_xml_encoding_declaration():
     assert (page.title, page.text) == ("Skärgård", "Öar")
 
 
+@pytest.mark.crawl
 def test_pages_in_six_encodings_are_stored_as_utf8_text(tmp_path):
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
     host, port = "127.0.0.2", free_port()

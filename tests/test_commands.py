@@ -17,6 +17,7 @@ from combine_scrapy.debug import score
 from combine_scrapy.job import load_job
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
 from conftest import PROJECT, SCRAPY, JobDir, free_port
+from crawling import crawl_command
 
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -63,6 +64,7 @@ def web():
         yield web
 
 
+@pytest.mark.crawl
 def test_every_command_explains_itself(job_dir, capsys, monkeypatch):
     listing = subprocess.run(SCRAPY, cwd=PROJECT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(PROJECT)})
     for command in (*COMMANDS, "shell"):
@@ -81,6 +83,7 @@ def test_every_command_explains_itself(job_dir, capsys, monkeypatch):
             assert "--job JOB" in usage
 
 
+@pytest.mark.crawl
 def test_errors_are_one_line_with_a_non_zero_status(job_dir, tmp_path):
     job_dir.write(CONFIG, DEMO_TOPIC, ["http://127.0.0.2:1/"])
     cases = [
@@ -99,6 +102,21 @@ def test_errors_are_one_line_with_a_non_zero_status(job_dir, tmp_path):
         assert result.stdout == "", args
 
 
+@pytest.mark.crawl
+def test_every_command_names_a_missing_job_in_one_line_and_exits_2(job_dir, tmp_path):
+    job_dir.write(CONFIG, DEMO_TOPIC, ["http://127.0.0.2:1/"])
+    missing = f"{job_dir.topics / 'nosuch'}: no such job; known jobs: t"
+    commands = [
+        ["crawl", "focused", "-a", "job=nosuch"], ["trial", "nosuch"], ["shell", "--job", "nosuch", "http://127.0.0.2:1/"],
+        ["status", "nosuch"], ["train", "nosuch", "--positive", str(tmp_path), "--negative", str(tmp_path)],
+    ]
+    for args, result in zip(commands, scrapy_all(job_dir, commands)):
+        expected = f"error: {missing}" if args[0] == "train" else f"error: bad job: {missing}"
+        assert result.returncode == 2 and result.stderr.splitlines()[-1] == expected, (args, result.stderr[-2000:])
+        assert "Traceback" not in result.stderr and result.stdout == "", args
+
+
+@pytest.mark.crawl
 def test_seed_loads_urls_from_a_file_and_from_stdin_through_the_url_rules(job_dir, tmp_path):
     job_dir.write(CONFIG + "<exclude>\nURL \\.zip$\n</exclude>\n", DEMO_TOPIC, ["http://127.0.0.2:1/"])
     seeds = tmp_path / "seeds.txt"
@@ -122,6 +140,7 @@ def test_seed_loads_urls_from_a_file_and_from_stdin_through_the_url_rules(job_di
     assert marked_urls(job_dir) == {"http://example.org/plants.html", "http://example.net/"}
 
 
+@pytest.mark.crawl
 def test_recycle_marks_the_links_of_stored_records_and_reharvest_marks_their_pages(job_dir, web):
     # AutoRecycleLinks = 0: the crawl keeps the seed page but follows none of its links.
     job_dir.write(CONFIG + "AutoRecycleLinks = 0\n", DEMO_TOPIC, [web.url(PLANTS)])
@@ -151,6 +170,8 @@ def test_recycle_marks_the_links_of_stored_records_and_reharvest_marks_their_pag
     assert web.url(PLANTS) in marked_urls(job_dir)
 
 
+@pytest.mark.crawl
+@pytest.mark.services
 def test_seed_and_status_with_the_frontier_in_redis(job_dir):
     name = f"cmd-{uuid.uuid4().hex[:8]}"
     job_dir.name = name
@@ -167,18 +188,15 @@ def test_seed_and_status_with_the_frontier_in_redis(job_dir):
             server.delete(key)
 
 
+@pytest.mark.crawl
 def test_stop_ends_running_harvesters_cleanly(job_dir, web):
     job_dir.write("WaitIntervalHost = 60\nAllowPrivateAddresses = 1\n", DEMO_TOPIC, [web.url(PLANTS)])  # it waits a minute for each host's next page
     nothing = scrapy(job_dir, "stop", "t")
     assert nothing.stdout == "job t: no harvester is running\n"
 
     stale = write_pid_file(harvesters_dir(job_dir.data, "t"), 2**22 + 1)  # above any Linux pid: a crashed harvester's file
-    command = [
-        *SCRAPY, "crawl", "focused", "-a", "job=t",
-        "-s", f"COMBINE_TOPICS_DIR={job_dir.topics}", "-s", f"COMBINE_DATA_DIR={job_dir.data}",
-    ]
     harvester = subprocess.Popen(
-        command, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        crawl_command(job_dir), cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(PROJECT)},
     )
     try:
@@ -205,6 +223,7 @@ def test_stop_ends_running_harvesters_cleanly(job_dir, web):
     assert running_harvesters(harvesters_dir(job_dir.data, "t")) == []
 
 
+@pytest.mark.crawl
 def test_shell_uses_the_project_settings_and_scores_a_page_with_the_job(job_dir, web):
     job_dir.write(CONFIG, DEMO_TOPIC, [web.url(PLANTS)])
     result = scrapy(job_dir, "shell", web.url(PLANTS), "--job", "t", "--nolog", "-c", "score(response)")

@@ -173,3 +173,14 @@ def test_the_image_has_every_system_package_the_crawler_uses():
     in_image = set(re.search(r'ARG SYSTEM_PACKAGES="([^"]*)"', dockerfile).group(1).split())
     assert wanted <= in_image, f"add to the Dockerfile's SYSTEM_PACKAGES: {sorted(wanted - in_image)}"
     assert "COPY requirements.txt" in dockerfile and "pip install --no-cache-dir -r requirements.txt" in dockerfile
+
+
+def test_the_image_installs_the_crawl_packages_and_not_the_test_tools():
+    dockerfile = (PROJECT / "Dockerfile").read_text()
+    installs = re.findall(r"pip install [^\n]*", dockerfile)
+    assert installs == ["pip install --no-cache-dir -r requirements.txt"]
+    test_lines = (PROJECT / "requirements-test.txt").read_text().splitlines()
+    runtime = {line.split("==")[0] for line in (PROJECT / "requirements.txt").read_text().splitlines() if "==" in line}
+    test_only = {line.split("==")[0] for line in test_lines if "==" in line}
+    assert "-r requirements.txt" in test_lines
+    assert {"pytest", "selenium", "sickle"} <= test_only and not test_only & runtime

@@ -24,8 +24,11 @@ from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.sampleweb import LoopbackWeb
 from conftest import PROJECT, JobDir, free_port
 from harvesters import delete_job_keys, wait_for
-from console_helpers import chain_web, crawl_command, serve, write_job
+from console_helpers import chain_web, serve, write_job
+from crawling import crawl_command
 from test_commands import scrapy
+
+pytestmark = pytest.mark.crawl
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 HOSTS = ["127.0.0.2", "127.0.0.3"]
@@ -200,6 +203,7 @@ def test_api_answers_and_actions_need_the_token(job_dir):
         served.stop()
 
 
+@pytest.mark.services
 def test_pause_and_resume_reach_every_harvester_through_the_redis_frontier(job_dir, tmp_path):
     job_dir.name = f"pause{uuid.uuid4().hex[:8]}"
     settings = ["-s", f"REDIS_URL={REDIS_URL}"]

@@ -197,6 +197,7 @@ def _stored(job_dir: JobDir) -> dict[str, tuple]:
         )}
 
 
+@pytest.mark.crawl
 def test_crawl_scores_main_content_and_stores_language_and_country(tmp_path, proxied_web):
     """Topic words only in the navigation make a page relevant with topicText = all, not with main."""
     config = "WaitIntervalHost = 0.1\nclassifyPlugIn = plain\ndoAnalyse = 1\n"

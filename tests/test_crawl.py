@@ -11,6 +11,8 @@ import pytest
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, Page, demo_sites
 from conftest import PROJECT, JobDir, free_port
 
+pytestmark = pytest.mark.crawl
+
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 WAIT = 0.5
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
@@ -133,7 +135,7 @@ def test_second_run_resumes_where_the_first_stopped(job_dir, demo_web):
 
 def test_broken_job_configuration_gives_one_clear_error(job_dir):
     job_dir.write("WaitIntervalHost = 1\nWaitIntervalHots = 5\n", DEMO_TOPIC, ["http://127.0.0.2:1/"])
-    result = job_dir.scrapy("crawl", "focused", "-a", "job=t")
+    result = job_dir.run_crawl()
     assert result.returncode == 2
     assert f"{job_dir.topics / 't' / 'combine.cfg'}:2: unknown variable 'WaitIntervalHots' (did you mean WaitIntervalHost?)" in result.stderr
     assert "Traceback" not in result.stderr

@@ -258,7 +258,7 @@ def stored(job_dir):
     return job_dir
 
 
-@pytest.fixture(params=["sqlite", "mariadb"])
+@pytest.fixture(params=["sqlite", pytest.param("mariadb", marks=pytest.mark.services)])
 def stored_anywhere(request, tmp_path):
     """The same records in either backend; ``extra`` is what the command needs to find them."""
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name=f"export{uuid.uuid4().hex[:10]}")
@@ -278,6 +278,7 @@ def stored_anywhere(request, tmp_path):
                 cursor.execute(f"DROP TABLE `{table}`")
 
 
+@pytest.mark.crawl
 def test_export_command_selects_by_class_and_date(stored_anywhere, tmp_path):
     job_dir, extra = stored_anywhere
     out = tmp_path / "new.xml"
@@ -296,6 +297,7 @@ def test_export_command_selects_by_class_and_date(stored_anywhere, tmp_path):
     assert [r.get("id") for r in parse(result.stdout.encode()).iter(f"{A}documentRecord")] == ["OLD"]
 
 
+@pytest.mark.crawl
 @pytest.mark.parametrize(
     ("args", "message", "exitcode"),
     [
@@ -313,6 +315,7 @@ def test_export_command_errors_are_one_line(stored, args, message, exitcode):
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.stderr
 
 
+@pytest.mark.crawl
 def test_export_command_help_names_formats_and_selection(stored):
     result = stored.scrapy("export", "--help")
     assert result.returncode == 0
@@ -320,6 +323,7 @@ def test_export_command_help_names_formats_and_selection(stored):
         assert option in result.stdout
 
 
+@pytest.mark.crawl
 def test_crawl_then_export_every_format(job_dir, tmp_path):
     port = free_port()
     topic = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()

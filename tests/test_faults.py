@@ -15,8 +15,8 @@ from combine_scrapy.faults import StorageFault, connect
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from conftest import JobDir, free_port
 from harvesters import (
-    TOPIC, assert_clean_exit, crawl_command, expected_urls, hosts_web, page_fetches, redis_counts,
-    start, stored_urls, wait_for,
+    TOPIC, assert_clean_exit, expected_urls, harvester_command, hosts_web, page_fetches, redis_counts, start,
+    stored_urls, wait_for,
 )
 from test_recovery import private_redis  # noqa: F401  (a fixture)
 
@@ -78,13 +78,14 @@ def small_disk(tmp_path):
     subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
+@pytest.mark.crawl
 def test_a_full_disk_stops_the_crawl_loudly_keeps_the_records_and_the_crawl_resumes_when_space_is_back(tmp_path, small_disk):
     job_dir = JobDir(topics=tmp_path / "topics", data=small_disk.path)
     port = free_port(HOSTS[0])
     sites = wordy_web(HOSTS, port, 40, 3000)  # ~3 MB of text for a 2 MiB disk
     with LoopbackWeb(sites, port=port) as web:
         job_dir.write("WaitIntervalHost = 0.01\nAllowPrivateAddresses = 1\nsaveHTML = 0\n", TOPIC, [web.url(HOSTS[0])])
-        command = crawl_command(job_dir, None, "COMBINE_LEASE_SECONDS=1")
+        command = harvester_command(job_dir, None, "COMBINE_LEASE_SECONDS=1")
         full = start(command, tmp_path / "full.log")
         try:
             full.wait(timeout=90)  # before: errors, then no progress and no exit
@@ -119,6 +120,7 @@ def status_fetches(job_dir: JobDir, *settings: str) -> int:
     return int(line.split("pages fetched:")[1].split(",")[0])
 
 
+@pytest.mark.crawl
 def test_the_harvest_log_keeps_every_completed_fetch_through_a_sigkill(tmp_path, job_dir):
     """Before: the rows of the last COMBINE_HARVEST_LOG_DELAY seconds died with the process (42 of 145 in one kill)."""
     hosts = [f"127.0.0.{n}" for n in range(65, 73)]
@@ -126,7 +128,7 @@ def test_the_harvest_log_keeps_every_completed_fetch_through_a_sigkill(tmp_path,
     sites = hosts_web(hosts, port, 25)
     with LoopbackWeb(sites, port=port) as web:
         job_dir.write("WaitIntervalHost = 0.02\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(hosts[0])])
-        command = crawl_command(job_dir, None, "COMBINE_LEASE_SECONDS=1")
+        command = harvester_command(job_dir, None, "COMBINE_LEASE_SECONDS=1")
         first = start(command, tmp_path / "first.log")
         wait_for(lambda: len(web.hits) >= 80 or first.poll() is not None, 60, "80 fetches")
         first.send_signal(signal.SIGKILL)
@@ -145,6 +147,8 @@ def test_the_harvest_log_keeps_every_completed_fetch_through_a_sigkill(tmp_path,
     assert logged >= len(expected_urls(sites))
 
 
+@pytest.mark.crawl
+@pytest.mark.services
 def test_a_frontier_that_vanishes_from_redis_stops_the_harvesters_loudly_and_sanity_rebuilds_it(tmp_path, job_dir, private_redis):
     """Before: Redis restarted without its data, the harvesters found nothing to do and said "finished", exit 0."""
     hosts = [f"127.0.0.{n}" for n in range(73, 77)]
@@ -154,7 +158,7 @@ def test_a_frontier_that_vanishes_from_redis_stops_the_harvesters_loudly_and_san
     settings = [f"REDIS_URL={private_redis.url}"]
     with LoopbackWeb(sites, port=port) as web:
         job_dir.write("WaitIntervalHost = 0.2\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(hosts[0])])
-        command = crawl_command(job_dir, private_redis.url, "COMBINE_IDLE_HORIZON=30", "COMBINE_LEASE_SECONDS=2")
+        command = harvester_command(job_dir, private_redis.url, "COMBINE_IDLE_HORIZON=30", "COMBINE_LEASE_SECONDS=2")
         harvesters = [start(command, log) for log in logs]
         wait_for(lambda: len(web.hits) >= 20, 60, "20 fetches")
         private_redis.stop()

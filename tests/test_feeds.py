@@ -41,6 +41,7 @@ def crawled_with_feeds(tmp_path_factory):
     return job_dir, base
 
 
+@pytest.mark.crawl
 def test_oai_dc_feed_validates_and_equals_scrapy_export(crawled_with_feeds):
     job_dir, base = crawled_with_feeds
     feed = etree.parse(str(base / "out.xml")).getroot()
@@ -57,6 +58,7 @@ def test_oai_dc_feed_validates_and_equals_scrapy_export(crawled_with_feeds):
     assert [r.get("id") for r in feed] == [r.get("id") for r in export]  # and in the same order
 
 
+@pytest.mark.crawl
 def test_feeds_setting_writes_jsonl_and_alvis_records(crawled_with_feeds):
     job_dir, base = crawled_with_feeds
     documents = [json.loads(line) for line in (base / "out.jsonl").read_text().splitlines()]
@@ -67,6 +69,7 @@ def test_feeds_setting_writes_jsonl_and_alvis_records(crawled_with_feeds):
     assert len(alvis) == len(documents)
 
 
+@pytest.mark.crawl
 def test_feed_of_a_crawl_that_stores_nothing_is_an_empty_collection(tmp_path):
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
     port = free_port()
@@ -77,10 +80,11 @@ def test_feed_of_a_crawl_that_stores_nothing_is_an_empty_collection(tmp_path):
     assert root.tag == "documentCollection" and len(root) == 0
 
 
+@pytest.mark.crawl
 def test_unknown_feed_format_names_the_known_ones(tmp_path):
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
     job_dir.write(CONFIG, TOPIC, ["http://127.0.0.2:1/"])
-    result = job_dir.scrapy("crawl", "focused", "-a", "job=t", "-O", f"{tmp_path / 'out.xml'}:oai-dc")
+    result = job_dir.run_crawl("-O", f"{tmp_path / 'out.xml'}:oai-dc")
     assert result.returncode != 0
     assert "oai_dc" in result.stderr and "alvis-light" in result.stderr
 
@@ -97,6 +101,7 @@ def test_record_keys_keep_first_sight_order_once():
 # --- irrelevant pages (saveIrrelevant = 1) --------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_irrelevant_pages_are_kept_apart_and_never_exported(crawled_with_feeds):
     job_dir, base = crawled_with_feeds
     with sqlite3.connect(job_dir.data / "t" / IRRELEVANT_FILE) as db:
@@ -109,6 +114,7 @@ def test_irrelevant_pages_are_kept_apart_and_never_exported(crawled_with_feeds):
     assert "Baseball pitchers" not in job_dir.scrapy("export", "t", "-f", "jsonl").stdout
 
 
+@pytest.mark.crawl
 def test_train_learns_from_the_crawls_records_and_irrelevant_pages(crawled_with_feeds):
     job_dir, _ = crawled_with_feeds
     result = job_dir.scrapy("train", "t", "--crawled")
@@ -120,6 +126,7 @@ def test_train_learns_from_the_crawls_records_and_irrelevant_pages(crawled_with_
     assert (job_dir.topics / "t" / "svm-model.joblib").exists()
 
 
+@pytest.mark.crawl
 def test_train_crawled_without_kept_pages_says_how_to_get_them(tmp_path):
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
     job_dir.write(CONFIG, TOPIC, ["http://127.0.0.2:1/"])

@@ -2,7 +2,7 @@
 
 Each limit is set low in the job's combine.cfg, a loopback page goes past
 it, and the crawl must finish, count the limit in its stats
-(``fetch/limit/<name>``) and log the URL.
+(``fetch/limit/<name>``, read from the crawler's stats) and log the URL.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import pytest
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.store.sql import stored_text
 from conftest import JobDir, free_port
+
+pytestmark = pytest.mark.crawl
 
 HOST, SLOW_HOST, STREAM_HOST = "127.0.0.2", "127.0.0.3", "127.0.0.4"
 MAX_SIZE = 100_000
@@ -35,12 +37,6 @@ URL never-excluded
 
 def html(title: str, body: str = "") -> Page:
     return Page(f"<html><head><title>{title}</title></head><body><p>{title} carnivorous plants</p>{body}</body></html>")
-
-
-def stats_of(stderr: str) -> dict[str, int]:
-    """The counters among the stats Scrapy dumps at the end of a crawl."""
-    dump = stderr[stderr.rindex("Dumping Scrapy stats:"):]
-    return {name: int(value) for name, value in re.findall(r"'([^']+)': (\d+)[,}]", dump)}
 
 
 class StreamingHandler(socketserver.StreamRequestHandler):
@@ -95,7 +91,7 @@ def limited_crawl(tmp_path_factory):
         with LoopbackWeb({HOST: site, SLOW_HOST: slow}, port=port) as web:
             job_dir.write(BASE_CONFIG, TOPIC, [web.url(HOST)], **{"sitesOK.txt": sites_ok})
             result = job_dir.crawl(timeout=CRAWL_TIMEOUT)
-            yield job_dir, web, result, stats_of(result.stderr)
+            yield job_dir, web, result, result.stats
     finally:
         streaming.shutdown()
         streaming.server_close()
@@ -164,7 +160,7 @@ def test_redirects_followed_up_to_the_limit(tmp_path):
             **{"sitesOK.txt": f"{HOST}\n"},
         )
         result = job_dir.crawl(timeout=CRAWL_TIMEOUT)
-        stats = stats_of(result.stderr)
+        stats = result.stats
         paths = [hit.path for hit in web.hits_for(HOST)]
     assert "Landing carnivorous plants" in record_texts(job_dir)["once.html"]  # followed: the page under its first URL
     assert "/sub/deeper.html" in paths  # its relative links are read from where the redirect ended

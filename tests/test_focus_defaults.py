@@ -67,6 +67,7 @@ def off_topic_web() -> dict[str, Page]:
     return site
 
 
+@pytest.mark.crawl
 def test_a_crawl_that_finds_nothing_says_why_and_what_to_change(tmp_path):
     job_dir = JobDir(tmp_path / "topics", tmp_path / "data")
     port = free_port(HOST)

@@ -40,6 +40,8 @@ from test_frontier import (  # noqa: F401
 )
 from harvesters import delete_job_keys
 
+pytestmark = pytest.mark.services
+
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
@@ -305,6 +307,7 @@ def test_a_leased_url_claimed_late_renews_its_lease(job):
         frontier.close()
 
 
+@pytest.mark.crawl
 def test_a_frontier_in_the_old_layout_is_refused_naming_the_way_back(job):
     from combine_scrapy.faults import StorageFault
 

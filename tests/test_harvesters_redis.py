@@ -13,9 +13,11 @@ import pytest
 from combine_scrapy.sampleweb import LoopbackWeb
 from conftest import PROJECT, SCRAPY, JobDir, free_port
 from harvesters import (
-    TOPIC, GatedPage, assert_clean_exit, crawl_command, delete_job_keys, expected_urls, host_gaps, hosts_web,
+    TOPIC, GatedPage, assert_clean_exit, delete_job_keys, expected_urls, harvester_command, host_gaps, hosts_web,
     page_fetches, redis_counts, start, stored_urls, wait_for, wait_until_opened,
 )
+
+pytestmark = [pytest.mark.crawl, pytest.mark.services]  # job_dir clears the job's Redis keys
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 HOSTS = [f"127.0.0.{n}" for n in range(31, 37)]
@@ -85,7 +87,7 @@ def test_a_harvester_killed_mid_crawl_loses_nothing(tmp_path, job_dir):
     logs = [tmp_path / f"harvester{n}.log" for n in range(3)]
     with LoopbackWeb(sites, port=port) as web:
         job_dir.write(f"WaitIntervalHost = {WAIT}\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
-        command = crawl_command(job_dir, REDIS_URL, "COMBINE_LEASE_SECONDS=3", "COMBINE_IDLE_HORIZON=30")
+        command = harvester_command(job_dir, REDIS_URL, "COMBINE_LEASE_SECONDS=3", "COMBINE_IDLE_HORIZON=30")
         harvesters = [start(command, log) for log in logs]
         wait_until_opened(logs, harvesters)
         gate.set()

@@ -39,10 +39,12 @@ from combine_scrapy.sampleweb import LoopbackWeb
 from combine_scrapy.store.mysql import table_prefix
 from conftest import JobDir, free_port
 from harvesters import (
-    TOPIC, crawl_command, delete_job_keys, expected_urls, hosts_web, page_fetches, redis_counts, start, stored_urls,
+    TOPIC, delete_job_keys, expected_urls, harvester_command, hosts_web, page_fetches, redis_counts, start, stored_urls,
     wait_for,
 )
 from test_store import MYSQL_URL, drop_mysql_tables, mysql_admin
+
+pytestmark = pytest.mark.crawl
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 HOSTS = [f"127.0.0.{n}" for n in range(91, 94)]
@@ -109,7 +111,7 @@ def read_only():
 def test_a_damaged_database_file_is_one_line_naming_it(crawled, tmp_path, name):
     job_dir = copy_of(crawled, tmp_path)
     garbage(job_dir.data / job_dir.name / name)
-    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}")
+    result = job_dir.run_crawl()
     assert result.returncode == 1
     assert f"error: {job_dir.data / job_dir.name / name} is damaged (file is not a database)" in result.stderr
     assert "Traceback" not in result.stderr
@@ -120,7 +122,7 @@ def test_a_damaged_database_file_is_one_line_naming_it(crawled, tmp_path, name):
 def test_a_damaged_harvest_log_stops_the_crawl_naming_it(crawled, tmp_path):
     job_dir = copy_of(crawled, tmp_path)
     garbage(job_dir.data / job_dir.name / "harvest_log.sqlite")
-    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}")
+    result = job_dir.run_crawl()
     assert result.returncode == 1, result.stderr[-3000:]
     assert "stopping the crawl: " in result.stderr and "harvest_log.sqlite is damaged" in result.stderr
     assert record_count(job_dir) == record_count(crawled)
@@ -134,7 +136,7 @@ def test_a_read_only_database_file_is_one_line_naming_it(crawled, tmp_path, read
         frontier.execute("UPDATE urls SET harvest = 1, lock_until = 0")
     frontier.close()
     read_only(job_dir.data / job_dir.name / name)
-    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}")
+    result = job_dir.run_crawl()
     assert result.returncode == 1, result.stderr[-3000:]
     assert str(job_dir.data / job_dir.name / name) in result.stderr
     assert "cannot be written" in result.stderr or "cannot open" in result.stderr, result.stderr[-3000:]
@@ -145,24 +147,26 @@ def test_a_data_directory_that_cannot_be_made_is_one_line(crawled, tmp_path):
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the data directory should be")
     job_dir = JobDir(topics=crawled.topics, data=blocker, name=crawled.name)
-    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}")
+    result = job_dir.run_crawl()
     assert result.returncode == 1
     assert f"error: cannot create the data directory {blocker / job_dir.name}" in result.stderr
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.services
 @pytest.mark.parametrize("url, says", [
     ("mysql://root@127.0.0.1:1/test", "error: cannot reach MySQL: "),
     ("mysql://nobody:wrong@127.0.0.1:3306/test", "Access denied"),
 ])
 def test_mariadb_down_or_refusing_at_start_is_one_line(crawled, tmp_path, url, says):
     job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
-    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}", "-s", f"MYSQL_URL={url}")
+    result = job_dir.run_crawl("-s", f"MYSQL_URL={url}")
     assert result.returncode == 1
     assert says in result.stderr and "Traceback" not in result.stderr
     assert "wrong" not in result.stderr  # the password is not printed
 
 
+@pytest.mark.services
 @pytest.mark.parametrize("url, status, says", [
     ("redis://127.0.0.1:1/0", 1, "stopping the crawl: Redis unreachable for "),
     ("redis://nobody:wrong@127.0.0.1:6379/0", 1, "stopping the crawl: Redis refused the user name or password in REDIS_URL"),
@@ -171,14 +175,13 @@ def test_mariadb_down_or_refusing_at_start_is_one_line(crawled, tmp_path, url, s
 def test_redis_down_refusing_or_misnamed_at_start_is_one_line(crawled, tmp_path, url, status, says):
     job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
     started = time.monotonic()
-    result = job_dir.scrapy(
-        "crawl", "focused", "-a", f"job={job_dir.name}", "-s", f"REDIS_URL={url}", "-s", "COMBINE_REDIS_OUTAGE_PATIENCE=1"
-    )
+    result = job_dir.run_crawl("-s", f"REDIS_URL={url}", "-s", "COMBINE_REDIS_OUTAGE_PATIENCE=1")
     assert result.returncode == status, result.stderr[-3000:]
     assert says in result.stderr and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.services
 def test_a_mysql_table_dropped_mid_crawl_stops_the_crawl_naming_it(tmp_path):
     hosts = [f"127.0.0.{n}" for n in range(94, 97)]
     port = free_port(hosts[0])
@@ -188,7 +191,7 @@ def test_a_mysql_table_dropped_mid_crawl_stops_the_crawl_naming_it(tmp_path):
     try:
         with LoopbackWeb(sites, port=port) as served:
             job_dir.write("WaitIntervalHost = 0.1\nAllowPrivateAddresses = 1\n", TOPIC, [served.url(hosts[0])])
-            crawl = start(crawl_command(job_dir, None, f"MYSQL_URL={MYSQL_URL}"), tmp_path / "crawl.log")
+            crawl = start(harvester_command(job_dir, None, f"MYSQL_URL={MYSQL_URL}"), tmp_path / "crawl.log")
             wait_for(lambda: len(served.hits) >= 10 or crawl.poll() is not None, 60, "10 fetches")
             with mysql_admin() as db:
                 db.cursor().execute(f"DROP TABLE `{prefix}record_urls`")
@@ -227,7 +230,7 @@ def test_two_crawls_of_one_sqlite_job_at_once_store_every_page_once(tmp_path):
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
     with LoopbackWeb(sites, port=port) as served:
         job_dir.write("WaitIntervalHost = 0.2\nAllowPrivateAddresses = 1\n", TOPIC, [served.url(hosts[0])])
-        command = crawl_command(job_dir, None)
+        command = harvester_command(job_dir, None)
         crawls = [start(command, tmp_path / f"crawl{n}.log") for n in range(2)]
         for crawl in crawls:
             crawl.wait(timeout=120)
@@ -251,7 +254,7 @@ def test_a_crawl_stopped_by_two_sigterms_loses_nothing(tmp_path):
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
     with LoopbackWeb(sites, port=port) as served:
         job_dir.write("WaitIntervalHost = 0.01\nAllowPrivateAddresses = 1\n", TOPIC, [served.url(hosts[0])])
-        command = crawl_command(job_dir, None, "COMBINE_LEASE_SECONDS=1")
+        command = harvester_command(job_dir, None, "COMBINE_LEASE_SECONDS=1")
         first = start(command, tmp_path / "first.log")
         wait_for(lambda: len(served.hits) >= 15 or first.poll() is not None, 60, "15 fetches")
         first.send_signal(signal.SIGTERM)
@@ -284,6 +287,7 @@ def test_a_stale_pid_file_is_removed_and_never_signalled(crawled, tmp_path):
         sleeper.kill()
 
 
+@pytest.mark.services
 def test_a_redis_db_holding_another_jobs_keys_is_shared_safely(tmp_path, web):
     other, mine = f"other-{uuid.uuid4().hex[:8]}", f"mine-{uuid.uuid4().hex[:8]}"
     server = redis.Redis.from_url(REDIS_URL)

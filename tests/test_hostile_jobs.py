@@ -257,11 +257,12 @@ def test_an_unreadable_file_is_named(tmp_path):
 # End-to-end: crawls with nothing usable to start from end at once, say why, and exit with status 2.
 
 def crawl(job_dir: JobDir) -> tuple[int, str, str]:
-    result = job_dir.scrapy("crawl", "focused", "-a", f"job={job_dir.name}", "-s", "COMBINE_IDLE_HORIZON=5")
+    result = job_dir.run_crawl("-s", "COMBINE_IDLE_HORIZON=5")
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
     return result.returncode, result.stdout, result.stderr
 
 
+@pytest.mark.crawl
 def test_a_crawl_with_an_empty_seeds_file_and_an_empty_frontier_exits_2(job_dir):
     job_dir.write("WaitIntervalHost = 0.1\n", TOPIC, [])
     status, stdout, stderr = crawl(job_dir)
@@ -270,6 +271,7 @@ def test_a_crawl_with_an_empty_seeds_file_and_an_empty_frontier_exits_2(job_dir)
     assert "Remote control HTTP server" not in stderr  # Scrapy's code-running server is off
 
 
+@pytest.mark.crawl
 def test_a_crawl_whose_every_seed_the_rules_refuse_names_each_and_exits_2(job_dir):
     job_dir.write("WaitIntervalHost = 0.1\n<exclude>\nURL private\n</exclude>\n", TOPIC,
                   ["# start here", "http://127.0.0.2:1/private/", "mailto:someone@example.org"])
@@ -281,6 +283,7 @@ def test_a_crawl_whose_every_seed_the_rules_refuse_names_each_and_exits_2(job_di
     assert "no usable seed: every seed of seeds.txt was refused (2, see the warnings above)" in stdout
 
 
+@pytest.mark.crawl
 def test_a_crawl_whose_every_seed_robots_txt_forbids_exits_2(job_dir):
     host = "127.0.0.3"
     site = {"/robots.txt": Page("User-agent: *\nDisallow: /\n", headers={"Content-Type": "text/plain"}),
@@ -294,6 +297,7 @@ def test_a_crawl_whose_every_seed_robots_txt_forbids_exits_2(job_dir):
     assert "no usable seed: robots.txt refused every seed (1, see the warnings above): nothing was fetched" in stdout
 
 
+@pytest.mark.crawl
 def test_empty_seeds_are_fine_when_the_frontier_holds_marked_urls(job_dir):
     host = "127.0.0.4"
     site = {"/robots.txt": Page("", status=404), "/": Page("<html><body>carnivorous plants</body></html>")}

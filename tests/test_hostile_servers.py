@@ -26,8 +26,9 @@ from dataclasses import dataclass
 import pytest
 
 from conftest import JobDir, free_port
-from test_fetch_limits import stats_of
 from test_network_safety import RecordingServer
+
+pytestmark = pytest.mark.crawl
 
 PAGES, ROBOTS_HTML, ROBOTS_500, ROBOTS_MOVED, ROBOTS_TARGET, ROBOTS_HUGE, ROBOTS_SLOW, HELD = (
     f"127.0.0.{n}" for n in range(50, 58)
@@ -290,7 +291,7 @@ def hostile_crawl(tmp_path_factory):
             started = time.monotonic()
             result = job_dir.crawl("-s", "LOG_LEVEL=DEBUG", timeout=90)  # a success says so only in DEBUG ("Crawled (200)")
             took = time.monotonic() - started
-            yield job_dir, port, result, stats_of(result.stderr), list(server.hits), internal.hits, took
+            yield job_dir, port, result, result.stats, list(server.hits), internal.hits, took
 
 
 def last_outcomes(job_dir: JobDir) -> dict[str, tuple[int | None, str]]:

@@ -5,12 +5,15 @@ same alt text stay two records."""
 from __future__ import annotations
 
 import json
-import re
+
+import pytest
 
 import docfixtures
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.store.sql import stored_text
 from conftest import JobDir, free_port
+
+pytestmark = pytest.mark.crawl
 
 ALT = "Drosera capensis carnivorous plant"
 PNG = {"Content-Type": "image/png"}
@@ -47,4 +50,4 @@ def test_an_image_record_carries_the_alt_text_of_the_page_showing_it(tmp_path):
     assert meta["alt"] == [ALT] and meta["image-width"] == ["24"]
     assert records["flower.png"][3]["image-width"] == ["16"]
     assert records["flower.png"][0] != records["plant.png"][0]  # the same alt text, still two images
-    assert re.search(r"'parse/image_alt_texts': 2\b", result.stderr)
+    assert result.stats["parse/image_alt_texts"] == 2

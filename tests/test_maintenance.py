@@ -150,6 +150,7 @@ def urls_by_record(job_dir: JobDir) -> dict[str, set[str]]:
         store.close()
 
 
+@pytest.mark.crawl
 def test_near_duplicates_join_the_record_and_different_pages_do_not(crawled_base):
     assert urls_by_record(crawled_base) == {
         "Carnivorous plants": {"A"},
@@ -159,12 +160,14 @@ def test_near_duplicates_join_the_record_and_different_pages_do_not(crawled_base
     }
 
 
+@pytest.mark.crawl
 def test_near_duplicates_switched_off_are_records_of_their_own(tmp_path, web):
     job_dir = crawl(tmp_path, web, CONFIG + "nearDuplicates = 0\n")
     with job_dir.records() as db:
         assert db.execute("SELECT COUNT(*) FROM records WHERE title = 'Growing sundews'").fetchone() == (3,)
 
 
+@pytest.mark.crawl
 def test_search_ranks_records_and_explains_errors(crawled_base):
     result = crawled_base.scrapy("search", "t", "slippery trumpets")
     assert result.returncode == 0, result.stderr
@@ -179,6 +182,7 @@ def test_search_ranks_records_and_explains_errors(crawled_base):
     assert status == 2 and err == "error: no word to search for in '!!'\n"
 
 
+@pytest.mark.crawl
 def test_sanity_finds_and_restores_disagreements(job_dir, web):
     d_url, e_url, index = web.url(A, "/d.html"), web.url(B, "/e.html"), web.url(A)
     with sqlite3.connect(job_dir.data / "t" / "frontier.sqlite") as db:
@@ -201,6 +205,7 @@ def test_sanity_finds_and_restores_disagreements(job_dir, web):
         assert db.execute("SELECT harvest FROM urls WHERE url = ?", (e_url,)).fetchone() == (1,)
 
 
+@pytest.mark.crawl
 def test_delete_by_host_path_md5_and_id(job_dir):
     status, out, _ = command(job_dir, "delete", "t", "--netloc", f"{B}:{job_dir_port(job_dir)}")
     assert status == 0 and "removed 3 URLs; 1 records went with their last URL" in out
@@ -229,6 +234,7 @@ def job_dir_port(job_dir: JobDir) -> int:
     return int((job_dir.topics / "t" / "seeds.txt").read_text().split(":")[2].strip(" /\n"))
 
 
+@pytest.mark.crawl
 def test_aliases_found_written_to_the_config_and_resolved(job_dir):
     port = job_dir_port(job_dir)
     status, out, _ = command(job_dir, "aliases", "t")
@@ -258,7 +264,7 @@ def test_commands_have_help(name, option):
     assert option in parser.format_help() and "<job>" in parser.format_help()
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("redis", marks=pytest.mark.services)])
 def test_frontier_statuses_tell_known_urls_and_their_last_status(kind, tmp_path):
     if kind == "sqlite":
         frontier = SqliteFrontier(tmp_path / "frontier.sqlite")
@@ -279,6 +285,8 @@ def test_frontier_statuses_tell_known_urls_and_their_last_status(kind, tmp_path)
         frontier.close()
 
 
+@pytest.mark.crawl
+@pytest.mark.services
 def test_harvest_opens_the_record_store_mysql_url_names(tmp_path):
     """MYSQL_URL reaches the store through Harvest.open: the job's records go to its MariaDB tables."""
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name=f"t{uuid.uuid4().hex[:12]}")

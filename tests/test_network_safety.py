@@ -24,7 +24,6 @@ from combine_scrapy.politeness import MAX_RETRY_AFTER, MIN_BACKOFF, HostPace, pa
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.urls import UrlRule
 from conftest import free_port
-from test_fetch_limits import stats_of
 
 TOPIC = "100: carnivorous plants=CP\n"
 
@@ -206,6 +205,7 @@ class RecordingServer:
 SEED, OTHER, NAMED = "127.0.0.2", "127.0.0.3", "127.0.0.4"
 
 
+@pytest.mark.crawl
 def test_links_and_redirects_to_private_hosts_the_job_does_not_name_are_refused(job_dir):
     port = free_port(SEED)
     with RecordingServer() as internal:
@@ -229,7 +229,7 @@ def test_links_and_redirects_to_private_hosts_the_job_does_not_name_are_refused(
                 **{"sitesOK.txt": f"{NAMED}\n"},
             )
             result = job_dir.crawl()
-            stats = stats_of(result.stderr)
+            stats = result.stats
             other_hits = web.hits_for(OTHER)
             named_hits = [hit.path for hit in web.hits_for(NAMED)]
             seed_hits = [hit.path for hit in web.hits_for(SEED)]
@@ -248,6 +248,7 @@ def test_links_and_redirects_to_private_hosts_the_job_does_not_name_are_refused(
     assert done == {f"http://{SEED}:{port}/{name}.html": 0 for name in ("moved", "ftp", "js")}  # completed, not retried
 
 
+@pytest.mark.crawl
 def test_every_redirect_hop_waits_its_hosts_turn(job_dir):
     port = free_port(SEED)
     url = f"http://{SEED}:{port}"
@@ -266,7 +267,7 @@ def test_every_redirect_hop_waits_its_hosts_turn(job_dir):
     assert paths == ["/robots.txt", "/", "/a.html", "/b.html", "/c.html"]
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert all(gap >= 0.95 for gap in gaps), gaps
-    assert stats_of(result.stderr)["politeness/waited"] >= 2
+    assert result.stats["politeness/waited"] >= 2
 
 
 class BusyOnce(Page):
@@ -281,6 +282,7 @@ class BusyOnce(Page):
         return super().payload()
 
 
+@pytest.mark.crawl
 def test_retry_after_is_honoured_and_the_url_stays_marked(job_dir):
     port = free_port(SEED)
     site = {"/robots.txt": Page("", status=404), "/": html("Start", '<a href="/busy.html">b</a>')}
@@ -289,7 +291,7 @@ def test_retry_after_is_honoured_and_the_url_stays_marked(job_dir):
         job_dir.write("WaitIntervalHost = 0.2\n", TOPIC, [web.url(SEED)])
         result = job_dir.crawl()
         busy_times = [hit.time for hit in web.hits_for(SEED) if hit.path == "/busy.html"]
-    stats = stats_of(result.stderr)
+    stats = result.stats
     assert len(busy_times) == 2 and busy_times[1] - busy_times[0] >= 2 * 0.95   # the server's two seconds, not a day
     assert stats["politeness/retry_after"] == 1 and stats["politeness/overloaded"] == 1
     assert "held 2 s by Retry-After" in result.stderr
@@ -297,6 +299,7 @@ def test_retry_after_is_honoured_and_the_url_stays_marked(job_dir):
         assert db.execute("SELECT 1 FROM records WHERE title = 'Busy no more'").fetchone()
 
 
+@pytest.mark.crawl
 def test_a_hop_whose_host_is_not_free_within_the_lease_is_marked_instead(job_dir):
     port = free_port(SEED)
     site = {
@@ -311,12 +314,13 @@ def test_a_hop_whose_host_is_not_free_within_the_lease_is_marked_instead(job_dir
         hits = web.hits_for(SEED)
     assert [hit.path for hit in hits] == ["/robots.txt", "/", "/a.html", "/b.html"]
     assert all(b.time - a.time >= 1.5 * 0.95 for a, b in zip(hits, hits[1:]))
-    assert stats_of(result.stderr)["fetch/redirect_deferred"] == 1
+    assert result.stats["fetch/redirect_deferred"] == 1
     assert re.search(r"redirect of http://\S+/a.html to http://\S+/b.html not followed now", result.stderr)
     with job_dir.records() as db:
         assert db.execute("SELECT u.url FROM records r JOIN record_urls u ON u.key = r.key WHERE r.title = 'B'").fetchone()[0].endswith("/b.html")
 
 
+@pytest.mark.crawl
 def test_scrapy_seed_refuses_private_hosts_the_job_does_not_name(job_dir, tmp_path):
     job_dir.write("WaitIntervalHost = 1\n", TOPIC, [f"http://{SEED}:8000/"], **{"sitesOK.txt": f"{NAMED}\n"})
     seeds = tmp_path / "more.txt"

@@ -62,6 +62,7 @@ def error_code(document: etree._Element) -> str | None:
     return None if error is None else error.get("code")
 
 
+@pytest.mark.crawl
 def test_sickle_harvests_every_record_through_resumption_tokens(harvested):
     served, keys = harvested
     assert len(keys) > 2 * PAGE_SIZE  # the harvest needs several pages
@@ -91,6 +92,7 @@ def test_sickle_harvests_every_record_through_resumption_tokens(harvested):
         list(client.ListRecords(metadataPrefix="oai_dc", **{"from": "2999-01-01"}))
 
 
+@pytest.mark.crawl
 def test_every_response_validates_against_the_oai_pmh_and_oai_dc_schemas(harvested):
     served, keys = harvested
     for verb in ("ListRecords", "ListIdentifiers"):
@@ -144,6 +146,7 @@ def test_every_response_validates_against_the_oai_pmh_and_oai_dc_schemas(harvest
         assert valid(etree.fromstring(response.read())).find(f"{OAI}ListSets/{OAI}set") is not None
 
 
+@pytest.mark.crawl
 def test_the_schema_checks_the_metadata_inside_a_record(harvested):
     served, keys = harvested
     document = valid(get(served.url, verb="ListRecords", metadataPrefix="oai_dc"))

@@ -160,6 +160,7 @@ def redis_job():
     delete_job_keys(REDIS_URL, name)
 
 
+@pytest.mark.services
 def test_the_model_survives_a_round_trip_through_redis_beside_the_frontier(redis_job, tmp_path):
     frontier = RedisFrontier.from_url(REDIS_URL, redis_job)
     store = store_for(frontier, tmp_path, redis_job)

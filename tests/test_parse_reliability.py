@@ -182,6 +182,7 @@ def test_a_parser_exception_costs_one_page_and_is_logged_and_counted(pipeline, m
     assert "parsing http://x.example/ failed" in caplog.text and "RuntimeError: bug" in caplog.text
 
 
+@pytest.mark.crawl
 def test_thousands_of_varied_pages_through_ten_worker_threads():
     """In a subprocess: a native crash (SIGABRT) fails this test instead of killing pytest."""
     result = subprocess.run(

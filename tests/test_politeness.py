@@ -10,6 +10,8 @@ import pytest
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from conftest import free_port
 
+pytestmark = pytest.mark.crawl
+
 TOPIC = "100: carnivorous plants=CP\n"
 
 
@@ -107,5 +109,5 @@ def test_bad_robots_txt_never_stops_the_crawl(job_dir):
     assert pages[LOOP] == pages[DOWN] == pages[SLOW] == []   # unavailable: the site counts as closed
     gaps = [b - a for a, b in zip(delayed_times, delayed_times[1:])]
     assert all(gap >= 1.5 * 0.95 for gap in gaps), gaps      # Crawl-delay 1.5 > WaitIntervalHost 0.3
-    assert "'robots/truncated': 1" in result.stderr
-    assert "'robots/disallowed': 2" in result.stderr            # HUGE's and MOVED's /private/
+    assert result.stats["robots/truncated"] == 1
+    assert result.stats["robots/disallowed"] == 2            # HUGE's and MOVED's /private/

@@ -25,7 +25,7 @@ def connect(kind: str, where: str, job: str):
     return SqliteFrontier(where) if kind == "sqlite" else RedisFrontier.from_url(where, job)
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.services)])
 def backend(request, tmp_path):
     """``(kind, where, job)`` of a fresh frontier on each backend; the Redis job's keys go afterwards."""
     job = f"test-raise-{uuid.uuid4().hex}"

@@ -11,9 +11,11 @@ import pytest
 from combine_scrapy.sampleweb import LoopbackWeb
 from conftest import free_port
 from harvesters import (
-    TOPIC, assert_clean_exit, crawl_command, expected_urls, host_gaps, hosts_web, page_fetches, redis_counts, start,
+    TOPIC, assert_clean_exit, expected_urls, harvester_command, host_gaps, hosts_web, page_fetches, redis_counts, start,
     stored_urls, wait_for,
 )
+
+pytestmark = pytest.mark.crawl
 
 HOSTS = [f"127.0.0.{n}" for n in range(41, 45)]
 WAIT = 0.3
@@ -25,7 +27,7 @@ def test_sqlite_harvester_killed_mid_crawl_resumes_and_fetches_everything(tmp_pa
     sites = hosts_web(HOSTS, port, 15)
     with LoopbackWeb(sites, port=port) as web:
         job_dir.write(f"WaitIntervalHost = {WAIT}\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
-        command = crawl_command(job_dir, None, "COMBINE_LEASE_SECONDS=2")
+        command = harvester_command(job_dir, None, "COMBINE_LEASE_SECONDS=2")
         first = start(command, tmp_path / "first.log")
         wait_for(lambda: len(web.hits) >= 25 or first.poll() is not None, 60, "25 fetches")
         first.send_signal(signal.SIGKILL)
@@ -83,13 +85,14 @@ def private_redis(tmp_path):
         server.stop()
 
 
+@pytest.mark.services
 def test_harvesters_wait_out_a_redis_restart(tmp_path, job_dir, private_redis):
     port = free_port(HOSTS[0])
     sites = hosts_web(HOSTS, port, 15)
     logs = [tmp_path / f"harvester{n}.log" for n in range(2)]
     with LoopbackWeb(sites, port=port) as web:
         job_dir.write(f"WaitIntervalHost = {WAIT}\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
-        command = crawl_command(job_dir, private_redis.url, "COMBINE_IDLE_HORIZON=90")
+        command = harvester_command(job_dir, private_redis.url, "COMBINE_IDLE_HORIZON=90")
         harvesters = [start(command, log) for log in logs]
         wait_for(lambda: len(web.hits) >= 20, 60, "20 fetches")
         private_redis.stop()

@@ -39,6 +39,7 @@ def crawled(tmp_path_factory):
         yield job_dir, web
 
 
+@pytest.mark.crawl
 def test_the_crawl_logs_every_fetch(crawled):
     job_dir, web = crawled
     with sqlite3.connect(job_dir.data / "t" / "harvest_log.sqlite") as db:
@@ -51,6 +52,7 @@ def test_the_crawl_logs_every_fetch(crawled):
     assert len(rows) == len(by_url)  # each URL once
 
 
+@pytest.mark.crawl
 def test_report_renders_html_with_plots_and_tables(crawled, tmp_path):
     job_dir, web = crawled
     result = job_dir.scrapy("report", "t", "--output", str(tmp_path / "out"))
@@ -68,6 +70,7 @@ def test_report_renders_html_with_plots_and_tables(crawled, tmp_path):
     assert "<td>CP.Drosera</td><td>2</td>" in page
 
 
+@pytest.mark.crawl
 def test_report_of_a_job_not_crawled_yet_says_so(job_dir):
     job_dir.write("", DEMO_TOPIC, ["http://127.0.0.2:1/"])
     result = job_dir.scrapy("report", "t")

@@ -12,12 +12,15 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
 from conftest import PROJECT, JobDir, free_port
+
+pytestmark = pytest.mark.crawl
 
 PLANTS = DEMO_HOSTS[0]
 BIN = Path(sys.executable).parent
@@ -71,10 +74,11 @@ def scrapyd(tmp_path):
 
 
 def deployable_copy(tmp_path: Path, url: str) -> Path:
-    """The project (package and scrapy.cfg) in a directory of its own, its [deploy:local] target
+    """The project (package, pyproject.toml and scrapy.cfg) in a directory of its own, its [deploy:local] target
     pointed at the test's scrapyd; scrapyd-deploy writes setup.py and build files there, not in the tree."""
     copy = tmp_path / "project"
     shutil.copytree(PROJECT / "combine_scrapy", copy / "combine_scrapy", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PROJECT / "pyproject.toml", copy)
     config = configparser.ConfigParser()
     config.read(PROJECT / "scrapy.cfg")
     assert config["settings"]["default"] == "combine_scrapy.settings"
@@ -95,6 +99,15 @@ def test_deploy_to_scrapyd_and_run_a_job_through_schedule_json(scrapyd, tmp_path
     answer = json.loads(deploy.stdout)
     assert answer["status"] == "ok" and answer["project"] == "combine_scrapy" and answer["spiders"] == 1
     assert call(base, "listspiders.json?project=combine_scrapy")["spiders"] == ["focused"]
+    with zipfile.ZipFile(home / "eggs" / "combine_scrapy" / "1.egg") as egg:
+        files = set(egg.namelist())
+        metadata = egg.read("EGG-INFO/PKG-INFO").decode()
+    assert "Name: combine-scrapy" in metadata and "Version: 0.1" in metadata  # pyproject.toml's, not scrapyd-deploy's
+    assert {
+        "combine_scrapy/export/schemas/oai_dc.xsd", "combine_scrapy/console/schemas/OAI-PMH.xsd",
+        "combine_scrapy/console/static/console.js", "combine_scrapy/settings.py",
+    } <= files
+    assert not any(name.startswith("tests/") for name in files)
 
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name="glass")
     port = free_port()

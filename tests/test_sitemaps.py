@@ -118,6 +118,7 @@ SitemapGuess = 1
 """
 
 
+@pytest.mark.crawl
 def test_crawl_discovers_pages_listed_only_in_sitemaps(job_dir: JobDir):
     port = free_port(A)
     base_a, base_b = f"http://{A}:{port}", f"http://{B}:{port}"
@@ -151,6 +152,7 @@ def test_crawl_discovers_pages_listed_only_in_sitemaps(job_dir: JobDir):
     assert stat(result, "sitemaps/read") == 3 and stat(result, "sitemaps/marked") == 3
 
 
+@pytest.mark.crawl
 def test_sitemap_urls_are_bounded_and_non_public_hosts_refused(job_dir: JobDir):
     port = free_port(A)
     base = f"http://{A}:{port}"
@@ -173,6 +175,7 @@ def test_sitemap_urls_are_bounded_and_non_public_hosts_refused(job_dir: JobDir):
     assert "limit urls reached" in result.stderr
 
 
+@pytest.mark.crawl
 def test_sitemap_lastmod_later_than_the_record_marks_the_page_again(job_dir: JobDir):
     port = free_port(A)
     base = f"http://{A}:{port}"

@@ -43,7 +43,7 @@ def drop_mysql_tables(prefix: str) -> None:
             cursor.execute(f"DROP TABLE `{name}`")
 
 
-@pytest.fixture(params=["sqlite", "mysql"])
+@pytest.fixture(params=["sqlite", pytest.param("mysql", marks=pytest.mark.services)])
 def backend(request, tmp_path):
     """A factory of stores of one backend, all on the same records; each test has its own file or table prefix."""
     job = f"t{uuid.uuid4().hex[:12]}"
@@ -303,6 +303,7 @@ def test_maintenance_lookups(store):
     assert store.orphans() == []
 
 
+@pytest.mark.services
 def test_open_store_picks_the_backend(tmp_path):
     with pytest.raises(FileNotFoundError, match="job j has no records yet"):
         open_store("j", tmp_path, create=False)

@@ -95,6 +95,7 @@ def test_upgrade_from_version_3_indexes_the_links_already_stored(backend):
     assert upgraded.anchors_to(PLANT) == [("Drosera capensis 🌱 in flower", "img"), ("sundew leaf", "img")]
 
 
+@pytest.mark.crawl
 def test_alvis_export_lists_the_inlinks_of_every_url_of_a_record(backend):
     store = backend()
     first = page("http://garden.example/a", RecordLink(PLANT, "Drosera capensis", "img"), RecordLink("http://garden.example/a", "home", "a"))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from conftest import JobDir, free_port
+
+pytestmark = pytest.mark.crawl
 
 HOST = "127.0.0.21"
 TOPIC = "100: carnivorous plants?=CP\n50: sundews?=CP\n"

@@ -69,6 +69,7 @@ def jsonl(text: str) -> list[dict]:
 # -- newjob -------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_newjob_writes_every_variable_at_its_default_and_refuses_to_overwrite(tmp_path):
     job = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
     job.topics.mkdir()
@@ -109,6 +110,7 @@ def test_newjob_refuses_a_bad_name(tmp_path):
 # -- stats, rank, search ------------------------------------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_stats_counts_records_per_term_and_class(crawled):
     job, _, _ = crawled
     with job.records() as db:
@@ -126,6 +128,7 @@ def test_stats_counts_records_per_term_and_class(crawled):
     assert class_counts["CP"] == str(with_cp)
 
 
+@pytest.mark.crawl
 def test_rank_stores_pagerank_and_ipagerank_and_export_sorts_by_them(job_copy):
     result = run(job_copy, "rank", "t")
     assert re.match(r"job t: ranked \d+ records over \d+ links between them; ranks stored", result.stdout)
@@ -143,6 +146,7 @@ def test_rank_stores_pagerank_and_ipagerank_and_export_sorts_by_them(job_copy):
     assert bad.returncode == 2 and bad.stderr.startswith("error: unknown --sort 'size'")
 
 
+@pytest.mark.crawl
 def test_search_shows_relevance_relative_to_the_best_hit(crawled):
     job, _, _ = crawled
     result = run(job, "search", "t", "carnivorous plants")
@@ -155,6 +159,7 @@ def test_search_shows_relevance_relative_to_the_best_hit(crawled):
 # -- reclassify and incremental export ------------------------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_reclassify_deletes_what_the_edited_topic_refuses_and_export_since_lists_the_deletions(job_copy):
     before = time.time()
     (job_copy.topics / "t" / "topicdefinition.txt").write_text(DROSERA_TOPIC)
@@ -192,6 +197,7 @@ def test_reclassify_deletes_what_the_edited_topic_refuses_and_export_since_lists
     assert not [line for line in jsonl(run(job_copy, "export", "t", "--since", since).stdout) if line.get("status")]
 
 
+@pytest.mark.crawl
 def test_reclassify_flag_keeps_failing_records_flagged(job_copy):
     (job_copy.topics / "t" / "topicdefinition.txt").write_text(DROSERA_TOPIC)
     with job_copy.records() as db:
@@ -205,6 +211,8 @@ def test_reclassify_flag_keeps_failing_records_flagged(job_copy):
     assert all(not r["off_topic"] for r in records if any(c["name"] == "CP.Drosera" for c in r["classes"]))
 
 
+@pytest.mark.crawl
+@pytest.mark.services
 def test_tools_on_the_mariadb_store(tmp_path):
     """rank, reclassify, stats and the tombstones on MariaDB, crawled there."""
     name = f"tools{uuid.uuid4().hex[:10]}"
@@ -239,6 +247,7 @@ def test_tools_on_the_mariadb_store(tmp_path):
 # -- what every summary counts --------------------------------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_max_pages_counts_pages_not_robots_txt(tmp_path):
     port = free_port()
     with LoopbackWeb(demo_sites(port), port=port) as web:
@@ -252,6 +261,7 @@ def test_max_pages_counts_pages_not_robots_txt(tmp_path):
         assert db.execute("SELECT COUNT(status) FROM fetches").fetchone()[0] == 5
 
 
+@pytest.mark.crawl
 def test_a_revisit_of_304s_counts_its_pages_in_the_summary_status_and_report(tmp_path):
     host = "127.0.0.23"
     page = Page("<html><head><title>Carnivorous plants</title></head><body>carnivorous plants</body></html>",
@@ -273,6 +283,7 @@ def test_a_revisit_of_304s_counts_its_pages_in_the_summary_status_and_report(tmp
     assert "<td>relevant pages</td><td>1 of 1 judged (harvest rate 100%)</td>" in index
 
 
+@pytest.mark.crawl
 def test_one_harvest_rate_for_summary_progress_status_and_report(crawled):
     job, summary, _ = crawled
     fetched, relevant, rate = re.search(r"pages fetched: (\d+)\s+relevant: (\d+)\s+harvest rate: (\S+)", summary).groups()
@@ -294,6 +305,7 @@ def test_progress_line_says_how_long_when_every_host_waits():
 # -- harvest, trial, shell -----------------------------------------------------------------------------------
 
 
+@pytest.mark.crawl
 def test_harvest_prints_each_harvesters_summary(job_copy):
     result = run(job_copy, "harvest", "t", "-n", "1")
     assert "harvest: harvester 1 ended with status 0" in result.stdout
@@ -301,6 +313,7 @@ def test_harvest_prints_each_harvesters_summary(job_copy):
     assert (job_copy.data / "t" / "harvester-1.out").read_text().startswith("== combine-scrapy: job t finished")
 
 
+@pytest.mark.crawl
 def test_trial_leaves_the_jobs_harvest_log_alone_and_warns_of_nothing(job_copy):
     log = job_copy.data / "t" / "harvest_log.sqlite"
     with sqlite3.connect(log) as db:
@@ -357,6 +370,7 @@ def test_upgrade_from_version_4_adds_tombstones_and_ranks_to_the_records_there(b
     assert [d.key for d in upgraded.deleted_since(None)] == [stored.key]
 
 
+@pytest.mark.crawl
 def test_shell_score_echoes_as_its_text(crawled):
     job, _, web = crawled
     url = web.url(PLANTS)

@@ -148,6 +148,7 @@ def test_build_filter_loads_svm_and_vector_from_the_job_directory(model, tmp_pat
     assert not build_filter("vector", None, job_dir=tmp_path, tot_cutoff=0.99).classify(UNSEEN_PLANT).relevant
 
 
+@pytest.mark.crawl
 def test_scrapy_train_on_folders_writes_a_model_the_job_loads(job_dir, tmp_path):
     svm_job(job_dir)
     positive, baseball, cooking = (tmp_path / name for name in ("plants", "baseball", "cooking"))
@@ -170,6 +171,7 @@ def test_scrapy_train_on_folders_writes_a_model_the_job_loads(job_dir, tmp_path)
     assert not any(job.topic_filter.classify(document).relevant for document in UNSEEN_OFF_TOPIC)
 
 
+@pytest.mark.crawl
 def test_scrapy_train_fetches_url_lists_and_skips_failures(job_dir, tmp_path):
     svm_job(job_dir)
     port = free_port()
@@ -190,6 +192,7 @@ def test_scrapy_train_fetches_url_lists_and_skips_failures(job_dir, tmp_path):
     assert SvmClassifier(model).classify(UNSEEN_PLANT).relevant
 
 
+@pytest.mark.crawl
 def test_scrapy_train_errors_are_one_line_and_exit_2(job_dir, tmp_path):
     svm_job(job_dir)
     result = job_dir.scrapy("train", "nojob", "--positive", str(tmp_path), "--negative", str(tmp_path))

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
+
+import pytest
 
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic.urlpatterns import LEARNED_RULES_FILE, parse_rules
 from conftest import PROJECT, JobDir, free_port
+from crawling import crawl_command
+
+pytestmark = pytest.mark.crawl
 
 SHOP, WIKI = "127.0.0.41", "127.0.0.42"
 TOPIC = "100: carnivorous plants?=CP\n50: sundews?=CP\n"
@@ -114,9 +118,7 @@ def start_crawl(job_dir: JobDir) -> tuple[subprocess.Popen, Path]:
     log = job_dir.topics / f"{job_dir.name}.log"
     with log.open("w") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "scrapy", "crawl", "focused", "-a", f"job={job_dir.name}",
-             "-s", f"COMBINE_TOPICS_DIR={job_dir.topics}", "-s", f"COMBINE_DATA_DIR={job_dir.data}"],
-            cwd=PROJECT, stdout=output, stderr=subprocess.STDOUT,
+            crawl_command(job_dir), cwd=PROJECT, stdout=output, stderr=subprocess.STDOUT,
         )
     return process, log
 

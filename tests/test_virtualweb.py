@@ -73,6 +73,7 @@ def test_same_seed_gives_the_same_web_and_another_seed_another():
     assert first.render(1) != other.render(1)
 
 
+@pytest.mark.crawl
 def test_pages_do_not_depend_on_the_process_hash_seed():
     script = (
         "import hashlib; from bench.virtualweb import VirtualWeb; w = VirtualWeb(3, 30, 3000); "
@@ -311,6 +312,7 @@ def test_relevant_urls_and_counts(web):
     assert counts["tunnels"] == len(web.tunnels) and counts["hosts"] == 1000
 
 
+@pytest.mark.crawl
 def test_truth_and_job_commands(tmp_path):
     small = ["--hosts", "40", "--pages", "4000", "--seed", "2"]
 
@@ -428,6 +430,7 @@ process.start()
 '''
 
 
+@pytest.mark.crawl
 def test_scrapy_fetches_through_the_proxy_with_http_proxy_middleware(web, proxy, tmp_path):
     script, items = tmp_path / "fetch.py", tmp_path / "items.jsonl"
     script.write_text(SPIDER)
@@ -445,6 +448,7 @@ def test_scrapy_fetches_through_the_proxy_with_http_proxy_middleware(web, proxy,
         assert item["md5"] == hashlib.md5(expected.body).hexdigest(), item
 
 
+@pytest.mark.crawl
 def test_selfbench_reports_requests_per_second(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "bench.virtualweb", "selfbench", "--seconds", "1", "--connections", "8",

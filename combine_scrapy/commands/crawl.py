@@ -10,14 +10,12 @@ see that it did not finish.
 
 from __future__ import annotations
 
-import sys
-
 import redis
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from combine_scrapy.control import CommandError, load_checked_job, print_error
 from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault
 from combine_scrapy.harvest import Harvest
-from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.spiders.focused import NO_USABLE_SEED, FocusedSpider
 
 
@@ -31,15 +29,9 @@ class Command(ScrapyCrawlCommand):
     def run(self, args, opts):
         if args and args[0] == FocusedSpider.name and "job" in opts.spargs:
             try:
-                job = load_job(opts.spargs["job"], self.settings.get("COMBINE_TOPICS_DIR"))
-            except JobConfigError as e:
-                print(f"error: bad job: {e}", file=sys.stderr)
-                self.exitcode = 2
-                return
-            problem = self._backend_problem(job)
-            if problem:
-                print(f"error: {problem[0]}", file=sys.stderr)
-                self.exitcode = problem[1]
+                self._check_backends(load_checked_job(opts.spargs["job"], self.settings))
+            except CommandError as e:
+                print_error(self, e)
                 return
         super().run(args, opts)
         reason = self.crawler.stats.get_value("finish_reason") if self.crawler is not None else None
@@ -48,25 +40,24 @@ class Command(ScrapyCrawlCommand):
         elif not self.exitcode and reason in FAULT_REASONS:
             self.exitcode = FAULT_EXIT_STATUS
 
-    def _backend_problem(self, job) -> tuple[str, int] | None:
+    def _check_backends(self, job) -> None:
         """Open the job's frontier and records once before Scrapy starts: a damaged or unwritable file, an
-        unreachable MySQL or a malformed URL is one line and an exit status, not a traceback from the engine.
-        (Redis is not contacted here: a harvester waits out a Redis that is still starting.)"""
+        unreachable MySQL or a malformed URL is a CommandError (one line and an exit status), not a traceback
+        from the engine. (Redis is not contacted here: a harvester waits out a Redis that is still starting.)"""
         redis_url = self.settings.get("REDIS_URL")
         try:
             if redis_url:
                 redis.connection.parse_url(redis_url)
         except ValueError as e:
-            return f"bad REDIS_URL {redis_url!r}: {e}", 2
+            raise CommandError(f"bad REDIS_URL {redis_url!r}: {e}", exitcode=2) from e
         try:
             Harvest.open(
                 job, self.settings.get("COMBINE_DATA_DIR"), redis_url=redis_url, mysql_url=self.settings.get("MYSQL_URL"),
                 settings=self.settings,
             ).close()
         except CrawlFault as e:
-            return str(e), FAULT_EXIT_STATUS
+            raise CommandError(str(e), exitcode=FAULT_EXIT_STATUS) from e
         except ValueError as e:  # a malformed MYSQL_URL; the message names it
-            return str(e), 2
+            raise CommandError(str(e), exitcode=2) from e
         except ConnectionError as e:  # MySQL connects when opened
-            return f"cannot reach MySQL: {e}", 1
-        return None
+            raise CommandError(f"cannot reach MySQL: {e}", exitcode=1) from e

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 from pathlib import Path
 
 from scrapy.commands import ScrapyCommand
 
-from combine_scrapy.control import CommandError
+from combine_scrapy.control import CommandError, print_error
 from combine_scrapy.job import BLOCKS, CONFIG_FILE, SEEDS_FILE, TOPIC_FILE, VARIABLES, Job
 from combine_scrapy.topic.matching import PLAIN_CUTOFFS
 from combine_scrapy.urls import UrlRules
@@ -118,8 +117,7 @@ class Command(ScrapyCommand):
                 raise CommandError("name the new job: scrapy newjob NAME", exitcode=2)
             print(f"created {create_job(args[0], Path(self.settings.get('COMBINE_TOPICS_DIR')))}")
         except CommandError as e:
-            print(f"error: {e}", file=sys.stderr)
-            self.exitcode = e.exitcode
+            print_error(self, e)
 
 
 def create_job(name: str, topics_dir: Path) -> Path:

@@ -11,12 +11,11 @@ topic filter makes of the page (``combine_scrapy.debug``).
 from __future__ import annotations
 
 import functools
-import sys
 
 from scrapy.commands.shell import Command as ScrapyShellCommand
 
+from combine_scrapy.control import CommandError, load_checked_job, print_error
 from combine_scrapy.debug import score
-from combine_scrapy.job import JobConfigError, load_job
 
 
 class Command(ScrapyShellCommand):
@@ -48,10 +47,10 @@ class Command(ScrapyShellCommand):
         )
         if opts.job:
             try:
-                self.job = load_job(opts.job, settings.get("COMBINE_TOPICS_DIR"))
-            except JobConfigError as e:
-                print(f"error: bad job: {e}", file=sys.stderr)
-                raise SystemExit(2) from e
+                self.job = load_checked_job(opts.job, settings)
+            except CommandError as e:  # before the shell starts: exit now
+                print_error(self, e)
+                raise SystemExit(self.exitcode) from e
             settings.set("USER_AGENT", self.job.user_agent, priority="cmdline")
             if self.job.operator_email:
                 headers = {**settings.getdict("DEFAULT_REQUEST_HEADERS"), "From": self.job.operator_email}

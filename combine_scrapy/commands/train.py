@@ -17,6 +17,7 @@ from pathlib import Path
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from combine_scrapy.control import CommandError, print_error
 from combine_scrapy.job import CONFIG_FILE, JobConfigError, find_job_dir, parse_config
 from combine_scrapy.parse import ParsedPage, parse_document
 from combine_scrapy.topic.text import Document, tokens
@@ -126,8 +127,7 @@ class Command(ScrapyCommand):
             if opts.negative or not negative:
                 negative += read_examples(opts.negative, "negative", user_agent, main_content)
         except (JobConfigError, ExampleError, FileNotFoundError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            self.exitcode = 2
+            print_error(self, CommandError(str(e), exitcode=2))
             return
         # Imported here: Scrapy imports every command to list them, and scikit-learn takes over a second to load.
         from combine_scrapy.topic.svm import (

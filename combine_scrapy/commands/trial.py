@@ -12,7 +12,6 @@ afterwards: the job's crawl state is not touched.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import tempfile
 import time
 from collections.abc import Iterable
@@ -22,10 +21,11 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from combine_scrapy.console.beacon import HarvesterBeacon
+from combine_scrapy.control import CommandError, load_checked_job, print_error
 from combine_scrapy.extensions import HarvesterPidFile, HarvestLogWriter, HarvestSummary
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.items import Fetch
-from combine_scrapy.job import Job, JobConfigError, load_job
+from combine_scrapy.job import Job
 from combine_scrapy.pipelines import RecordPipeline
 from combine_scrapy.spiders.focused import FocusedSpider
 from combine_scrapy.topic.links import LinkCandidate
@@ -127,10 +127,9 @@ class Command(ScrapyCommand):
         if opts.pages is not None and opts.pages <= 0:
             raise UsageError("--pages takes a whole number > 0")
         try:
-            job = load_job(args[0], self.settings.get("COMBINE_TOPICS_DIR"), learned_rules=False)
-        except JobConfigError as e:
-            print(f"error: bad job: {e}", file=sys.stderr)
-            self.exitcode = 2
+            job = load_checked_job(args[0], self.settings, learned_rules=False)
+        except CommandError as e:
+            print_error(self, e)
             return
         pages = opts.pages or job.trial_pages
         with tempfile.TemporaryDirectory(prefix=f"trial-{job.name}-") as data_dir:
@@ -142,8 +141,7 @@ class Command(ScrapyCommand):
             return
         fetched = crawler.spider.trial_pages
         if not fetched:
-            print(f"error: the trial fetched no page from {', '.join(job.seeds)}; no rules written", file=sys.stderr)
-            self.exitcode = 1
+            print_error(self, CommandError(f"the trial fetched no page from {', '.join(job.seeds)}; no rules written"))
             return
         h1, h2 = job.hub_content_links, job.hub_directory_links
         trials = learn_site_rules(fetched, h1=h1, h2=h2)
