@@ -228,7 +228,7 @@ class SqliteFrontier:
                     SELECT host, lock_until, delay, urls, fetched, relevant, leased_until FROM old_hosts ORDER BY rowid
                     """
                 )
-                db.execute("INSERT OR IGNORE INTO hosts (host) SELECT DISTINCT host FROM old_urls")
+                db.execute("INSERT OR IGNORE INTO hosts (host, urls) SELECT host, COUNT(*) FROM old_urls GROUP BY host")
                 db.execute(  # numbered in the old order of marking
                     f"""
                     INSERT INTO urls (host_id, tail, harvest, lock_until, priority, distance, attempts)
