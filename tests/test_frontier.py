@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from combine_scrapy.frontier import Locks, Outcome, locks_for, outcome_for_status
+from combine_scrapy.frontier import FrontierEntry, Locks, Outcome, locks_for, outcome_for_status
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 
 
@@ -310,8 +310,6 @@ def old_frontier_file(path, *, earlier: bool) -> None:
 
 @pytest.mark.parametrize("earlier", [False, True], ids=["previous layout", "earlier layout"])
 def test_a_file_of_an_older_layout_is_upgraded_in_place_with_every_url_and_its_state(tmp_path, earlier):
-    from combine_scrapy.frontier import FrontierEntry
-
     path = tmp_path / "frontier.sqlite"
     old_frontier_file(path, earlier=earlier)
     frontier = SqliteFrontier(path)
@@ -337,7 +335,17 @@ def test_a_file_of_an_older_layout_is_upgraded_in_place_with_every_url_and_its_s
     assert [entry.host for entry in frontier.ready(now=1029)] == ["a.example", "c.example"]  # Crawl-delay kept
     frontier.close()
     reopened = SqliteFrontier(path)
-    assert reopened.counts(now=500)["urls"] == 6
+    assert {url for (url,) in reopened._db.execute("SELECT url FROM url_states")} == {
+        *(row[0] for row in OLD_ROWS), "http://c.example/new"}
     tables = {name for (name,) in reopened._db.execute("SELECT name FROM sqlite_master")}
     assert {"old_urls", "old_hosts", "urls_ready"}.isdisjoint(tables)
     reopened.close()
+
+
+def test_a_url_deleted_by_hand_leaves_nothing_to_the_url_marked_after_it(frontier):
+    mark(frontier, "http://a/1", "http://a/2")
+    frontier.complete("http://a/2", "a", now=1, url_lock_until=10, host_lock_until=1, status=200, etag='"x"')
+    frontier._db.execute("DELETE FROM urls WHERE seq = (SELECT seq FROM url_states WHERE url = 'http://a/2')")
+    mark(frontier, "http://a/3")                   # numbered as the deleted URL was
+    assert frontier.statuses(["http://a/3"]) == {"http://a/3": None}
+    assert frontier.ready(now=1) == [FrontierEntry("http://a/1", "a")]
