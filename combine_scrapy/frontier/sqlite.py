@@ -195,6 +195,8 @@ class SqliteFrontier:
         self._upgrade()
         for statement in SCHEMA:
             self._db.execute(statement)
+        # One cursor for the calls made for every URL: the connection's execute makes one per statement.
+        self._statements = self._db.cursor()
 
     def _columns(self, table: str) -> set[str]:
         return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
@@ -271,7 +273,7 @@ class SqliteFrontier:
         the per-host bound.
         """
         marked = refused = raised = 0
-        db = self._db
+        db = self._statements
         hosts: dict[str, list[int]] = {}  # host: [its number, its URLs before this call, URLs marked now]
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -313,9 +315,9 @@ class SqliteFrontier:
 
     def _host(self, host: str) -> list[int]:
         """``[number, URLs, 0]`` of a host, its row made when new (inside the caller's transaction)."""
-        row = self._db.execute("SELECT id, urls FROM hosts WHERE host = ?", (host,)).fetchone()
+        row = self._statements.execute("SELECT id, urls FROM hosts WHERE host = ?", (host,)).fetchone()
         if row is None:
-            return [self._db.execute("INSERT INTO hosts (host) VALUES (?)", (host,)).lastrowid, 0, 0]
+            return [self._statements.execute("INSERT INTO hosts (host) VALUES (?)", (host,)).lastrowid, 0, 0]
         return [row[0], row[1], 0]
 
     def remark(self, url: str) -> bool:
@@ -394,7 +396,7 @@ class SqliteFrontier:
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Lease the URL and lock its host, unless another hand-out got there first."""
-        db = self._db
+        db = self._statements
         db.execute("BEGIN IMMEDIATE")
         try:
             host = db.execute("SELECT id FROM hosts WHERE host = ? AND lock_until <= ?", (entry.host, now)).fetchone()
@@ -438,7 +440,7 @@ class SqliteFrontier:
         The fetch counts for its host's yield, as relevant when ``relevant``;
         the host's lock stretches to its robots.txt Crawl-delay when that is longer.
         """
-        db = self._db
+        db = self._statements
         tail = _tail(host, url)
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -455,7 +457,7 @@ class SqliteFrontier:
 
         With ``now``, the host's robots.txt Crawl-delay counts from then, as after a fetch.
         """
-        db = self._db
+        db = self._statements
         db.execute("BEGIN IMMEDIATE")
         try:
             db.execute(_RELEASED, (host, _tail(host, url)))
