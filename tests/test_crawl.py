@@ -73,7 +73,7 @@ def test_robots_txt_is_obeyed(crawled):
     assert not any(path.startswith("/private/") for path in page_paths(web, PLANTS))
     assert [hit.path for hit in web.hits_for(PLANTS)].count("/robots.txt") == 1
     with job_dir.frontier() as db:
-        status = db.execute("SELECT status FROM urls WHERE url LIKE '%/private/members.html'").fetchone()
+        status = db.execute("SELECT status FROM url_states WHERE url LIKE '%/private/members.html'").fetchone()
     assert status == (None,)  # refused before any fetch, and recorded as done
 
 
@@ -156,6 +156,6 @@ def test_unavailable_page_stays_marked_and_server_errors_do_not_stop_the_crawl(j
         assert "/ok.html" in page_paths(web, "127.0.0.2")
     with job_dir.frontier() as db:
         harvest, status, retries = db.execute(
-            "SELECT harvest, status, retries FROM urls WHERE url LIKE '%broken.html'"
+            "SELECT harvest, status, retries FROM url_states WHERE url LIKE '%broken.html'"
         ).fetchone()
     assert (harvest, status, retries) == (1, 500, 1)  # kept for a later retry, as Combine did

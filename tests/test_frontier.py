@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from combine_scrapy.frontier import Locks, Outcome, locks_for, outcome_for_status
+from combine_scrapy.frontier import FrontierEntry, Locks, Outcome, locks_for, outcome_for_status
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 
 
@@ -252,3 +252,100 @@ def test_best_first_waits_for_a_busy_host_with_better_urls(frontier):
     frontier.complete("http://topic/0", "topic", now=2, url_lock_until=1e9, host_lock_until=7, status=200)
     assert [entry.url for entry in frontier.ready(3, "BestFirst", 2, hold=70)] == ["http://other/1"]
     assert [entry.url for entry in frontier.ready(7, "BestFirst", 2, hold=70)] == ["http://topic/1"]
+
+
+# The layout before hosts were numbered: every row holds its URL whole, and so does its key.
+OLD_LAYOUT = """
+CREATE TABLE urls (
+    url TEXT PRIMARY KEY, host TEXT NOT NULL, harvest INTEGER NOT NULL DEFAULT 1, lock_until REAL NOT NULL DEFAULT 0,
+    priority REAL NOT NULL DEFAULT 0, distance INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0, retries INTEGER NOT NULL DEFAULT 0, status INTEGER, last_checked REAL,
+    etag TEXT, last_modified TEXT, score REAL, visits INTEGER NOT NULL DEFAULT 0, changes INTEGER NOT NULL DEFAULT 0,
+    first_visit REAL, digest TEXT
+);
+CREATE INDEX urls_best ON urls (harvest, host, priority DESC, seq);
+CREATE TABLE hosts (
+    host TEXT PRIMARY KEY, lock_until REAL NOT NULL DEFAULT 0, delay REAL, urls INTEGER NOT NULL DEFAULT 0,
+    fetched INTEGER NOT NULL DEFAULT 0, relevant INTEGER NOT NULL DEFAULT 0, leased_until REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE links (source TEXT NOT NULL, target TEXT NOT NULL, PRIMARY KEY (source, target)) WITHOUT ROWID;
+CREATE TABLE robots (host TEXT PRIMARY KEY, status INTEGER, body BLOB, expires REAL NOT NULL);
+CREATE TABLE control (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+# Columns files of yet earlier versions lack (they had an index urls_ready instead of urls_best).
+LATER_COLUMNS = {"urls": ("distance", "score", "visits", "changes", "first_visit", "digest"),
+                 "hosts": ("fetched", "relevant", "leased_until")}
+
+OLD_ROWS = [  # url, host, harvest, lock_until, priority, distance, seq, attempts, retries, status, last_checked,
+              # etag, last_modified, score, visits, changes, first_visit, digest
+    ("http://b.example:8080/x", "b.example:8080", 0, 5000, 0, 0, 1, 0, 0, 200, 100, '"v1"', "Mon, 23 Nov 2026", 3.5,
+     2, 1, 50, "k1"),
+    ("http://b.example:8080/retry", "b.example:8080", 1, 900, 0, 0, 2, 0, 2, 503, 120, '"v0"', None, None, 0, 0, None,
+     None),
+    ("http://a.example/1", "a.example", 1, 0, 0.5, 0, 3, 0, 0, None, None, None, None, None, 0, 0, None, None),
+    ("https://a.example/2?q=1", "a.example", 1, 0, 0.9, 2, 4, 0, 0, None, None, None, None, None, 0, 0, None, None),
+    ("http://user@c.example/odd", "c.example", 1, 0, 0, 0, 5, 1, 0, None, None, None, None, None, 0, 0, None, None),
+]
+
+
+def old_frontier_file(path, *, earlier: bool) -> None:
+    """A frontier file in the layout before hosts were numbered (``earlier``: without the columns added since)."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.executescript(OLD_LAYOUT)
+        db.executemany(f"INSERT INTO urls VALUES ({', '.join('?' * 18)})", OLD_ROWS)
+        db.executemany("INSERT INTO hosts (host, lock_until, delay, urls, fetched, relevant) VALUES (?, ?, ?, ?, ?, ?)",
+                       [("b.example:8080", 200, 30, 2, 3, 1), ("a.example", 0, None, 2, 0, 0)])  # c.example: no row
+        db.execute("INSERT INTO links VALUES ('http://b.example:8080/x', 'http://a.example/1')")
+        if earlier:
+            db.execute("DROP INDEX urls_best")
+            db.execute("CREATE INDEX urls_ready ON urls (harvest, lock_until)")
+            for table, columns in LATER_COLUMNS.items():
+                for column in columns:
+                    db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    db.close()
+
+
+@pytest.mark.parametrize("earlier", [False, True], ids=["previous layout", "earlier layout"])
+def test_a_file_of_an_older_layout_is_upgraded_in_place_with_every_url_and_its_state(tmp_path, earlier):
+    path = tmp_path / "frontier.sqlite"
+    old_frontier_file(path, earlier=earlier)
+    frontier = SqliteFrontier(path)
+    done, retry, a1, a2, odd = (row[0] for row in OLD_ROWS)
+    assert frontier.counts(now=500) == {"urls": 5, "marked_ready": 3, "marked_locked": 1, "done": 1, "hosts": 3}
+    assert frontier.statuses([done, retry, a1, a2, odd, "http://a.example/unknown"]) == {
+        done: 200, retry: 503, a1: None, a2: None, odd: None}
+    assert (frontier.retries(retry), frontier.retries(a1)) == (2, 0)
+    assert frontier.change_history(done) == ((0, 0, None, None) if earlier else (2, 1, 50.0, "k1"))
+    assert frontier.host_yield("b.example:8080") == ((0, 0) if earlier else (3, 1))
+    assert frontier.link_graph() == ([(done, a1)], {} if earlier else {done: 3.5})
+    assert frontier.ready(now=500) == [FrontierEntry(a2, "a.example", 0.9, None, None, 0 if earlier else 2),
+                                       FrontierEntry(odd, "c.example", 0.0)]
+    assert [entry.url for entry in frontier.ready(now=1000, strategy="BreadthFirst")] == [retry, a1, odd]
+    assert frontier.ready(now=1000)[1] == FrontierEntry(retry, "b.example:8080", 0.0, '"v0"')  # its validator kept
+    assert frontier.hosts(now=500) == [("a.example", 2, 0), ("b.example:8080", 1, 0), ("c.example", 1, 0)]
+    assert frontier.mark([(done, "b.example:8080", 9.0), (a1, "a.example", 5.0)]) == (0, 0, 1)  # the fetched one stays
+    assert frontier.mark([("http://c.example/new", "c.example", 0)], max_urls_per_host=2) == (1, 0, 0)
+    assert frontier.mark([("http://c.example/more", "c.example", 0)], max_urls_per_host=2) == (0, 1, 0)
+    frontier.set_host_delay("b.example:8080", 30)
+    frontier.complete(retry, "b.example:8080", now=1000, url_lock_until=2000, host_lock_until=1001, status=200)
+    assert frontier.next_due(now=1000) == 1000 and frontier.retries(retry) == 0
+    assert [entry.host for entry in frontier.ready(now=1029)] == ["a.example", "c.example"]  # Crawl-delay kept
+    frontier.close()
+    reopened = SqliteFrontier(path)
+    assert {url for (url,) in reopened._db.execute("SELECT url FROM url_states")} == {
+        *(row[0] for row in OLD_ROWS), "http://c.example/new"}
+    tables = {name for (name,) in reopened._db.execute("SELECT name FROM sqlite_master")}
+    assert {"old_urls", "old_hosts", "urls_ready"}.isdisjoint(tables)
+    reopened.close()
+
+
+def test_a_url_deleted_by_hand_leaves_nothing_to_the_url_marked_after_it(frontier):
+    mark(frontier, "http://a/1", "http://a/2")
+    frontier.complete("http://a/2", "a", now=1, url_lock_until=10, host_lock_until=1, status=200, etag='"x"')
+    frontier._db.execute("DELETE FROM urls WHERE seq = (SELECT seq FROM url_states WHERE url = 'http://a/2')")
+    mark(frontier, "http://a/3")                   # numbered as the deleted URL was
+    assert frontier.statuses(["http://a/3"]) == {"http://a/3": None}
+    assert frontier.ready(now=1) == [FrontierEntry("http://a/1", "a")]

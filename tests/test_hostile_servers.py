@@ -312,7 +312,7 @@ def test_the_crawl_finishes_with_nothing_left_marked_and_the_good_pages_stored(h
     job_dir, port, result, stats, _, _, took = hostile_crawl
     assert took < 60
     with job_dir.frontier() as db:
-        assert db.execute("SELECT url FROM urls WHERE harvest = 1").fetchall() == []
+        assert db.execute("SELECT url FROM url_states WHERE harvest = 1").fetchall() == []
     with job_dir.records() as db:
         stored = {url for (url,) in db.execute("SELECT url FROM record_urls")}
     for path in ("/", "/short-length", "/huge-headers", "/loc-relative", "/gzip-lie", "/br-lie", "/charset-lie"):
@@ -329,7 +329,7 @@ def test_a_huge_retry_after_holds_its_host_a_day_and_the_crawl_still_ends(hostil
     assert re.search(rf"answered 503 to {re.escape(url)}: .*held 86400 s by Retry-After", result.stderr)
     with job_dir.frontier() as db:
         (held_until,) = db.execute("SELECT lock_until FROM hosts WHERE host = ?", (f"{HELD}:{port}",)).fetchone()
-        (checked,) = db.execute("SELECT last_checked FROM urls WHERE url = ?", (url,)).fetchone()
+        (checked,) = db.execute("SELECT last_checked FROM url_states WHERE url = ?", (url,)).fetchone()
     assert 86_400 - 5 < held_until - checked <= 86_400 + 5
 
 

@@ -186,8 +186,8 @@ def test_search_ranks_records_and_explains_errors(crawled_base):
 def test_sanity_finds_and_restores_disagreements(job_dir, web):
     d_url, e_url, index = web.url(A, "/d.html"), web.url(B, "/e.html"), web.url(A)
     with sqlite3.connect(job_dir.data / "t" / "frontier.sqlite") as db:
-        db.execute("UPDATE urls SET status = 404 WHERE url = ?", (d_url,))
-        db.execute("DELETE FROM urls WHERE url = ?", (e_url,))
+        db.execute("UPDATE fetches SET status = 404 WHERE seq = (SELECT seq FROM url_states WHERE url = ?)", (d_url,))
+        db.execute("DELETE FROM urls WHERE seq = (SELECT seq FROM url_states WHERE url = ?)", (e_url,))
     with job_dir.records() as db:
         db.execute("DELETE FROM record_urls WHERE url = ?", (index,))
 
@@ -202,7 +202,7 @@ def test_sanity_finds_and_restores_disagreements(job_dir, web):
     assert status == 0 and "records and frontier agree (3 records)" in out
     assert urls_by_record(job_dir)["Pitcher plants"] == {"Bd.html"}
     with job_dir.frontier() as db:
-        assert db.execute("SELECT harvest FROM urls WHERE url = ?", (e_url,)).fetchone() == (1,)
+        assert db.execute("SELECT harvest FROM url_states WHERE url = ?", (e_url,)).fetchone() == (1,)
 
 
 @pytest.mark.crawl

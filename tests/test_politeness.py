@@ -63,7 +63,7 @@ def test_every_spelling_of_a_url_is_fetched_once(job_dir):
         if port80:
             assert [hit.path for hit in port80.hits_for("127.0.0.17")] == ["/robots.txt", "/p.html"]
     with job_dir.frontier() as db:
-        urls = {row[0] for row in db.execute("SELECT url FROM urls")}
+        urls = {row[0] for row in db.execute("SELECT url FROM url_states")}
     assert f"{home}/b.html" in urls and not any("localhost" in url.lower() for url in urls)
 
 

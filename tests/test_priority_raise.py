@@ -46,7 +46,7 @@ def stored(frontier, urls: list[str]) -> dict[str, tuple[float, int]]:
     """``url -> (priority, distance)`` as the frontier keeps them."""
     if isinstance(frontier, SqliteFrontier):
         return {url: (priority, distance) for url, priority, distance in frontier._db.execute(
-            "SELECT url, priority, distance FROM urls")}
+            "SELECT url, priority, distance FROM url_states")}
     from combine_scrapy.frontier.redis import _LIBRARY
 
     read = frontier.server.register_script(_LIBRARY + "local r = load(ARGV[2], ARGV[1]) return {num(r.priority), r.distance or 0}")

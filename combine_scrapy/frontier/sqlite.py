@@ -3,6 +3,16 @@
 Every method is one short transaction, so a harvester killed at any moment
 leaves the file consistent: a marked URL stays marked until a fetch of it has
 completed, and a URL leased to a dead harvester comes back when its lease ends.
+
+A URL is kept short, as the Redis frontier keeps it: its host as the number of
+the host's row, and the rest with ``http://<host>`` written ``:`` and
+``https://<host>`` ``;``. Its number is its order of marking, so the index of
+each host's best URLs holds no text. What fetches leave (status, validators,
+the revisit history) is kept apart from a URL's first fetch on. A queued URL
+of the virtual web costs 79 bytes, 163 before (``bench.frontier_size``).
+Methods given only a URL find its host with ``host_of``: a URL is marked
+under ``host_of(url)``. The view ``url_states`` shows every URL whole with
+its state, for reading the file by hand.
 """
 
 from __future__ import annotations
@@ -13,58 +23,163 @@ from pathlib import Path
 from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.frontier import FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
+from combine_scrapy.urls import host_of
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS urls (
-    url TEXT PRIMARY KEY,
-    host TEXT NOT NULL,
-    harvest INTEGER NOT NULL DEFAULT 1,      -- marked for crawling
-    lock_until REAL NOT NULL DEFAULT 0,      -- URL lock (lease while in progress)
-    priority REAL NOT NULL DEFAULT 0,        -- the best evidence of the pages linking here, raised as they come
-    distance INTEGER NOT NULL DEFAULT 0,     -- link hops since the last relevant page, on the best known path
-    seq INTEGER NOT NULL,                    -- order of marking, for FIFO ties
-    attempts INTEGER NOT NULL DEFAULT 0,     -- hand-outs not yet completed
-    retries INTEGER NOT NULL DEFAULT 0,      -- completed as unavailable in a row
-    status INTEGER,                          -- last HTTP status, NULL before the first fetch
-    last_checked REAL,
-    etag TEXT,
-    last_modified TEXT,
-    score REAL,                              -- the topic score of the last fetch (PageRank strategies)
-    visits INTEGER NOT NULL DEFAULT 0,       -- fetches that gave the page (200 or 304), for revisits
-    changes INTEGER NOT NULL DEFAULT 0,      -- of those, how many found it changed
-    first_visit REAL,
-    digest TEXT                              -- content key of the last 200
-);
-CREATE INDEX IF NOT EXISTS urls_best ON urls (harvest, host, priority DESC, seq);  -- each host's best URL, by seek
-CREATE TABLE IF NOT EXISTS hosts (
-    host TEXT PRIMARY KEY,
-    lock_until REAL NOT NULL DEFAULT 0,
-    delay REAL,                              -- robots.txt Crawl-delay, when longer than WaitIntervalHost
-    urls INTEGER NOT NULL DEFAULT 0,
-    fetched INTEGER NOT NULL DEFAULT 0,      -- completed fetches, for the host's yield
-    relevant INTEGER NOT NULL DEFAULT 0,     -- of those, relevant pages
-    leased_until REAL NOT NULL DEFAULT 0     -- end of the lease of the URL being fetched (0: none)
-);
-CREATE TABLE IF NOT EXISTS links (           -- the crawled link graph, kept for the PageRank strategies
-    source TEXT NOT NULL,
-    target TEXT NOT NULL,
-    PRIMARY KEY (source, target)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS robots (
-    host TEXT PRIMARY KEY,
-    status INTEGER,
-    body BLOB,
-    expires REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS control (          -- flags every process of the job reads: paused
-    name TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-"""
-
+#: The tables, indexes, trigger and view of a frontier file, one statement each.
+SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS hosts (
+        id INTEGER PRIMARY KEY,
+        host TEXT NOT NULL UNIQUE,
+        lock_until REAL NOT NULL DEFAULT 0,
+        delay REAL,                              -- robots.txt Crawl-delay, when longer than WaitIntervalHost
+        urls INTEGER NOT NULL DEFAULT 0,
+        fetched INTEGER NOT NULL DEFAULT 0,      -- completed fetches, for the host's yield
+        relevant INTEGER NOT NULL DEFAULT 0,     -- of those, relevant pages
+        leased_until REAL NOT NULL DEFAULT 0     -- end of the lease of the URL being fetched (0: none)
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS urls (
+        seq INTEGER PRIMARY KEY,                 -- order of marking, for FIFO order and ties: the URL's number
+        host_id INTEGER NOT NULL,                -- hosts.id
+        tail TEXT NOT NULL,                      -- the URL past 'http://<host>' (written ':') or
+                                                 -- 'https://<host>' (';'), or whole when it starts otherwise
+        harvest INTEGER NOT NULL DEFAULT 1,      -- marked for crawling
+        lock_until REAL NOT NULL DEFAULT 0,      -- URL lock (lease while in progress)
+        priority REAL NOT NULL DEFAULT 0,        -- the best evidence of the pages linking here, raised as they come
+        distance INTEGER NOT NULL DEFAULT 0,     -- link hops since the last relevant page, on the best known path
+        attempts INTEGER NOT NULL DEFAULT 0      -- hand-outs not yet completed
+    )
+    """,
+    "CREATE UNIQUE INDEX IF NOT EXISTS urls_key ON urls (host_id, tail)",
+    # Each host's best marked URL, by seek; the rowid (seq) orders ties.
+    "CREATE INDEX IF NOT EXISTS urls_best ON urls (host_id, priority DESC) WHERE harvest = 1",
+    """
+    CREATE TABLE IF NOT EXISTS fetches (         -- what fetching a URL left, from its first fetch on
+        seq INTEGER PRIMARY KEY,                 -- urls.seq
+        status INTEGER,                          -- last HTTP status, NULL before the first completed fetch
+        last_checked REAL,
+        retries INTEGER NOT NULL DEFAULT 0,      -- completed as unavailable in a row
+        etag TEXT,
+        last_modified TEXT,
+        score REAL,                              -- the topic score of the last fetch (PageRank strategies)
+        visits INTEGER NOT NULL DEFAULT 0,       -- fetches that gave the page (200 or 304), for revisits
+        changes INTEGER NOT NULL DEFAULT 0,      -- of those, how many found it changed
+        first_visit REAL,
+        digest TEXT                              -- content key of the last 200
+    )
+    """,
+    # A URL deleted by hand takes what its fetches left with it, so a URL marked later never inherits it.
+    """
+    CREATE TRIGGER IF NOT EXISTS urls_deleted AFTER DELETE ON urls BEGIN
+        DELETE FROM fetches WHERE seq = old.seq;
+    END
+    """,
+    """
+    CREATE VIEW IF NOT EXISTS url_states AS
+    SELECT CASE substr(u.tail, 1, 1) WHEN ':' THEN 'http://' || h.host || substr(u.tail, 2)
+                                     WHEN ';' THEN 'https://' || h.host || substr(u.tail, 2)
+                                     ELSE u.tail END AS url,
+           h.host, u.seq, u.harvest, u.lock_until, u.priority, u.distance, u.attempts,
+           f.status, f.last_checked, COALESCE(f.retries, 0) AS retries, f.etag, f.last_modified, f.score,
+           COALESCE(f.visits, 0) AS visits, COALESCE(f.changes, 0) AS changes, f.first_visit, f.digest
+    FROM urls u JOIN hosts h ON h.id = u.host_id LEFT JOIN fetches f ON f.seq = u.seq
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS links (           -- the crawled link graph, kept for the PageRank strategies
+        source TEXT NOT NULL,
+        target TEXT NOT NULL,
+        PRIMARY KEY (source, target)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS robots (
+        host TEXT PRIMARY KEY,
+        status INTEGER,
+        body BLOB,
+        expires REAL NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS control (          -- flags every process of the job reads: paused
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )
+    """,
+)
 
 # A strategy's queue (frontier.strategy) as the order of one host's URLs.
 _QUEUES = {"fifo": "seq", "best": "priority DESC, seq"}
+
+# A URL's row: its host's number and its tail (``?`` the host name, then the tail).
+_URL = "host_id = (SELECT id FROM hosts WHERE host = ?) AND tail = ?"
+_KNOWN = "SELECT 1 FROM urls WHERE host_id = ? AND tail = ?"
+
+# A host's lock after a fetch ends at ?1, stretched to its Crawl-delay counted from ?2 (when given).
+_HOST_LOCK = "CASE WHEN delay <> 0 AND ?2 IS NOT NULL THEN MAX(?1, ?2 + delay) ELSE ?1 END"
+
+# The end of a fetch (``complete``), one statement a table: what it left, the URL's mark and lock, its host.
+_FETCHED = f"""
+    INSERT INTO fetches (seq, status, last_checked, retries, etag, last_modified, score)
+    SELECT seq, ?, ?, ?, ?, ?, ? FROM urls WHERE {_URL}
+    ON CONFLICT (seq) DO UPDATE SET
+        status = excluded.status, last_checked = excluded.last_checked,
+        retries = CASE WHEN excluded.retries THEN retries + 1 ELSE 0 END,
+        etag = COALESCE(excluded.etag, etag), last_modified = COALESCE(excluded.last_modified, last_modified),
+        score = COALESCE(excluded.score, score)
+"""
+_COMPLETED = f"UPDATE urls SET harvest = ?, lock_until = ?, attempts = 0 WHERE {_URL}"
+_HOST_FETCHED = f"""
+    UPDATE hosts SET lock_until = {_HOST_LOCK}, leased_until = 0, fetched = fetched + 1, relevant = relevant + ?3
+    WHERE host = ?4
+"""
+
+# Giving a leased URL back (``release``): the URL unlocked, its host locked as after a fetch.
+_RELEASED = f"UPDATE urls SET lock_until = 0, attempts = MAX(attempts - 1, 0) WHERE {_URL}"
+_HOST_RELEASED = f"UPDATE hosts SET lock_until = {_HOST_LOCK}, leased_until = 0 WHERE host = ?3"
+
+# The columns of the layout before hosts were numbered (one row per URL, the URL whole in it and in its key)
+# that files of yet earlier versions lack, read when such a file is rewritten in today's layout.
+_OLD_COLUMNS = (
+    ("urls", (("score", "REAL"), ("visits", "INTEGER NOT NULL DEFAULT 0"),
+              ("changes", "INTEGER NOT NULL DEFAULT 0"), ("first_visit", "REAL"), ("digest", "TEXT"),
+              ("distance", "INTEGER NOT NULL DEFAULT 0"))),
+    ("hosts", (("fetched", "INTEGER NOT NULL DEFAULT 0"), ("relevant", "INTEGER NOT NULL DEFAULT 0"),
+               ("leased_until", "REAL NOT NULL DEFAULT 0"))),
+)
+
+# An old row's URL as a tail: the same rule as ``_tail``, in SQL.
+_OLD_TAIL = """
+    CASE WHEN substr(o.url, 1, 7 + length(o.host)) = 'http://' || o.host THEN ':' || substr(o.url, 8 + length(o.host))
+         WHEN substr(o.url, 1, 8 + length(o.host)) = 'https://' || o.host THEN ';' || substr(o.url, 9 + length(o.host))
+         ELSE o.url END
+"""
+
+
+def _tail(host: str, url: str) -> str:
+    """``url`` as its host's rows keep it: ``http://<host>`` written ``:``, ``https://<host>`` ``;``."""
+    if url.startswith("http://") and url.startswith(host, 7):
+        return ":" + url[7 + len(host):]
+    if url.startswith("https://") and url.startswith(host, 8):
+        return ";" + url[8 + len(host):]
+    return url
+
+
+def _whole(host: str, tail: str) -> str:
+    """The URL a host's ``tail`` stands for."""
+    mark = tail[:1]
+    if mark == ":":
+        return "http://" + host + tail[1:]
+    if mark == ";":
+        return "https://" + host + tail[1:]
+    return tail
+
+
+def _key(url: str) -> tuple[str, str]:
+    """``(host, tail)``: where a URL given alone is kept."""
+    host = host_of(url)
+    return host, _tail(host, url)
 
 
 class SqliteFrontier:
@@ -78,22 +193,71 @@ class SqliteFrontier:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._upgrade()
-        self._db.executescript(SCHEMA)
+        for statement in SCHEMA:
+            self._db.execute(statement)
+        # One cursor for the calls made for every URL: the connection's execute makes one per statement.
+        self._statements = self._db.cursor()
+
+    def _columns(self, table: str) -> set[str]:
+        return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
 
     def _upgrade(self) -> None:
-        """Add the columns later versions use to a frontier file written by an earlier one."""
-        for table, added in (
-            ("urls", (("score", "REAL"), ("visits", "INTEGER NOT NULL DEFAULT 0"),
-                      ("changes", "INTEGER NOT NULL DEFAULT 0"), ("first_visit", "REAL"), ("digest", "TEXT"),
-                      ("distance", "INTEGER NOT NULL DEFAULT 0"))),
-            ("hosts", (("fetched", "INTEGER NOT NULL DEFAULT 0"), ("relevant", "INTEGER NOT NULL DEFAULT 0"),
-                       ("leased_until", "REAL NOT NULL DEFAULT 0"))),
-        ):
-            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
-            for column, declaration in added:
-                if columns and column not in columns:
-                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-        self._db.execute("DROP INDEX IF EXISTS urls_ready")  # replaced by urls_best, which rounds seek in
+        """Rewrite a file of the layout before hosts were numbered in today's, in one transaction.
+
+        Every URL keeps its state, what its fetches left and its order of
+        marking; every host its locks and counts. The old tables' pages are
+        left free in the file for the frontier to grow into.
+        """
+        if "url" not in self._columns("urls"):
+            return
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if "url" in self._columns("urls"):  # not upgraded meanwhile by another process of the job
+                for table, added in _OLD_COLUMNS:
+                    columns = self._columns(table)
+                    for column, declaration in added:
+                        if column not in columns:
+                            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+                db.execute("ALTER TABLE urls RENAME TO old_urls")
+                db.execute("ALTER TABLE hosts RENAME TO old_hosts")
+                db.execute("DROP INDEX IF EXISTS urls_best")
+                db.execute("DROP INDEX IF EXISTS urls_ready")
+                for statement in SCHEMA:
+                    db.execute(statement)
+                db.execute(
+                    """
+                    INSERT INTO hosts (host, lock_until, delay, urls, fetched, relevant, leased_until)
+                    SELECT host, lock_until, delay, urls, fetched, relevant, leased_until FROM old_hosts ORDER BY rowid
+                    """
+                )
+                db.execute("INSERT OR IGNORE INTO hosts (host, urls) SELECT host, COUNT(*) FROM old_urls GROUP BY host")
+                db.execute(  # numbered in the old order of marking
+                    f"""
+                    INSERT INTO urls (host_id, tail, harvest, lock_until, priority, distance, attempts)
+                    SELECT h.id, {_OLD_TAIL}, o.harvest, o.lock_until, o.priority, o.distance, o.attempts
+                    FROM old_urls o JOIN hosts h ON h.host = o.host ORDER BY o.seq, o.rowid
+                    """
+                )
+                db.execute(
+                    f"""
+                    INSERT INTO fetches (seq, status, last_checked, retries, etag, last_modified, score, visits,
+                                         changes, first_visit, digest)
+                    SELECT u.seq, o.status, o.last_checked, o.retries, o.etag, o.last_modified, o.score, o.visits,
+                           o.changes, o.first_visit, o.digest
+                    FROM old_urls o JOIN hosts h ON h.host = o.host
+                    JOIN urls u ON u.host_id = h.id AND u.tail = {_OLD_TAIL}
+                    WHERE o.status IS NOT NULL OR o.last_checked IS NOT NULL OR o.retries <> 0 OR o.etag IS NOT NULL
+                          OR o.last_modified IS NOT NULL OR o.score IS NOT NULL OR o.visits <> 0 OR o.changes <> 0
+                          OR o.first_visit IS NOT NULL OR o.digest IS NOT NULL
+                    """
+                )
+                db.execute("DROP TABLE old_urls")
+                db.execute("DROP TABLE old_hosts")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         self._db.close()
@@ -109,45 +273,56 @@ class SqliteFrontier:
         the per-host bound.
         """
         marked = refused = raised = 0
-        db = self._db
+        db = self._statements
+        hosts: dict[str, list[int]] = {}  # host: [its number, its URLs before this call, URLs marked now]
         db.execute("BEGIN IMMEDIATE")
         try:
-            seq = db.execute("SELECT COALESCE(MAX(seq), 0) FROM urls").fetchone()[0]
             for url, host, priority in entries:
-                if db.execute("SELECT 1 FROM urls WHERE url = ?", (url,)).fetchone():
-                    raised += db.execute(
-                        """
-                        UPDATE urls SET priority = MAX(priority, :priority), distance = MIN(distance, :distance)
-                        WHERE url = :url AND harvest = 1 AND last_checked IS NULL
-                              AND (priority < :priority OR distance > :distance)
-                        """,
-                        {"url": url, "priority": priority, "distance": distance},
-                    ).rowcount
+                known = hosts.get(host)
+                if known is None:
+                    known = hosts[host] = self._host(host)
+                host_id, stored, added = known
+                tail = _tail(host, url)
+                full = max_urls_per_host is not None and stored + added >= max_urls_per_host
+                if full and not db.execute(_KNOWN, (host_id, tail)).fetchone():
+                    refused += 1
                     continue
-                db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
-                if max_urls_per_host is not None:
-                    count = db.execute("SELECT urls FROM hosts WHERE host = ?", (host,)).fetchone()[0]
-                    if count >= max_urls_per_host:
-                        refused += 1
-                        continue
-                seq += 1
-                db.execute(
-                    "INSERT INTO urls (url, host, priority, distance, seq) VALUES (?, ?, ?, ?, ?)",
-                    (url, host, priority, distance, seq),
-                )
-                db.execute("UPDATE hosts SET urls = urls + 1 WHERE host = ?", (host,))
-                marked += 1
+                if not full and db.execute(
+                    "INSERT OR IGNORE INTO urls (host_id, tail, priority, distance) VALUES (?, ?, ?, ?)",
+                    (host_id, tail, priority, distance),
+                ).rowcount:
+                    known[2] += 1
+                    marked += 1
+                    continue
+                raised += db.execute(
+                    """
+                    UPDATE urls SET priority = MAX(priority, :priority), distance = MIN(distance, :distance)
+                    WHERE host_id = :host AND tail = :tail AND harvest = 1
+                          AND (priority < :priority OR distance > :distance)
+                          AND NOT EXISTS (SELECT 1 FROM fetches f WHERE f.seq = urls.seq AND f.last_checked IS NOT NULL)
+                    """,
+                    {"host": host_id, "tail": tail, "priority": priority, "distance": distance},
+                ).rowcount
+            db.executemany(
+                "UPDATE hosts SET urls = urls + ? WHERE id = ?",
+                ((added, host_id) for host_id, _, added in hosts.values() if added),
+            )
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
         return MarkResult(marked, refused, raised)
 
+    def _host(self, host: str) -> list[int]:
+        """``[number, URLs, 0]`` of a host, its row made when new (inside the caller's transaction)."""
+        row = self._statements.execute("SELECT id, urls FROM hosts WHERE host = ?", (host,)).fetchone()
+        if row is None:
+            return [self._statements.execute("INSERT INTO hosts (host) VALUES (?)", (host,)).lastrowid, 0, 0]
+        return [row[0], row[1], 0]
+
     def remark(self, url: str) -> bool:
         """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
-        cursor = self._db.execute(
-            "UPDATE urls SET harvest = 1, lock_until = 0, attempts = 0 WHERE url = ?", (url,)
-        )
+        cursor = self._db.execute(f"UPDATE urls SET harvest = 1, lock_until = 0, attempts = 0 WHERE {_URL}", _key(url))
         return cursor.rowcount > 0
 
     def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
@@ -165,17 +340,21 @@ class SqliteFrontier:
         )
         rows = self._db.execute(
             f"""
-            SELECT u.url, u.host, u.priority, u.etag, u.last_modified, u.distance, u.seq,
+            SELECT h.host, u.tail, u.priority, f.etag, f.last_modified, u.distance, u.seq,
                    h.lock_until, h.fetched, h.relevant
-            FROM hosts h JOIN urls u ON u.rowid = (
-                SELECT rowid FROM urls WHERE harvest = 1 AND host = h.host AND lock_until <= :now
+            FROM hosts h JOIN urls u ON u.seq = (
+                SELECT seq FROM urls WHERE harvest = 1 AND host_id = h.id AND lock_until <= :now
                 ORDER BY {_QUEUES[crawl.queue]} LIMIT 1
             )
+            LEFT JOIN fetches f ON f.seq = u.seq
             WHERE h.lock_until <= :now OR h.leased_until > :now AND h.lock_until <= :until
             """,
             {"now": now, "until": now + hold},
         ).fetchall()
-        heads = [Head(FrontierEntry(*row[:6]), *row[6:]) for row in rows]
+        heads = [
+            Head(FrontierEntry(_whole(host, tail), host, priority, etag, last_modified, distance), *rest)
+            for host, tail, priority, etag, last_modified, distance, *rest in rows
+        ]
         return crawl.round(heads, now, limit, lambda hosts, depth: self._deeper(now, hosts, depth))
 
     def _deeper(self, now: float, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
@@ -183,7 +362,8 @@ class SqliteFrontier:
         return {
             host: self._db.execute(
                 f"""
-                SELECT priority, seq FROM urls WHERE harvest = 1 AND host = ? AND lock_until <= ?
+                SELECT priority, seq FROM urls
+                WHERE harvest = 1 AND host_id = (SELECT id FROM hosts WHERE host = ?) AND lock_until <= ?
                 ORDER BY {_QUEUES["best"]} LIMIT ?
                 """,
                 (host, now, depth),
@@ -198,7 +378,7 @@ class SqliteFrontier:
     def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
         """The crawled graph's edges, and the topic score of every fetched page."""
         edges = self._db.execute("SELECT source, target FROM links").fetchall()
-        scores = dict(self._db.execute("SELECT url, score FROM urls WHERE score IS NOT NULL").fetchall())
+        scores = dict(self._db.execute("SELECT url, score FROM url_states WHERE score IS NOT NULL").fetchall())
         return edges, scores
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
@@ -206,8 +386,8 @@ class SqliteFrontier:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.executemany(
-                "UPDATE urls SET priority = ? WHERE url = ? AND harvest = 1",
-                ((rank, url) for url, rank in priorities.items()),
+                f"UPDATE urls SET priority = ? WHERE {_URL} AND harvest = 1",
+                ((rank, *_key(url)) for url, rank in priorities.items()),
             )
             self._db.execute("COMMIT")
         except BaseException:
@@ -216,26 +396,22 @@ class SqliteFrontier:
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Lease the URL and lock its host, unless another hand-out got there first."""
-        db = self._db
+        db = self._statements
         db.execute("BEGIN IMMEDIATE")
         try:
-            host_free = db.execute(
-                "SELECT 1 FROM hosts WHERE host = ? AND lock_until <= ?", (entry.host, now)
-            ).fetchone()
-            url_free = db.execute(
-                "SELECT 1 FROM urls WHERE url = ? AND harvest = 1 AND lock_until <= ?", (entry.url, now)
-            ).fetchone()
-            if not (host_free and url_free):
-                db.execute("ROLLBACK")
-                return False
-            db.execute("UPDATE hosts SET lock_until = ?, leased_until = ? WHERE host = ?",
-                       (now + lease, now + lease, entry.host))
-            db.execute(
-                "UPDATE urls SET lock_until = ?, attempts = attempts + 1 WHERE url = ?",
-                (now + lease, entry.url),
-            )
-            db.execute("COMMIT")
-            return True
+            host = db.execute("SELECT id FROM hosts WHERE host = ? AND lock_until <= ?", (entry.host, now)).fetchone()
+            leased = host is not None and db.execute(
+                """
+                UPDATE urls SET lock_until = ?, attempts = attempts + 1
+                WHERE host_id = ? AND tail = ? AND harvest = 1 AND lock_until <= ?
+                """,
+                (now + lease, host[0], _tail(entry.host, entry.url), now),
+            ).rowcount > 0
+            if leased:
+                db.execute("UPDATE hosts SET lock_until = ?, leased_until = ? WHERE id = ?",
+                           (now + lease, now + lease, host[0]))
+            db.execute("COMMIT" if leased else "ROLLBACK")
+            return leased
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -261,28 +437,16 @@ class SqliteFrontier:
     ) -> None:
         """Record the end of a fetch: locks set, harvest flag cleared unless ``keep_marked``.
 
-        The fetch counts for its host's yield, as relevant when ``relevant``.
+        The fetch counts for its host's yield, as relevant when ``relevant``;
+        the host's lock stretches to its robots.txt Crawl-delay when that is longer.
         """
-        db = self._db
+        db = self._statements
+        tail = _tail(host, url)
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute(
-                """
-                UPDATE urls SET harvest = ?, lock_until = ?, attempts = 0, status = ?, last_checked = ?,
-                       retries = CASE WHEN ? THEN retries + 1 ELSE 0 END,
-                       etag = COALESCE(?, etag), last_modified = COALESCE(?, last_modified),
-                       score = COALESCE(?, score)
-                WHERE url = ?
-                """,
-                (int(keep_marked), url_lock_until, status, now, keep_marked, etag, last_modified, score, url),
-            )
-            db.execute(
-                """
-                UPDATE hosts SET lock_until = ?, leased_until = 0, fetched = fetched + 1, relevant = relevant + ?
-                WHERE host = ?
-                """,
-                (self._with_delay(host, now, host_lock_until), int(bool(relevant)), host),
-            )
+            db.execute(_FETCHED, (status, now, int(keep_marked), etag, last_modified, score, host, tail))
+            db.execute(_COMPLETED, (int(keep_marked), url_lock_until, host, tail))
+            db.execute(_HOST_FETCHED, (host_lock_until, now, int(bool(relevant)), host))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -293,31 +457,41 @@ class SqliteFrontier:
 
         With ``now``, the host's robots.txt Crawl-delay counts from then, as after a fetch.
         """
-        self._db.execute(
-            "UPDATE urls SET lock_until = 0, attempts = MAX(attempts - 1, 0) WHERE url = ?", (url,)
-        )
-        self._db.execute("UPDATE hosts SET leased_until = 0 WHERE host = ?", (host,))
-        self.lock_host(host, host_lock_until if now is None else self._with_delay(host, now, host_lock_until))
+        db = self._statements
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(_RELEASED, (host, _tail(host, url)))
+            db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
+            db.execute(_HOST_RELEASED, (host_lock_until, now, host))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
-    def _with_delay(self, host: str, now: float, host_lock_until: float) -> float:
-        """The host lock stretched to the host's Crawl-delay when that is longer."""
-        delay = self._db.execute("SELECT delay FROM hosts WHERE host = ?", (host,)).fetchone()
-        return max(host_lock_until, now + delay[0]) if delay and delay[0] else host_lock_until
+    def _fetches(self, columns: str, url: str) -> tuple | None:
+        """``columns`` of what the fetches of a URL left; None before its first."""
+        return self._db.execute(
+            f"SELECT {columns} FROM urls u JOIN fetches f ON f.seq = u.seq "
+            "WHERE u.host_id = (SELECT id FROM hosts WHERE host = ?) AND u.tail = ?",
+            _key(url),
+        ).fetchone()
 
     def change_history(self, url: str) -> tuple[int, int, float | None, str | None]:
         """``(visits, changes, first visit, last content digest)`` of a page, for its revisit interval."""
-        row = self._db.execute("SELECT visits, changes, first_visit, digest FROM urls WHERE url = ?", (url,)).fetchone()
+        row = self._fetches("f.visits, f.changes, f.first_visit, f.digest", url)
         return tuple(row) if row else (0, 0, None, None)
 
     def record_visit(self, url: str, now: float, digest: str | None, changed: bool) -> None:
         """Count a fetch that gave the page (``digest`` None for a 304: unchanged)."""
         self._db.execute(
-            """
-            UPDATE urls SET visits = visits + 1, changes = changes + ?, first_visit = COALESCE(first_visit, ?),
-                            digest = COALESCE(?, digest)
-            WHERE url = ?
+            f"""
+            INSERT INTO fetches (seq, visits, changes, first_visit, digest)
+            SELECT seq, 1, ?, ?, ? FROM urls WHERE {_URL}
+            ON CONFLICT (seq) DO UPDATE SET
+                visits = visits + 1, changes = changes + excluded.changes,
+                first_visit = COALESCE(first_visit, excluded.first_visit), digest = COALESCE(excluded.digest, digest)
             """,
-            (int(changed), now, digest, url),
+            (int(changed), now, digest, *_key(url)),
         )
 
     def host_yield(self, host: str) -> tuple[int, int]:
@@ -326,17 +500,24 @@ class SqliteFrontier:
         return (row[0], row[1]) if row else (0, 0)
 
     def retries(self, url: str) -> int:
-        row = self._db.execute("SELECT retries FROM urls WHERE url = ?", (url,)).fetchone()
+        row = self._fetches("f.retries", url)
         return row[0] if row else 0
 
     def statuses(self, urls: Iterable[str]) -> dict[str, int | None]:
         """The last HTTP status of each known URL (None: not fetched yet); unknown URLs left out."""
-        urls, known = list(urls), {}
-        for start in range(0, len(urls), 500):
-            chunk = urls[start:start + 500]
-            known.update(self._db.execute(
-                f"SELECT url, status FROM urls WHERE url IN ({', '.join('?' * len(chunk))})", chunk
-            ).fetchall())
+        wanted = {_key(url): url for url in urls}
+        keys, known = list(wanted), {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            rows = self._db.execute(
+                f"""
+                WITH wanted (host, tail) AS (VALUES {', '.join(['(?, ?)'] * len(chunk))})
+                SELECT w.host, w.tail, f.status FROM wanted w JOIN hosts h ON h.host = w.host
+                JOIN urls u ON u.host_id = h.id AND u.tail = w.tail LEFT JOIN fetches f ON f.seq = u.seq
+                """,
+                [part for key in chunk for part in key],
+            )
+            known.update((wanted[(host, tail)], status) for host, tail, status in rows)
         return known
 
     def set_host_delay(self, host: str, delay: float | None) -> None:
@@ -347,7 +528,7 @@ class SqliteFrontier:
         """When the next marked URL (and its host) becomes free, or None when nothing is marked."""
         row = self._db.execute(
             """
-            SELECT MIN(MAX(u.lock_until, h.lock_until)) FROM urls u JOIN hosts h ON h.host = u.host
+            SELECT MIN(MAX(u.lock_until, h.lock_until)) FROM urls u JOIN hosts h ON h.id = u.host_id
             WHERE u.harvest = 1
             """
         ).fetchone()
@@ -370,8 +551,8 @@ class SqliteFrontier:
         """Hosts with marked URLs, most first: ``(host, marked URLs, seconds until unlocked)``."""
         rows = self._db.execute(
             """
-            SELECT h.host, COUNT(*), MAX(h.lock_until - :now, 0) FROM urls u JOIN hosts h ON h.host = u.host
-            WHERE u.harvest = 1 GROUP BY h.host ORDER BY COUNT(*) DESC, h.host LIMIT :limit
+            SELECT h.host, COUNT(*), MAX(h.lock_until - :now, 0) FROM urls u JOIN hosts h ON h.id = u.host_id
+            WHERE u.harvest = 1 GROUP BY h.id ORDER BY COUNT(*) DESC, h.host LIMIT :limit
             """,
             {"now": now, "limit": limit},
         )
@@ -384,7 +565,8 @@ class SqliteFrontier:
             SELECT COUNT(*),
                    SUM(harvest = 1 AND lock_until <= :now),
                    SUM(harvest = 1 AND lock_until > :now),
-                   SUM(harvest = 0 AND status IS NOT NULL),
+                   (SELECT COUNT(*) FROM fetches f JOIN urls u ON u.seq = f.seq
+                    WHERE u.harvest = 0 AND f.status IS NOT NULL),
                    (SELECT COUNT(*) FROM hosts)
             FROM urls
             """,
