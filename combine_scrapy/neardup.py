@@ -47,6 +47,10 @@ SHINGLE = 3
 MIN_WORDS = 20
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# For ASCII text: word characters lower-cased, any other a space.
+_ASCII_WORDS = bytes(
+    ord(char.lower()) if char.isascii() and (char.isalnum() or char == "_") else ord(" ") for char in map(chr, range(256))
+)
 _DIGITS = re.compile(r"\d+")
 _MASK = (1 << BITS) - 1
 #: Distinct words whose hashes are remembered across pages (about 100 bytes each).
@@ -58,7 +62,11 @@ def words(text: str) -> list[str]:
 
     Digits are word characters, so folding them in the whole text first
     moves no word boundary: one substitution a page instead of one a word.
+    ASCII text is then cut through a byte table (``\\w`` is ``[A-Za-z0-9_]``
+    there), several times faster than finding each word with the expression.
     """
+    if text.isascii():
+        return _DIGITS.sub("0", text).encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
     return _WORD.findall(_DIGITS.sub("0", text.lower()))
 
 
@@ -91,10 +99,9 @@ def shingle_hashes(tokens: list[str], size: int = SHINGLE) -> numpy.ndarray:
     their positions, in numpy, so a page costs a dictionary look-up per word
     of its vocabulary, not a hash call per shingle.
     """
-    vocabulary: dict[str, int] = {}
-    positions = [vocabulary.setdefault(token, len(vocabulary)) for token in tokens]
+    vocabulary = {word: number for number, word in enumerate(dict.fromkeys(tokens))}
     distinct = numpy.fromiter(map(_word_hash, vocabulary), dtype=numpy.uint64, count=len(vocabulary))
-    word_hashes = distinct[numpy.asarray(positions, dtype=numpy.intp)]
+    word_hashes = distinct[numpy.fromiter(map(vocabulary.__getitem__, tokens), dtype=numpy.intp, count=len(tokens))]
     count = len(tokens) - size + 1
     combined = numpy.zeros(count, dtype=numpy.uint64)
     with numpy.errstate(over="ignore"):

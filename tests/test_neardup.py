@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from combine_scrapy import neardup
 
@@ -129,3 +131,8 @@ def test_fingerprints_of_sample_pages_are_those_stored_before():
     assert found == STORED_FINGERPRINTS
     for name, (sample, fingerprint) in STORED_TEXT_FINGERPRINTS.items():
         assert neardup.simhash(sample) == fingerprint, name
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+def test_ascii_words_are_those_the_regular_expression_finds(sample):
+    assert neardup.words(sample) == [neardup._DIGITS.sub("0", word) for word in neardup._WORD.findall(sample.lower())]
