@@ -22,7 +22,6 @@ import functools
 from dataclasses import dataclass, field
 
 import lxml.etree
-import lxml.html
 import regex
 
 from combine_scrapy.htmltree import EmptyDocument, parse_html
@@ -196,7 +195,7 @@ def _densest_span(runs: list[tuple[int, int]]) -> tuple[int, int]:
     return best_start, best_end
 
 
-def main_content_of(root: lxml.html.HtmlElement) -> str:
+def main_content_of(root: lxml.etree._Element) -> str:
     """Text of the main content block of a parsed page, one line per block; empty when it is all boilerplate."""
     runs, blocks = _tokens(root)
     start, end = _densest_span(runs)
