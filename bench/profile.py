@@ -45,6 +45,8 @@ GROUPS = (
     ("/combine_scrapy/neardup.py", "dedup (MD5 content key, near-duplicate simhash)"),
     ("/combine_scrapy/record.py", "dedup (MD5 content key, near-duplicate simhash)"),
     ("/combine_scrapy/content.py", "parsing"),
+    # The guarded database connection runs the frontier's and the store's SQL: its time is theirs.
+    ("/combine_scrapy/faults.py", None),
     ("/combine_scrapy/", "pipeline glue (items, pipelines, middlewares, records)"),
     ("/lxml/", "parsing"),
     ("/charset_normalizer/", "parsing"),

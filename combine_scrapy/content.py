@@ -18,10 +18,10 @@ has already built, so a page is parsed once.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import lxml.etree
-import lxml.html
 import regex
 
 from combine_scrapy.htmltree import EmptyDocument, parse_html
@@ -70,12 +70,20 @@ def _is_boilerplate(element) -> bool:
         return False
     if tag in _BOILERPLATE_TAGS:
         return tag not in _OWN_PARTS or not any(a.tag in _ARTICLE_TAGS for a in element.iterancestors())
-    if (element.get("role") or "").strip().lower() in _BOILERPLATE_ROLES:
+    role = element.get("role")
+    if role and role.strip().lower() in _BOILERPLATE_ROLES:
         return True
     if tag not in _BLOCK_TAGS or tag in _HEADINGS:  # a link or heading of class "header" is no page header
         return False
-    for name in (element.get("class") or "").split() + [element.get("id") or ""]:
-        parts = set(_NAME_PARTS.split(name.lower()))
+    classes, name = element.get("class"), element.get("id")
+    return bool(classes or name) and _names_boilerplate(classes or "", name or "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_boilerplate(classes: str, name: str) -> bool:
+    """Whether a class attribute or an id names boilerplate (pages of a site repeat the same few)."""
+    for word in classes.split() + [name]:
+        parts = set(_NAME_PARTS.split(word.lower()))
         if parts & _BOILERPLATE_WORDS and not parts & _CONTENT_WORDS:
             return True
     return False
@@ -83,76 +91,87 @@ def _is_boilerplate(element) -> bool:
 
 def _count_tokens(text: str) -> int:
     """How many tokens (_TOKEN) ``text`` has; str.split counts them when there is no CJK character."""
+    if text.isascii():
+        return len(text.split())
     return len(_TOKEN.findall(text)) if _CJK.search(text) else len(text.split())
 
 
-class _Tokens:
-    """The page as runs of tag/word bits, cut into blocks."""
+def _tokens(root) -> tuple[list[tuple[int, int]], list[_Block]]:
+    """The page under ``root`` as runs of tag/word bits, cut into blocks, in document order.
 
-    def __init__(self):
-        self.runs: list[tuple[int, int]] = []  # (bit, how many in a row): 1 a tag (or a link word), 0 a word
-        self.length = 0
-        self.blocks: list[_Block] = [_Block()]
-
-    def _add(self, bit: int, count: int) -> None:
-        if self.runs and self.runs[-1][0] == bit:
-            self.runs[-1] = (bit, self.runs[-1][1] + count)
-        else:
-            self.runs.append((bit, count))
-        self.length += count
-
-    def tag(self) -> None:
-        self._add(1, 1)
-
-    def new_block(self) -> None:
-        if self.blocks[-1].words:
-            self.blocks.append(_Block())
-
-    def text(self, text: str | None, in_link: bool, in_boilerplate: bool) -> None:
-        if not text:
-            return
-        count = _count_tokens(text)
-        if not count:
-            return
-        block = self.blocks[-1]
-        if not (in_link or in_boilerplate):
-            block.spans.append((self.length, self.length + count))
-        self._add(1 if in_link or in_boilerplate else 0, count)
-        if not in_boilerplate:
-            block.chunks.append(text)
-            block.words += count
-            block.link_words += count if in_link else 0
-
-    def walk(self, root) -> None:
-        """Tokens of the tree under ``root``, in document order; iterative, so any depth is safe."""
-        outer: list[tuple[bool, bool]] = []  # (in_link, in_boilerplate) around each open element
-        in_link = in_boilerplate = False
-        skipped = 0  # depth inside a skipped element
-        for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
-            tag = element.tag if isinstance(element.tag, str) else ""
-            if event == "start":
-                if skipped or not tag or tag in _SKIPPED_TAGS:
-                    skipped += 1
-                    continue
-                outer.append((in_link, in_boilerplate))
-                in_link = in_link or (tag == "a" and not (element.get("href") or "#").startswith("#"))
-                in_boilerplate = in_boilerplate or _is_boilerplate(element)
-                if tag in _BLOCK_TAGS:
-                    self.new_block()
-                self.tag()
-                self.text(element.text, in_link, in_boilerplate)
+    A run is (bit, how many in a row): 1 a tag (or a link word), 0 a word.
+    Iterative, so any depth is safe. The run being counted (``bit``,
+    ``count``) is kept in locals and appended when the bit changes: the walk
+    visits every element of the page, so it does no more per element than it must.
+    """
+    runs: list[tuple[int, int]] = []
+    block = _Block()
+    blocks = [block]
+    bit, count, length = 1, 0, 0  # the open run: a run of no tokens is never appended
+    outer: list[tuple[bool, bool]] = []  # (in_link, in_boilerplate) around each open element
+    in_link = in_boilerplate = False
+    skipped = 0  # depth inside a skipped element
+    for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if event == "start":
+            if skipped or not tag or tag in _SKIPPED_TAGS:
+                skipped += 1
                 continue
+            outer.append((in_link, in_boilerplate))
+            in_link = in_link or (tag == "a" and not (element.get("href") or "#").startswith("#"))
+            in_boilerplate = in_boilerplate or _is_boilerplate(element)
+            if tag in _BLOCK_TAGS and block.words:
+                block = _Block()
+                blocks.append(block)
+            if bit:
+                count += 1
+            else:
+                runs.append((bit, count))
+                bit, count = 1, 1
+            length += 1
+            text = element.text
+        else:
             if skipped:
                 skipped -= 1
                 if skipped:
                     continue
             else:
-                self.tag()
-                if tag in _BLOCK_TAGS:
-                    self.new_block()
+                if bit:
+                    count += 1
+                else:
+                    runs.append((bit, count))
+                    bit, count = 1, 1
+                length += 1
+                if tag in _BLOCK_TAGS and block.words:
+                    block = _Block()
+                    blocks.append(block)
                 in_link, in_boilerplate = outer.pop()
-            if element is not root:
-                self.text(element.tail, in_link, in_boilerplate)
+            if element is root:
+                continue
+            text = element.tail
+        if not text:
+            continue
+        words = _count_tokens(text)
+        if not words:
+            continue
+        outside = in_link or in_boilerplate
+        if not outside:
+            block.spans.append((length, length + words))
+        if outside == bool(bit) or not count:
+            count += words
+            bit = 1 if outside else 0
+        else:
+            runs.append((bit, count))
+            bit, count = (1 if outside else 0), words
+        length += words
+        if not in_boilerplate:
+            block.chunks.append(text)
+            block.words += words
+            if in_link:
+                block.link_words += words
+    if count:
+        runs.append((bit, count))
+    return runs, blocks
 
 
 def _densest_span(runs: list[tuple[int, int]]) -> tuple[int, int]:
@@ -176,13 +195,12 @@ def _densest_span(runs: list[tuple[int, int]]) -> tuple[int, int]:
     return best_start, best_end
 
 
-def main_content_of(root: lxml.html.HtmlElement) -> str:
+def main_content_of(root: lxml.etree._Element) -> str:
     """Text of the main content block of a parsed page, one line per block; empty when it is all boilerplate."""
-    tokens = _Tokens()
-    tokens.walk(root)
-    start, end = _densest_span(tokens.runs)
+    runs, blocks = _tokens(root)
+    start, end = _densest_span(runs)
     lines = []
-    for block in tokens.blocks:
+    for block in blocks:
         inside = any(first < end and last > start for first, last in block.spans)
         if inside and block.link_words <= MAX_LINK_DENSITY * block.words:
             lines.append(" ".join("".join(block.chunks).split()))

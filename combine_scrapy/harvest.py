@@ -25,17 +25,17 @@ from combine_scrapy.store import RecordStore, open_store
 from combine_scrapy.topic.links import LinkScorer
 from combine_scrapy.topic.online import OnlineLinkLearner
 from combine_scrapy.topic.urlpatterns import LearnedLinkScorer
-from combine_scrapy.urls import check_url, host_of
+from combine_scrapy.urls import UrlChecker, host_of
 
 logger = logging.getLogger(__name__)
 
 
-def link_scorer_for(job: Job) -> LinkScorer | LearnedLinkScorer:
+def link_scorer_for(job: Job, url_checker: UrlChecker | None = None) -> LinkScorer | LearnedLinkScorer:
     """The job's link-relevance method; page scores are scaled by the topic filter's total cutoff.
 
     Its random choices (RWB's boosts) follow the job's RandomSeed. With learned URL rules, the rules
     choose the links on the sites they were learned for. The online model starts empty: a crawl gives it
-    its stored model (``online.store_for``).
+    its stored model (``online.store_for``). ``url_checker`` (the job's rules) canonicalizes its links.
     """
     cutoffs = getattr(job.topic_filter.classifier, "cutoffs", None)
     scorer = LinkScorer(
@@ -48,7 +48,10 @@ def link_scorer_for(job: Job) -> LinkScorer | LearnedLinkScorer:
         page_scale=cutoffs.total if cutoffs and cutoffs.total > 0 else 1.0,
         rng=random.Random(job.random_seed),
         max_tunnel_distance=job.max_tunnel_distance,
-        learner=OnlineLinkLearner(job.url_rules, credit_hops=job.max_tunnel_distance) if job.link_method == "online" else None,
+        learner=(
+            OnlineLinkLearner(job.url_rules, credit_hops=job.max_tunnel_distance, url_checker=url_checker)
+            if job.link_method == "online" else None
+        ),
     )
     if job.learned_url_rules is None:
         return scorer
@@ -71,6 +74,7 @@ class Harvest:
     link_scorer: LinkScorer | LearnedLinkScorer | None = None
     lease_seconds: float = LEASE_SECONDS
     stats: Any = None          # a Scrapy StatsCollector (inc_value), when crawling
+    url_checker: UrlChecker | None = None  # check_url with the job's rules, remembered; made on first use
 
     @classmethod
     def open(
@@ -97,13 +101,15 @@ class Harvest:
             )
         else:
             frontier = SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.harvest_retries)
+        url_checker = UrlChecker(job.url_rules)
         return cls(
             job=job,
             frontier=frontier,
             store=open_store(job.name, data_dir, mysql_url),
             max_urls_per_host=job.max_urls_per_host or max_urls_per_host,
-            link_scorer=link_scorer_for(job),
+            link_scorer=link_scorer_for(job, url_checker),
             lease_seconds=lease_seconds,
+            url_checker=url_checker,
         )
 
     @property
@@ -140,8 +146,11 @@ class Harvest:
         """
         rejected: Counter[str] = Counter()
         accepted: dict[str, float] = {}
+        if self.url_checker is None:
+            self.url_checker = UrlChecker(self.job.url_rules)
+        check = self.url_checker
         for url, priority in candidates:
-            verdict = check_url(url, self.job.url_rules)
+            verdict = check(url)
             refusal = self.addresses.refusal(verdict.url) if verdict.ok and written_non_public(verdict.url) else None
             if refusal:
                 logger.debug("refused %s: %s, and the job does not name the host", verdict.url, refusal)

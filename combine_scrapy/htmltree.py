@@ -31,7 +31,6 @@ import re
 import threading
 
 import lxml.etree
-import lxml.html
 
 #: Elements nested deeper than this in a page libxml2 gave up on are flattened into siblings.
 MAX_DEPTH = 512
@@ -60,17 +59,23 @@ def sanitize(text: str) -> str:
     return _CONTROL.sub(lambda match: _CONTROL_REPLACEMENTS.get(match.group(), ""), text)
 
 
-def _parser() -> lxml.html.HTMLParser:
-    """This thread's parser."""
+def _parser() -> lxml.etree.HTMLParser:
+    """This thread's parser.
+
+    lxml.etree's, not lxml.html's: its elements are plain ones, while
+    lxml.html's looks up a Python class each time an element is reached
+    (every element, in every walk over the tree), and nothing here needs
+    lxml.html's element methods.
+    """
     parser = getattr(_THREAD, "parser", None)
     if parser is None:
-        parser = _THREAD.parser = lxml.html.HTMLParser(
+        parser = _THREAD.parser = lxml.etree.HTMLParser(
             encoding="utf-8", huge_tree=True, remove_comments=True, remove_pis=True
         )
     return parser
 
 
-def parse_html(text: str) -> tuple[lxml.html.HtmlElement, bool]:
+def parse_html(text: str) -> tuple[lxml.etree._Element, bool]:
     """(root, fallback): the page's tree; ``fallback`` when libxml2 could not read it (too deep, too many attributes).
 
     Raises :class:`EmptyDocument` for a page without content.
@@ -82,9 +87,11 @@ def parse_html(text: str) -> tuple[lxml.html.HtmlElement, bool]:
     # Parsed as UTF-8 bytes: lxml refuses a str that carries an XML encoding declaration.
     body = text.encode("utf-8", errors="replace")
     try:
-        root = lxml.html.document_fromstring(body, parser=parser)
+        root = lxml.etree.fromstring(body, parser=parser)
     except lxml.etree.ParserError as error:
         raise EmptyDocument(str(error)) from None
+    if root is None:
+        raise EmptyDocument("Document is empty")
     if any(entry.type == lxml.etree.ErrorTypes.ERR_RESOURCE_LIMIT for entry in parser.error_log):
         return _FlatTreeBuilder(parser).build(text), True
     return root, False
@@ -98,7 +105,7 @@ class _FlatTreeBuilder(html.parser.HTMLParser):
     all that text and link extraction need.
     """
 
-    def __init__(self, parser: lxml.html.HTMLParser):
+    def __init__(self, parser: lxml.etree.HTMLParser):
         super().__init__(convert_charrefs=True)
         self.root = parser.makeelement("html")
         self.head = lxml.etree.SubElement(self.root, "head")
@@ -106,7 +113,7 @@ class _FlatTreeBuilder(html.parser.HTMLParser):
         self.open = [self.head]
         self.pending: list[str] = []
 
-    def build(self, text: str) -> lxml.html.HtmlElement:
+    def build(self, text: str) -> lxml.etree._Element:
         self.feed(text)
         self.close()
         self._flush()

@@ -47,17 +47,41 @@ SHINGLE = 3
 MIN_WORDS = 20
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# For ASCII text: word characters lower-cased, any other a space.
+_ASCII_WORDS = bytes(
+    ord(char.lower()) if char.isascii() and (char.isalnum() or char == "_") else ord(" ") for char in map(chr, range(256))
+)
 _DIGITS = re.compile(r"\d+")
 _MASK = (1 << BITS) - 1
+#: Distinct words whose hashes are remembered across pages (about 100 bytes each).
+WORD_CACHE = 200_000
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased words, every run of digits folded to ``0``."""
-    return [_DIGITS.sub("0", word) for word in _WORD.findall(text.lower())]
+    """Lower-cased words, every run of digits folded to ``0``.
+
+    Digits are word characters, so folding them in the whole text first
+    moves no word boundary: one substitution a page instead of one a word.
+    ASCII text is then cut through a byte table (``\\w`` is ``[A-Za-z0-9_]``
+    there), several times faster than finding each word with the expression.
+    """
+    if text.isascii():
+        return _DIGITS.sub("0", text).encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+    return _WORD.findall(_DIGITS.sub("0", text.lower()))
 
 
 def _hash64(feature: str) -> int:
     return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def _word_hash(word: str, cache: dict[str, int] = {}) -> int:  # noqa: B006 - the cache is the point
+    """``_hash64(word)``, remembered: the pages of one crawl share most of their words."""
+    value = cache.get(word)
+    if value is None:
+        if len(cache) >= WORD_CACHE:
+            cache.clear()
+        value = cache[word] = _hash64(word)
+    return value
 
 
 def _mix(values: numpy.ndarray) -> numpy.ndarray:
@@ -70,14 +94,14 @@ def _mix(values: numpy.ndarray) -> numpy.ndarray:
 def shingle_hashes(tokens: list[str], size: int = SHINGLE) -> numpy.ndarray:
     """A 64-bit hash of every run of ``size`` words.
 
-    Each distinct word is hashed once (blake2b, stable across processes);
-    a shingle's hash mixes its words' hashes with their positions, in numpy,
-    so a page costs one hash call per word of its vocabulary, not per shingle.
+    Each distinct word is hashed once (blake2b, stable across processes, and
+    remembered across pages); a shingle's hash mixes its words' hashes with
+    their positions, in numpy, so a page costs a dictionary look-up per word
+    of its vocabulary, not a hash call per shingle.
     """
-    vocabulary: dict[str, int] = {}
-    word_hashes = numpy.fromiter(
-        (vocabulary.setdefault(token, _hash64(token)) for token in tokens), dtype=numpy.uint64, count=len(tokens)
-    )
+    vocabulary = {word: number for number, word in enumerate(dict.fromkeys(tokens))}
+    distinct = numpy.fromiter(map(_word_hash, vocabulary), dtype=numpy.uint64, count=len(vocabulary))
+    word_hashes = distinct[numpy.fromiter(map(vocabulary.__getitem__, tokens), dtype=numpy.intp, count=len(tokens))]
     count = len(tokens) - size + 1
     combined = numpy.zeros(count, dtype=numpy.uint64)
     with numpy.errstate(over="ignore"):

@@ -36,7 +36,6 @@ from urllib.parse import unquote, urljoin, urlsplit
 import charset_normalizer
 from charset_normalizer.utils import is_multi_byte_encoding
 import lxml.etree
-import lxml.html
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding
 
 from combine_scrapy.content import main_content_of
@@ -235,7 +234,7 @@ def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tu
     return body.decode(fallback, errors="replace"), _charset_name(fallback)
 
 
-def _visible_text(root: lxml.html.HtmlElement) -> str:
+def _visible_text(root: lxml.etree._Element) -> str:
     """Text of the page as a reader sees it: block elements apart, inline ones joined.
 
     Walked without recursion, so a deeply nested page cannot exhaust the stack.
@@ -264,7 +263,7 @@ def _visible_text(root: lxml.html.HtmlElement) -> str:
     return "\n".join(_clean(line) for line in "".join(chunks).split("\n") if line.strip())
 
 
-def _text_content(element: lxml.html.HtmlElement) -> str:
+def _text_content(element: lxml.etree._Element) -> str:
     """All text inside ``element``, clean of whitespace runs and control characters."""
     return _clean("".join(element.itertext()))
 
@@ -277,6 +276,8 @@ def _apply_robots(page: ParsedPage, directives: str) -> None:
 
 
 def _text_links(text: str, seen: set[str]) -> list[Link]:
+    if "://" not in text:  # in every match; most pages have none, and the expression is slow to scan with
+        return []
     links = []
     for match in _TEXT_URL.finditer(text):
         url = match.group(0).rstrip(".,;:!?)")

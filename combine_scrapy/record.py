@@ -8,10 +8,7 @@ the MD5 cannot (combine_scrapy.neardup).
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
-
-_WHITESPACE = re.compile(r"\s+")
 
 
 def content_key(title: str, text: str, url: str, mime_type: str) -> str:
@@ -20,7 +17,7 @@ def content_key(title: str, text: str, url: str, mime_type: str) -> str:
     A page without text (an image, an empty page) is keyed by its URL and
     MIME type instead, so distinct empty pages do not collapse into one.
     """
-    visible = _WHITESPACE.sub("", text + title)
+    visible = "".join((text + title).split())  # str.split's whitespace is re's \s: the key of every stored record
     material = visible if visible else url + mime_type
     return hashlib.md5(material.encode("utf-8")).hexdigest().upper()
 

@@ -399,6 +399,28 @@ def check_url(url: str, rules: UrlRules | None = None, base: str | None = None) 
     return Verdict(canonical)
 
 
+class UrlChecker:
+    """:func:`check_url` with one set of rules, the verdicts of the last ``size`` URLs remembered.
+
+    A site's menus repeat its links on every page, and in a crawl the link
+    scorer and the marking of links ask about the same URLs: each is
+    canonicalized once while it is remembered.
+    """
+
+    def __init__(self, rules: UrlRules | None = None, size: int = 100_000):
+        self.rules = rules
+        self.size = size
+        self._verdicts: dict[str, Verdict] = {}
+
+    def __call__(self, url: str) -> Verdict:
+        verdict = self._verdicts.get(url)
+        if verdict is None:
+            if len(self._verdicts) >= self.size:
+                self._verdicts.clear()
+            verdict = self._verdicts[url] = check_url(url, self.rules)
+        return verdict
+
+
 def _spider_trap(path: str, rules: UrlRules) -> str:
     """A path that only a trap makes: too deep, or going round in circles (/a/b/a/b/a/b/...)."""
     segments = [segment for segment in path.split("/") if segment]

@@ -212,3 +212,11 @@ def test_crawl_scores_main_content_and_stores_language_and_country(tmp_path, pro
     }
     assert _stored(main_only) == {f"{SITE}/": ("Carnivorous plants of Sweden", "en", "SE")}
     assert [hit.path for hit in proxied_web.hits].count(f"{SITE}/bread.html") == 2  # fetched by both, kept by one
+
+
+def test_each_cjk_character_counts_as_a_word():
+    """A paragraph of Japanese has no spaces; counted as one word it would lose to the navigation."""
+    navigation = "".join(f'<li><a href="/p{n}">Page number {n}</a></li>' for n in range(12))
+    article = "食虫植物は虫を捕まえて栄養にする植物で、湿地や沼に多く生えている。" * 3
+    page = f"<html><body><ul>{navigation}</ul><div><p>{article}</p></div><p>Contact us</p></body></html>"
+    assert main_content(page) == article

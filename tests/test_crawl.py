@@ -159,3 +159,13 @@ def test_unavailable_page_stays_marked_and_server_errors_do_not_stop_the_crawl(j
             "SELECT harvest, status, retries FROM url_states WHERE url LIKE '%broken.html'"
         ).fetchone()
     assert (harvest, status, retries) == (1, 500, 1)  # kept for a later retry, as Combine did
+
+
+def test_the_spider_callbacks_return_no_value():
+    """settings.py turns off Scrapy's check of this for every response; the check is made here once."""
+    from scrapy.utils.misc import is_generator_with_return_value
+
+    from combine_scrapy.spiders.focused import FocusedSpider
+
+    assert not is_generator_with_return_value(FocusedSpider.parse)
+    assert not is_generator_with_return_value(FocusedSpider.fetch_failed)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from combine_scrapy import neardup
 
@@ -79,3 +81,58 @@ def test_probes_find_every_fingerprint_within_max_distance(distance):
             other ^= 1 << bit
         probes = neardup.probes(fingerprint)
         assert any(band in values for band, values in zip(neardup.bands(other), probes))
+
+
+# Fingerprints computed before simhash was made faster: stored fingerprints must stay comparable.
+STORED_FINGERPRINTS = {
+    "http://h0000.web.test/": 3091714882742267832,
+    "http://h0000.web.test/articles/160.html": 4251392065963036474,
+    "http://h0000.web.test/guides/320.html": 4233382444531773353,
+    "http://h0001.web.test/news/51.html": 13459181766262967450,
+    "http://h0005.web.test/news/39.html": 4243510590521307068,
+    "http://h0005.web.test/archive/199.html": 4197346915150770104,
+    "http://h0005.web.test/private/359.html": 4231099857452183465,
+    "http://h0005.web.test/private/519.html": 4318950687128170393,
+    "http://h0007.web.test/news/27.html": 4323447702569398200,
+    "http://h0009.web.test/archive/36.html": 17004734191393070802,
+    "http://h0012.web.test/articles/68.html": 11163322669984766037,
+    "http://h0016.web.test/guides/10.html": 14416463074745452181,
+    "http://h0017.web.test/articles/48.html": 13468188965517708442,
+    "http://h0019.web.test/guides/29.html": 15772891034926242897,
+    "http://h0021.web.test/docs/20.html": 4246871115741310904,
+    "http://h0022.web.test/docs/124.html": 13757932902374759938,
+    "http://h0022.web.test/docs/284.html": 13469667892750765579,
+    "http://h0022.web.test/guides/444.html": 1454064086857076267,
+    "http://h0027.web.test/news/44.html": 4251178899220811720,
+    "http://h0028.web.test/guides/156.html": 4228874309552107448,
+    "http://h0030.web.test/articles/2.html": 2210704283503185498,
+    "http://h0034.web.test/guides/13.html": 10565628189383190647,
+    "http://h0036.web.test/articles/44.html": 10588111002082605137,
+    "http://h0036.web.test/news/204.html": 11141941537410767989,
+    "http://h0036.web.test/news/364.html": 11142469327982258243,
+}
+STORED_TEXT_FINGERPRINTS = {
+    "accents": (" ".join(["Größe der Kannenpflanze", "İstanbul", "ΣΊΣΥΦΟΣ", "café", "ﬁne"] * 6), 2461939429557960704),
+    "digits": (" ".join(["Updated ١٢.٣.٢٠٢٦", "price 12,50", "x٣y", "room 101b", "v2"] * 6), 15685335966147630007),
+    "cjk": ("東京都 の 食虫植物 モウセンゴケ " * 8, 12481429585356205877),
+    "repeated": ("sundew " * 40, 2532262485760763890),
+}
+
+
+def test_fingerprints_of_sample_pages_are_those_stored_before():
+    from bench.virtualweb import VirtualWeb
+    from combine_scrapy.parse import parse_document
+
+    web = VirtualWeb(2, 40, 4000)
+    found = {}
+    for number in range(0, 4000, 160):
+        page = parse_document(web.url(number), web.render(number), {"content-type": "text/html; charset=utf-8"})
+        found[web.url(number)] = neardup.page_fingerprint(page.text, page.main_text)
+    assert found == STORED_FINGERPRINTS
+    for name, (sample, fingerprint) in STORED_TEXT_FINGERPRINTS.items():
+        assert neardup.simhash(sample) == fingerprint, name
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+def test_ascii_words_are_those_the_regular_expression_finds(sample):
+    assert neardup.words(sample) == [neardup._DIGITS.sub("0", word) for word in neardup._WORD.findall(sample.lower())]

@@ -6,7 +6,10 @@ import math
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from combine_scrapy.topic import text as prepare
 from combine_scrapy.topic import (
     Cutoffs,
     Document,
@@ -213,3 +216,15 @@ def test_the_example_plug_in_in_the_package():
 def test_a_bad_plug_in_is_refused(name, error):
     with pytest.raises(error):
         build_filter(name, None)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+def test_ascii_text_is_prepared_as_the_regular_expression_prepares_it(text):
+    assert prepare._prepared(text) == prepare._NOT_WORD.sub(" ", text).lower()
+    expected = [t for t in prepare._NOT_WORD.sub(" ", text).lower().split() if not prepare._NUMBER.match(t) and t != "the"]
+    assert prepare.tokens(text, frozenset({"the"})) == expected
+
+
+def test_tokens_drop_numbers_and_stopwords_in_any_script():
+    text = "The 12 Größe-Tabelle, 3/4 ΣΊΣΥΦΟΣ and ٣٤٥ don't_stop 'quoted' -"
+    assert prepare.tokens(text, frozenset({"and"})) == ["the", "größe-tabelle", "σίσυφος", "don't", "stop", "'quoted'"]

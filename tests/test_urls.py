@@ -291,3 +291,16 @@ def test_a_seed_refused_by_a_rule_names_the_rule_with_its_line_and_the_host_it_s
     assert refused.line == 2
     assert "not_allowed" in refused.reason and "'HOST: ^docs\\.example\\.test$' (combine.cfg line 3)" in refused.reason
     assert "host 'www.example.test'" in refused.reason
+
+
+def test_url_checker_remembers_verdicts_and_forgets_when_full():
+    from combine_scrapy.urls import UrlChecker
+
+    checker = UrlChecker(UrlRules(), size=2)
+    first = checker("HTTP://Example.COM:80/a/../b?PHPSESSID=1")
+    assert first == check_url("HTTP://Example.COM:80/a/../b?PHPSESSID=1", UrlRules())
+    assert first.url == "http://example.com/b"
+    assert checker("HTTP://Example.COM:80/a/../b?PHPSESSID=1") is first
+    assert not checker("javascript:alert(1)").ok
+    checker("http://example.com/c")  # the third: the remembered ones are forgotten
+    assert checker("HTTP://Example.COM:80/a/../b?PHPSESSID=1") is not first

@@ -159,7 +159,12 @@ class LinkScorer:
         self.learner = learner if method == "online" else None
         positive = [term.weight for term in definition.terms if term.weight > 0] if definition else []
         self._link_scale = max(positive, default=1)
-        self._required = {term: required_words(term.parts) for term in (definition.terms if definition else ())}
+        # Each term with the words any match of it contains, and all those words: a link text is tested
+        # once for each distinct word, then a term is tried only when all its words are in the text.
+        self._required = tuple(
+            (term, frozenset(required_words(term.parts))) for term in (definition.terms if definition else ())
+        )
+        self._required_words = frozenset().union(*(words for _, words in self._required))
         self._relevance: dict[tuple[str, str, str, str], float] = {}
 
     @property
@@ -180,8 +185,9 @@ class LinkScorer:
             prepared = " ".join(tokens(text, stopwords))
             if not prepared:
                 continue
-            for term in self.definition.terms:
-                if any(word not in prepared for word in self._required[term]):
+            present = {word for word in self._required_words if word in prepared}
+            for term, required in self._required:
+                if not required <= present:
                     continue  # a word every match contains is not even a substring: no match
                 score += term_hits(term, prepared, LINK_REGEX_TIMEOUT) * term.weight * PART_WEIGHTS[part]
         if len(self._relevance) >= RELEVANCE_CACHE:

@@ -94,7 +94,7 @@ def term_hits(term: TopicTerm, text: str, timeout: float = REGEX_TIMEOUT) -> int
     A part that runs past ``timeout`` seconds is logged and counts 0.
     """
     try:
-        return min(sum(1 for _ in pattern.finditer(text, timeout=timeout)) for pattern in term.patterns)
+        return min(len(pattern.findall(text, timeout=timeout)) for pattern in term.patterns)
     except TimeoutError:
         logger.warning("topic term on line %d (%s) took too long on a page and was skipped", term.line, term.text)
         return 0
@@ -113,9 +113,10 @@ class PlainMatcher:
     def __init__(self, definition: TopicDefinition, cutoffs: Cutoffs = PLAIN_CUTOFFS):
         self.definition = definition
         self.cutoffs = cutoffs
-        self._literals = {
-            term: tuple(part for part in term.parts if not REGEX_CHARACTERS.search(part)) for term in definition.terms
-        }
+        # Each term with its parts that are plain words or phrases (not regular expressions).
+        self._literals = tuple(
+            (term, tuple(part for part in term.parts if not REGEX_CHARACTERS.search(part))) for term in definition.terms
+        )
 
     def locations(self, document: Document) -> dict[str, list[str]]:
         stopwords = self.definition.stopwords
@@ -133,8 +134,8 @@ class PlainMatcher:
                 continue
             text = " ".join(words)
             weight = LOCATION_WEIGHTS[location]
-            for term in self.definition.terms:
-                if any(literal not in text for literal in self._literals[term]):
+            for term, literals in self._literals:
+                if any(literal not in text for literal in literals):
                     continue  # a plain word or phrase that is not even a substring cannot match
                 hits = term_hits(term, text)
                 if hits:

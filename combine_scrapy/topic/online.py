@@ -44,7 +44,7 @@ from typing import Protocol
 
 import numpy as np
 
-from combine_scrapy.urls import UrlRules, check_url, host_of
+from combine_scrapy.urls import UrlChecker, UrlRules, host_of
 
 #: log2 of the hashed feature space: 262,144 weights, 1 MB, ample for the words of one crawl.
 FEATURE_BITS = 18
@@ -272,8 +272,11 @@ class OnlineLinkLearner:
     """The model, the links waiting for their label, and the merging with the stored model."""
 
     def __init__(self, url_rules: UrlRules | None = None, *, credit_hops: int = 6, store: ModelStore | None = None,
-                 pending_links: int = PENDING_LINKS, fetched_pages: int = FETCHED_PAGES):
+                 pending_links: int = PENDING_LINKS, fetched_pages: int = FETCHED_PAGES,
+                 url_checker: UrlChecker | None = None):
         self.url_rules = url_rules
+        #: Canonical URLs as the frontier keeps them; a crawl shares it with the marking of links (Harvest).
+        self.url_checker = url_checker or UrlChecker(url_rules, _CANONICAL_CACHE)
         self.credit_hops = credit_hops
         self.store = store
         self.model = LinkModel()
@@ -281,19 +284,13 @@ class OnlineLinkLearner:
         self._pending: OrderedDict[str, _Link] = OrderedDict()
         self._fetched: OrderedDict[str, _Link] = OrderedDict()
         self._pending_limit, self._fetched_limit = pending_links, fetched_pages
-        self._canonical: dict[str, str | None] = {}
         self._since_sync = 0
         self._since_rescore = 0
 
     def canonical(self, url: str) -> str | None:
         """The URL as the frontier keeps it (None: the frontier refuses it); cached, links repeat from page to page."""
-        canonical = self._canonical.get(url, "")
-        if canonical == "":
-            if len(self._canonical) >= _CANONICAL_CACHE:
-                self._canonical.clear()
-            verdict = check_url(url, self.url_rules)
-            canonical = self._canonical[url] = verdict.url if verdict.ok else None
-        return canonical
+        verdict = self.url_checker(url)
+        return verdict.url if verdict.ok else None
 
     @property
     def weight(self) -> float:
