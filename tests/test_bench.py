@@ -111,6 +111,8 @@ def test_profile_groups_the_harvesters_time(results):
     assert result["top_own"] and result["top_cumulative"]
 
 
+@pytest.mark.crawl
+@pytest.mark.services
 def test_scaling_measures_each_parts_cpu_and_redis_costs_per_page_with_repeats(results):
     result = read(results, "scaling")
     assert [run["harvesters"] for run in result["runs"]] == [2, 2]
