@@ -23,13 +23,12 @@ import time
 import uuid
 from pathlib import Path
 
-import redis
-
 from bench.politeness import most_in_window
 from bench.report import environment, write_report
 from bench.virtualweb.harness import PROJECT, ServedWeb, load_average, page_fetches, steady_rate
 from bench.virtualweb.job import write_job
 from bench.virtualweb.web import VirtualWeb
+from combine_scrapy.frontier.redis import RedisFrontier
 
 #: Combine's speed-up for 1, 2, 5, 10, 15 and 20 harvesters (the Combine study, 3.3.2, Table 3.1).
 COMBINE_SPEEDUP = {1: 1.0, 2: 2.0, 5: 4.8, 10: 8.2, 15: 9.8, 20: 11.0}
@@ -67,9 +66,9 @@ def run(web: ServedWeb, harvesters: int, seconds: float, wait: float, redis_url:
     entries = [entry for entry in web.log(since) if entry["host"] != "control.test"]
     pages = page_fetches(entries)
     rate, counted, span = steady_rate(pages, WARMUP)
-    server = redis.Redis.from_url(redis_url)
-    for key in server.scan_iter(match=f"combine:{{{name}}}:*", count=1000):
-        server.delete(key)
+    frontier = RedisFrontier.from_url(redis_url, name)
+    frontier.delete_all()
+    frontier.close()
     return {
         "harvesters": harvesters,
         "pages": len(pages),

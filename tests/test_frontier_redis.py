@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
-from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.frontier.redis import RedisFrontier, bucket_of
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 
 # The embedded frontier's scenarios, collected here so they run on this module's Redis `frontier` fixture.
@@ -44,25 +44,42 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 @pytest.fixture
-def job():
-    """A job name of its own, and none of its keys left behind."""
-    name = f"test-{uuid.uuid4().hex}"
-    yield name
-    delete_job_keys(REDIS_URL, name)
+def redis_settings() -> dict:
+    """The Scrapy settings that connect to the Redis under test (tests/test_frontier_cluster.py: a cluster)."""
+    return {"REDIS_URL": REDIS_URL}
 
 
 @pytest.fixture
-def frontier(job):
-    f = RedisFrontier.from_url(REDIS_URL, job, max_attempts=3)
+def open_frontier(redis_settings):
+    """``open_frontier(job, **options)``: a RedisFrontier on the Redis under test."""
+
+    def open_(job: str, **options) -> RedisFrontier:
+        return RedisFrontier.from_settings(redis_settings, job, **options)
+
+    return open_
+
+
+@pytest.fixture
+def job(redis_settings):
+    """A job name of its own, and none of its keys left behind."""
+    name = f"test-cluster-{uuid.uuid4().hex}"
+    yield name
+    settings = dict(redis_settings)
+    delete_job_keys(settings.pop("REDIS_URL"), name, **settings)
+
+
+@pytest.fixture
+def frontier(job, open_frontier):
+    f = open_frontier(job, max_attempts=3)
     yield f
     f.close()
 
 
-def test_state_is_shared_and_survives_reopening(job):
-    first = RedisFrontier.from_url(REDIS_URL, job)
+def test_state_is_shared_and_survives_reopening(job, open_frontier):
+    first = open_frontier(job)
     mark(first, "http://a/1", "http://b/1")
     first.close()
-    again = RedisFrontier.from_url(REDIS_URL, job)
+    again = open_frontier(job)
     assert len(again.ready(now=0)) == 2
     again.close()
 
@@ -73,15 +90,17 @@ def test_keys_stay_under_the_job_prefix(frontier, job):
     frontier.add_links([("http://a/1", "http://a/2")])
     frontier.store_robots("a", 200, b"", expires=10)
     keys = {key.decode() for key in frontier.server.scan_iter(match="*" + job + "*")}
-    assert keys and all(key.startswith(f"combine:{{{job}}}:") for key in keys)
+    bucket = f"combine:{{{job}:b{bucket_of('a', frontier.buckets)}}}:"
+    assert keys and all(key.startswith((f"combine:{{{job}}}:", bucket)) for key in keys)
+    assert {key for key in keys if key.startswith(bucket)} >= {bucket + name for name in ("u:a", "host:a", "locked")}
 
 
-def test_abandoned_lease_comes_back_to_another_harvester(frontier, job):
+def test_abandoned_lease_comes_back_to_another_harvester(frontier, job, open_frontier):
     mark(frontier, "http://a/1")
     entry = frontier.ready(now=0)[0]
     assert frontier.claim(entry, now=0, lease=60)
     frontier.close()                                   # the harvester dies holding the lease
-    other = RedisFrontier.from_url(REDIS_URL, job, max_attempts=3)
+    other = open_frontier(job, max_attempts=3)
     assert other.ready(now=59) == []
     assert other.next_due(now=59) == 60
     assert other.counts(now=59)["marked_locked"] == 1
@@ -90,9 +109,9 @@ def test_abandoned_lease_comes_back_to_another_harvester(frontier, job):
     other.close()
 
 
-def test_two_harvesters_never_hold_one_host_at_once(frontier, job):
+def test_two_harvesters_never_hold_one_host_at_once(frontier, job, open_frontier):
     """Eight threads on two connections claim URLs of the same hosts at the same moments: one wins per host."""
-    other = RedisFrontier.from_url(REDIS_URL, job)
+    other = open_frontier(job)
     hosts = ["a", "b"]
     frontier.mark([(f"http://{host}/{i}", host, 0) for host in hosts for i in range(8)])
     threads, rounds, lease = 8, 200, 60
@@ -231,12 +250,17 @@ def test_a_client_that_decodes_is_refused(job):
         RedisFrontier.from_settings({"REDIS_URL": REDIS_URL, "REDIS_DECODE_RESPONSES": True}, job)
 
 
-def harvester_frontier(job, lease=60.0):
-    """A frontier as a harvester opens it: ``ready`` leases what it hands out."""
-    return RedisFrontier.from_url(REDIS_URL, job, max_attempts=3, lease_seconds=lease, lease_ahead=True)
+@pytest.fixture
+def harvester_frontier(open_frontier):
+    """``harvester_frontier(job, lease)``: a frontier as a harvester opens it: ``ready`` leases what it hands out."""
+
+    def open_(job: str, lease: float = 60.0) -> RedisFrontier:
+        return open_frontier(job, max_attempts=3, lease_seconds=lease, lease_ahead=True)
+
+    return open_
 
 
-def test_harvesters_leasing_their_rounds_never_hand_out_the_same_url(job):
+def test_harvesters_leasing_their_rounds_never_hand_out_the_same_url(job, harvester_frontier):
     first, second = harvester_frontier(job), harvester_frontier(job)
     try:
         first.mark([(f"http://h{n}.test/", f"h{n}.test", 0.0) for n in range(40)])
@@ -254,7 +278,7 @@ def test_harvesters_leasing_their_rounds_never_hand_out_the_same_url(job):
         second.close()
 
 
-def test_a_lone_harvester_keeps_the_strategys_order_across_leased_parts_of_a_round(job):
+def test_a_lone_harvester_keeps_the_strategys_order_across_leased_parts_of_a_round(job, harvester_frontier):
     frontier = harvester_frontier(job)
     try:
         frontier.mark([(f"http://h{n:02d}.test/", f"h{n:02d}.test", 0.0) for n in range(40)])
@@ -267,7 +291,7 @@ def test_a_lone_harvester_keeps_the_strategys_order_across_leased_parts_of_a_rou
         frontier.close()
 
 
-def test_closing_gives_back_what_the_round_leased_and_nobody_claimed(job):
+def test_closing_gives_back_what_the_round_leased_and_nobody_claimed(job, harvester_frontier):
     first, second = harvester_frontier(job), harvester_frontier(job)
     try:
         first.mark([(f"http://h{n}.test/", f"h{n}.test", 0.0) for n in range(3)])
@@ -279,7 +303,7 @@ def test_closing_gives_back_what_the_round_leased_and_nobody_claimed(job):
         second.close()
 
 
-def test_a_leased_url_whose_lease_ran_out_and_was_taken_is_not_claimed_twice(job):
+def test_a_leased_url_whose_lease_ran_out_and_was_taken_is_not_claimed_twice(job, harvester_frontier):
     first, second = harvester_frontier(job, lease=10.0), harvester_frontier(job, lease=10.0)
     try:
         first.mark([("http://a.test/", "a.test", 0.0)])
@@ -293,27 +317,30 @@ def test_a_leased_url_whose_lease_ran_out_and_was_taken_is_not_claimed_twice(job
         second.close()
 
 
-def test_a_leased_url_claimed_late_renews_its_lease(job):
+def test_a_leased_url_claimed_late_renews_its_lease(job, harvester_frontier):
     frontier = harvester_frontier(job, lease=10.0)
     try:
         frontier.mark([("http://a.test/", "a.test", 0.0), ("http://a.test/2", "a.test", 0.0)])
         (entry,) = frontier.ready(1000.0)
         assert frontier.claim(entry, 1005.0, 10.0)
-        assert float(frontier.server.hget(frontier._key("host", "a.test"), "lock_until")) == 1015.0
+        assert float(frontier.server.hget(frontier.prefix_of("a.test") + "host:a.test", "lock_until")) == 1015.0
         assert frontier.ready(1012.0) == []  # the host stays leased
     finally:
         frontier.close()
 
 
-def test_a_frontier_in_the_old_layout_is_refused_naming_the_way_back(job):
+@pytest.mark.parametrize("old_layout", [None, "2"])
+def test_a_frontier_in_an_old_layout_is_refused_naming_the_way_back(job, open_frontier, old_layout):
     from combine_scrapy.faults import StorageFault
 
-    server = redis.Redis.from_url(REDIS_URL)
-    server.set(f"combine:{{{job}}}:frontier", "an older harvester")
-    frontier = RedisFrontier.from_url(REDIS_URL, job)
+    frontier = open_frontier(job)
     try:
-        with pytest.raises(StorageFault, match=f"older combine-scrapy.*scrapy sanity {job} --restore"):
+        frontier.server.set(f"combine:{{{job}}}:frontier", "an older harvester")
+        if old_layout:  # the layout of a whole job under one hash tag
+            frontier.server.set(f"combine:{{{job}}}:layout", old_layout)
+            frontier.server.hset(f"combine:{{{job}}}:u:a.test", ":/", b"")
+        with pytest.raises(StorageFault, match=rf"older combine-scrapy.*combine:\{{{job}:b\*\}}:\*.*scrapy sanity {job} --restore") as refused:
             frontier.check_marker()
+        assert refused.value.reason == "frontier_layout"
     finally:
         frontier.close()
-        server.close()
