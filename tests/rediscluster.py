@@ -116,3 +116,18 @@ class LocalCluster:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+if __name__ == "__main__":
+    # A cluster for benchmarks (bench.contention --cluster): started in a temporary directory, stopped by Ctrl-C.
+    import signal
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory, LocalCluster(Path(directory)) as started:
+        print(started.url, flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            signal.pause()
+        except KeyboardInterrupt:
+            pass

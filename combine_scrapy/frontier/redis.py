@@ -863,7 +863,7 @@ class RedisFrontier:
                 pipe.zrange(harvesters, 0, -1)
             answers = pipe.execute(raise_on_error=False)
         if self.lease_ahead:
-            self._share = self._share_of([member.decode() for member in answers[-1]])
+            self._share = self._share_of(sorted(member.decode() for member in answers[-1]))
             answers = answers[:-3]
         rows = []
         for bucket, answer in zip(buckets, answers):
