@@ -14,12 +14,14 @@ from redis.cluster import RedisCluster
 
 from combine_scrapy.frontier.redis import OutageRetry, RedisFrontier
 from combine_scrapy.sampleweb import LoopbackWeb
+from combine_scrapy.topic.online import store_for
 from conftest import JobDir, free_port
 from harvesters import (
     TOPIC, GatedPage, assert_clean_exit, crawl_command, delete_job_keys, expected_urls, host_gaps, hosts_web,
     page_fetches, redis_counts, start, stored_urls, wait_for, wait_until_opened,
 )
 from rediscluster import LocalCluster
+from test_online_links import crawl_outcomes, online_scorer
 from test_frontier_redis import (
     test_answers_like_the_embedded_frontier_under_random_operations as answers_like_the_embedded_frontier,
 )
@@ -113,6 +115,19 @@ def test_hosts_spread_over_every_master(cluster, open_frontier):
         frontier.delete_all()
         frontier.close()
     assert sum(cluster.node_keys().values()) == 0
+
+
+def test_harvesters_add_up_their_link_models_in_the_cluster(frontier, tmp_path, job):
+    """The learned link model's key is updated with WATCH/MULTI: a transaction in the key's slot."""
+    store = store_for(frontier, tmp_path, job)
+    first, second = online_scorer(store=store), online_scorer(store=store_for(frontier, tmp_path, job))
+    crawl_outcomes(first, 10)
+    crawl_outcomes(second, 10)
+    first.learner.sync()
+    second.learner.sync()
+    resumed = online_scorer(store=store)
+    resumed.learner.sync()
+    assert resumed.learner.model.positives == 20
 
 
 @pytest.fixture
