@@ -344,3 +344,31 @@ def test_a_frontier_in_an_old_layout_is_refused_naming_the_way_back(job, open_fr
         assert refused.value.reason == "frontier_layout"
     finally:
         frontier.close()
+
+
+def test_harvesters_opening_a_new_frontier_at_once_all_take_its_marker(open_frontier, redis_settings):
+    """The marker, layout and bucket count are set in one step: no harvester finds a marker without its layout."""
+    connection = dict(redis_settings)
+    url = connection.pop("REDIS_URL")
+    for attempt in range(10):
+        job = f"test-cluster-open-{uuid.uuid4().hex}"
+        frontiers = [open_frontier(job) for _ in range(6)]
+        barrier, failures = threading.Barrier(len(frontiers)), []
+
+        def open_(frontier):
+            barrier.wait()
+            try:
+                frontier.check_marker()
+            except Exception as error:  # noqa: BLE001 - any error is the failure this test looks for
+                failures.append(error)
+
+        threads = [threading.Thread(target=open_, args=(frontier,)) for frontier in frontiers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        markers = {frontier.marker() for frontier in frontiers}
+        for frontier in frontiers:
+            frontier.close()
+        delete_job_keys(url, job, **connection)
+        assert failures == [] and len(markers) == 1, (attempt, failures)

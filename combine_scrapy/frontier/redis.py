@@ -494,6 +494,18 @@ return best and num(best)
 """
 
 
+# KEYS: the job marker, layout and bucket count (job-wide, one slot); ARGV: a new marker's token, LAYOUT, the
+# bucket count. Sets the three when there is no marker, in one step, so no harvester sees a marker without its
+# layout; returns what the three hold.
+_OPEN = r"""
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+  redis.call('SET', KEYS[2], ARGV[2])
+  redis.call('SET', KEYS[3], ARGV[3], 'NX')
+end
+return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]) or false, redis.call('GET', KEYS[3]) or false}
+"""
+
+
 def _float(value: float) -> str:
     """A number as Redis and Lua read it back exactly."""
     return repr(float(value))
@@ -606,6 +618,7 @@ class RedisFrontier:
                 ("records", _RECORDS), ("record_visit", _RECORD_VISIT),
             )
         }
+        self._open_script = server.register_script(_OPEN)
 
     @classmethod
     def from_settings(
@@ -727,10 +740,10 @@ class RedisFrontier:
         patterns = " and ".join(job_key_patterns(self.job))
         if self._marker is None:
             token = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {socket.gethostname()}:{os.getpid()} {uuid.uuid4().hex}"
-            if self.server.set(key, token, nx=True):
-                self.server.set(self._key("layout"), LAYOUT)
-                self._store_buckets()
-            elif _text(self.server.get(self._key("layout"))) != LAYOUT:
+            marker, layout, buckets = self._open_script(
+                keys=[key, self._key("layout"), self._key("buckets")], args=[token, LAYOUT, self.buckets]
+            )
+            if _text(layout) != LAYOUT:
                 raise StorageFault(
                     f"the Redis frontier of job {self.job} was written by an older combine-scrapy (all of a job's "
                     "keys under one hash tag, or a key per URL), which this one cannot read. Nothing stored is "
@@ -738,7 +751,8 @@ class RedisFrontier:
                     f"'scrapy recycle {self.job}' mark the URLs again",
                     reason="frontier_layout",
                 )
-            self._marker = self.server.get(key)
+            self._check_buckets(buckets)
+            self._marker = marker
             return
         found = self.server.get(key)
         if found != self._marker:
@@ -755,10 +769,12 @@ class RedisFrontier:
 
     def _store_buckets(self) -> None:
         """Keep the bucket count in the frontier, once; a frontier that has one already keeps its own."""
-        if self._buckets_stored:
-            return
-        stored = self.server.set(self._key("buckets"), self.buckets, nx=True, get=True)
-        if stored is not None and int(stored) != self.buckets:
+        if not self._buckets_stored:
+            self._check_buckets(self.server.set(self._key("buckets"), self.buckets, nx=True, get=True))
+
+    def _check_buckets(self, stored: bytes | None) -> None:
+        """Refuse to go on when the frontier was given another bucket count since this harvester opened it."""
+        if stored and int(stored) != self.buckets:
             raise StorageFault(
                 f"the Redis frontier of job {self.job} was made with {int(stored)} buckets while this harvester "
                 f"opened it with {self.buckets}: open it again (harvesters read the frontier's own)",
