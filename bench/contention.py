@@ -85,6 +85,7 @@ def harvester(settings: dict, job: str, strategy: str, lease_ahead: bool, concur
     ready: deque = deque()
     in_flight: list[tuple[float, object]] = []
     claims = failed = pages = idle = 0
+    held_until = None
     rng = random.Random()
     while time.monotonic() < deadline:
         now = time.time()
@@ -101,7 +102,9 @@ def harvester(settings: dict, job: str, strategy: str, lease_ahead: bool, concur
             continue
         if not ready:
             limit = None if crawl.full_round else concurrency
-            ready.extend(frontier.ready(now, strategy, limit, hold=LEASE if crawl.holds_places else 0.0))
+            round_ = frontier.ready(now, strategy, limit, hold=LEASE if crawl.holds_places else 0.0)
+            held_until = round_.held_until
+            ready.extend(round_)
         handed = False
         while ready:
             entry = ready.popleft()
@@ -111,8 +114,8 @@ def harvester(settings: dict, job: str, strategy: str, lease_ahead: bool, concur
                 handed = True
                 break
             failed += 1
-        if not handed:
-            due = frontier.next_due(now)
+        if not handed:  # as the scheduler: a held round says when to look again, else the frontier does
+            due = held_until if held_until is not None else frontier.next_due(now)
             if due is None and not in_flight:
                 idle += 1
                 if idle > 50:

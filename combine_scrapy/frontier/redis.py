@@ -105,6 +105,10 @@ LAYOUT = "3"
 #: harvesters four buckets each to look at first; a look over the whole frontier costs a script per bucket.
 BUCKETS = 32
 
+#: Seconds between two renewals of a harvester's entry among the job's harvesters: its share of the buckets
+#: follows harvesters that come or go within this (one that dies leaves it when its entry ends, after a lease).
+HARVESTERS_RENEWAL = 5.0
+
 #: URLs of a full round (BreadthFirstTime, BreadthFirst) one ``ready`` leases to its harvester at once.
 ROUND_LEASE = 16
 
@@ -321,8 +325,9 @@ enqueue(url, host, r.seq, r.priority)
 return 1
 """
 
-# ARGV: now, max attempts, 'fifo' or 'best', end of the hold. Returns the head of the queue of every
-# free host, and of every host leased until at most the end of the hold, with the host's lock and yield.
+# ARGV: now, max attempts, 'fifo' or 'best', end of the hold, depth. Returns the head of the queue of every
+# free host, and of every host leased until at most the end of the hold, with the host's lock and yield, and
+# with a depth above 0 the members and scores of the first URLs of its 'best' queue (as _DEEPER).
 _READY = r"""
 local now = tonumber(ARGV[1])
 promote(now, tonumber(ARGV[2]))
@@ -339,8 +344,13 @@ for i = 1, #hosts, 2 do
     end
     url = long(host, url)
     local r = load(host, url)
-    table.insert(heads, {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
-                         r.distance or 0, hosts[i + 1], h[1] or '0', h[2] or '0'})
+    local head = {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
+                  r.distance or 0, hosts[i + 1], h[1] or '0', h[2] or '0'}
+    local depth = tonumber(ARGV[5])
+    if depth > 0 then
+      table.insert(head, redis.call('ZRANGE', P .. 'best:' .. host, 0, depth - 1, 'WITHSCORES'))
+    end
+    table.insert(heads, head)
   end
 end
 return heads
@@ -511,6 +521,12 @@ def _float(value: float) -> str:
     return repr(float(value))
 
 
+def _queue(members_and_scores: list) -> list[tuple[float, int]]:
+    """A 'best' queue's members and scores (ZRANGE WITHSCORES) as ``(priority, order of marking)``."""
+    return [(-float(score), int(member[1:], 16))
+            for member, score in zip(members_and_scores[::2], members_and_scores[1::2])]
+
+
 def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode()
 
@@ -603,6 +619,10 @@ class RedisFrontier:
         self.lease_seconds = lease_seconds   # how long a URL handed out in a round stays leased to this harvester
         self.harvester_id = uuid.uuid4().hex   # this harvester's entry among the job's harvesters
         self._share: list[int] | None = None   # the buckets this harvester looks at first (None: all)
+        self._deeper_found: dict[str, list[tuple[float, int]]] = {}   # the 'best' queues the last look fetched
+        self._renewed = -HARVESTERS_RENEWAL   # when this harvester last renewed its entry (time.monotonic)
+        # The buckets by the node that holds them, so that a share of consecutive ones is on as few nodes as can be.
+        self._bucket_order = sorted(range(self.buckets), key=lambda bucket: (self._node_of(bucket), bucket))
         self._round: list[FrontierEntry] = []   # the rest of the last full round, not yet leased
         self._round_key: tuple[str, float] | None = None   # its strategy and when it was ranked
         self._leased_ahead: dict[str, tuple[str, FrontierEntry]] = {}   # URL -> (lease end, entry), not yet claimed
@@ -654,6 +674,12 @@ class RedisFrontier:
         """Connect to the Redis at ``url`` (``from_settings`` with only REDIS_URL set)."""
         return cls.from_settings({"REDIS_URL": url}, job, max_attempts=max_attempts, outage_patience=outage_patience,
                                  **options)
+
+    def _node_of(self, bucket: int) -> str:
+        """The name of the cluster node holding ``bucket`` ('' for a single Redis)."""
+        if isinstance(self.server, RedisCluster):
+            return self.server.get_node_from_key(self._bucket_prefixes[bucket]).name
+        return ""
 
     def _key(self, *parts: str) -> str:
         """A job-wide key."""
@@ -843,13 +869,14 @@ class RedisFrontier:
                     self.check_marker()
                     return Round(taken)
         share = self._share if self.lease_ahead else None
-        heads = self._heads(now, crawl.queue, hold, share)
+        depth = limit if crawl.holds_places and limit else 0
+        heads = self._heads(now, crawl.queue, hold, share, depth)
         if share is not None and self._share != share:  # harvesters came or went: look at the new share
             share = self._share
-            heads = self._heads(now, crawl.queue, hold, share)
+            heads = self._heads(now, crawl.queue, hold, share, depth)
         round_ = crawl.round(heads, now, limit, self._deeper)
         if share is not None and not round_ and round_.held_until is None:
-            heads = self._heads(now, crawl.queue, hold, None)
+            heads = self._heads(now, crawl.queue, hold, None, depth)
             round_ = crawl.round(heads, now, limit, self._deeper)
         self.check_marker(idle=not heads)
         if not self.lease_ahead:
@@ -861,24 +888,27 @@ class RedisFrontier:
             return Round(self._take_from_round(now))
         return Round(self._take(list(round_), now), held_until=round_.held_until)
 
-    def _heads(self, now: float, queue: str, hold: float, share: list[int] | None) -> list[Head]:
-        """The head of every free (or held) host of the buckets ``share`` (None: every bucket), in one pipeline.
+    def _heads(self, now: float, queue: str, hold: float, share: list[int] | None, depth: int = 0) -> list[Head]:
+        """The head of every free (or held) host of the buckets ``share`` (None: every bucket), in one pipeline;
+        with a ``depth``, what ``_deeper`` answers for their hosts is fetched with them and kept for it.
 
-        A harvester's frontier also renews its entry among the job's harvesters in the same pipeline and
-        takes its share of the buckets for the next look from the answer.
+        A harvester's frontier also renews its entry among the job's harvesters in the same pipeline, every
+        HARVESTERS_RENEWAL seconds, and takes its share of the buckets for the next look from the answer.
         """
         buckets = range(self.buckets) if share is None else share
-        args = [_float(now), self.max_attempts, queue, _float(now + hold)]
+        args = [_float(now), self.max_attempts, queue, _float(now + hold), depth]
+        renew = self.lease_ahead and time.monotonic() - self._renewed >= HARVESTERS_RENEWAL
         with self.server.pipeline(transaction=False) as pipe:
             for bucket in buckets:
                 pipe.execute_command("EVALSHA", self._scripts["ready"].sha, 1, self._bucket_prefixes[bucket], *args)
-            if self.lease_ahead:
+            if renew:
                 harvesters, clock = self._key("harvesters"), time.time()
                 pipe.zadd(harvesters, {self.harvester_id: clock + self.lease_seconds})
                 pipe.zremrangebyscore(harvesters, "-inf", clock)
                 pipe.zrange(harvesters, 0, -1)
             answers = pipe.execute(raise_on_error=False)
-        if self.lease_ahead:
+        if renew:
+            self._renewed = time.monotonic()
             self._share = self._share_of(sorted(member.decode() for member in answers[-1]))
             answers = answers[:-3]
         rows = []
@@ -888,24 +918,25 @@ class RedisFrontier:
             elif isinstance(answer, Exception):
                 raise answer
             rows += answer
+        self._deeper_found = {row[1].decode(): _queue(row[10]) for row in rows if len(row) > 10}
         return [
             Head(
                 FrontierEntry(url.decode(), host.decode(), float(priority), _text(etag), _text(last_modified),
                               int(distance)),
                 int(seq), float(host_lock), int(fetched), int(relevant),
             )
-            for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant in rows
+            for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant, *_ in rows
         ]
 
     def _share_of(self, harvesters: list[str]) -> list[int] | None:
-        """This harvester's buckets among ``harvesters`` (the ids at work, sorted): every n-th from its place;
-        None (every bucket) when it works alone."""
+        """This harvester's buckets among ``harvesters`` (the ids at work, sorted): the part of the buckets (in
+        the order of their nodes) at its place; None (every bucket) when it works alone."""
         if len(harvesters) < 2 or self.harvester_id not in harvesters:
             return None
         place, count = harvesters.index(self.harvester_id), len(harvesters)
         if count > self.buckets:
-            return [place % self.buckets]
-        return list(range(place, self.buckets, count))
+            return [self._bucket_order[place % self.buckets]]
+        return sorted(self._bucket_order[place * self.buckets // count:(place + 1) * self.buckets // count])
 
     def _take_from_round(self, now: float) -> list[FrontierEntry]:
         """Lease the next ROUND_LEASE URLs of the full round that are still free."""
@@ -946,17 +977,18 @@ class RedisFrontier:
         return taken
 
     def _deeper(self, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
-        """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""
-        if not hosts:
-            return {}
-        groups = list(self._by_bucket(hosts).items())
-        answers = self._run_buckets([(bucket, "deeper", [depth, *(hosts[p] for p in positions)])
-                                     for bucket, positions in groups])
-        return {
-            hosts[position]: [(-float(score), int(member[1:], 16)) for member, score in zip(queue[::2], queue[1::2])]
-            for (_, positions), queues in zip(groups, answers)
-            for position, queue in zip(positions, queues)
-        }
+        """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority: as the
+        last look at the heads fetched them, else from Redis."""
+        found = {host: self._deeper_found[host][:depth] for host in hosts if host in self._deeper_found}
+        missing = [host for host in hosts if host not in found]
+        if missing:
+            groups = list(self._by_bucket(missing).items())
+            answers = self._run_buckets([(bucket, "deeper", [depth, *(missing[p] for p in positions)])
+                                         for bucket, positions in groups])
+            for (_, positions), queues in zip(groups, answers):
+                for position, queue in zip(positions, queues):
+                    found[missing[position]] = _queue(queue)
+        return found
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Lease the URL and lock its host, unless another hand-out got there first.
@@ -1064,9 +1096,16 @@ class RedisFrontier:
         self._run(host, "host_delay", host, "" if delay is None else _float(delay))
 
     def next_due(self, now: float) -> float | None:
-        """When the next marked URL (and its host) becomes free, or None when nothing is marked."""
-        answers = self._run_buckets([(bucket, "next_due", [NEXT_DUE_SCAN]) for bucket in range(self.buckets)])
-        due = min((float(answer) for answer in answers if answer is not None), default=None)
+        """When the next marked URL (and its host) becomes free, or None when nothing is marked.
+
+        With other harvesters at work, the next in this harvester's share of the buckets, as long as it has one.
+        """
+        due = None
+        for buckets in ([self._share] if self.lease_ahead and self._share else []) + [range(self.buckets)]:
+            answers = self._run_buckets([(bucket, "next_due", [NEXT_DUE_SCAN]) for bucket in buckets])
+            due = min((float(answer) for answer in answers if answer is not None), default=None)
+            if due is not None:
+                break
         self.check_marker(idle=due is None)
         return None if due is None else max(due, now)
 
