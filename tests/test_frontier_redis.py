@@ -265,8 +265,8 @@ def test_harvesters_leasing_their_rounds_never_hand_out_the_same_url(job, harves
     try:
         first.mark([(f"http://h{n}.test/", f"h{n}.test", 0.0) for n in range(40)])
         now = 1000.0
-        one, two = first.ready(now), second.ready(now)
-        assert len(one) == 16 and len(two) == 16
+        one, two = first.ready(now), second.ready(now)  # the second sees the first at work: its share only
+        assert len(one) == 16 and 0 < len(two) <= 16
         assert not {e.url for e in one} & {e.url for e in two}
         sent = []
         first.server.execute_command = lambda *args, **kw: sent.append(args)
@@ -372,3 +372,26 @@ def test_harvesters_opening_a_new_frontier_at_once_all_take_its_marker(open_fron
             frontier.close()
         delete_job_keys(url, job, **connection)
         assert failures == [] and len(markers) == 1, (attempt, failures)
+
+
+def test_harvesters_at_work_rank_their_own_shares_and_one_alone_ranks_everything(job, harvester_frontier, monkeypatch):
+    import combine_scrapy.frontier.redis as redis_frontier
+
+    monkeypatch.setattr(redis_frontier, "HARVESTERS_RENEWAL", 0.0)  # every look renews and reads the harvesters (cluster)
+    first, second = harvester_frontier(job), harvester_frontier(job)
+    hosts = [f"h{n:03d}.test" for n in range(200)]
+    try:
+        first.mark([(f"http://{host}/{page}", host, 0.0) for host in hosts for page in range(3)])
+        rounds = [first.ready(1000.0, "BestFirst", 8), second.ready(1000.0, "BestFirst", 8)]  # both registered
+        ones, twos = first.ready(1001.0, "BestFirst", 8), second.ready(1001.0, "BestFirst", 8)
+        assert first._share and second._share and not set(first._share) & set(second._share)
+        assert ones and {bucket_of(e.host, first.buckets) for e in ones} <= set(first._share)
+        assert twos and {bucket_of(e.host, second.buckets) for e in twos} <= set(second._share)
+        assert first.lost_races == second.lost_races == 0
+        second.close()
+        alone = first.ready(1002.0, "BreadthFirst")  # the other left: the whole frontier, in its order
+        assert first._share is None
+        leased = {entry.host for round_ in (*rounds, ones, twos) for entry in round_}
+        assert [entry.host for entry in alone] == [host for host in hosts if host not in leased][:16]
+    finally:
+        first.close()

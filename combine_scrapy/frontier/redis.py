@@ -105,8 +105,9 @@ LAYOUT = "3"
 #: harvesters four buckets each to look at first; a look over the whole frontier costs a script per bucket.
 BUCKETS = 32
 
-#: Seconds between two renewals of a harvester's entry among the job's harvesters: its share of the buckets
-#: follows harvesters that come or go within this (one that dies leaves it when its entry ends, after a lease).
+#: Seconds between two renewals of a harvester's entry among the job's harvesters, at most: its share of the
+#: buckets follows harvesters that come or go within this (one that dies leaves it when its entry ends, after a
+#: lease). A look that reaches the node of the job-wide keys anyway (always, on a single Redis) renews it too.
 HARVESTERS_RENEWAL = 5.0
 
 #: URLs of a full round (BreadthFirstTime, BreadthFirst) one ``ready`` leases to its harvester at once.
@@ -621,8 +622,10 @@ class RedisFrontier:
         self._share: list[int] | None = None   # the buckets this harvester looks at first (None: all)
         self._deeper_found: dict[str, list[tuple[float, int]]] = {}   # the 'best' queues the last look fetched
         self._renewed = -HARVESTERS_RENEWAL   # when this harvester last renewed its entry (time.monotonic)
+        self._bucket_nodes = [self._node_of(prefix) for prefix in self._bucket_prefixes]
+        self._job_node = self._node_of(self.prefix)
         # The buckets by the node that holds them, so that a share of consecutive ones is on as few nodes as can be.
-        self._bucket_order = sorted(range(self.buckets), key=lambda bucket: (self._node_of(bucket), bucket))
+        self._bucket_order = sorted(range(self.buckets), key=lambda bucket: (self._bucket_nodes[bucket], bucket))
         self._round: list[FrontierEntry] = []   # the rest of the last full round, not yet leased
         self._round_key: tuple[str, float] | None = None   # its strategy and when it was ranked
         self._leased_ahead: dict[str, tuple[str, FrontierEntry]] = {}   # URL -> (lease end, entry), not yet claimed
@@ -675,10 +678,10 @@ class RedisFrontier:
         return cls.from_settings({"REDIS_URL": url}, job, max_attempts=max_attempts, outage_patience=outage_patience,
                                  **options)
 
-    def _node_of(self, bucket: int) -> str:
-        """The name of the cluster node holding ``bucket`` ('' for a single Redis)."""
+    def _node_of(self, prefix: str) -> str:
+        """The name of the cluster node holding the keys under ``prefix`` ('' for a single Redis)."""
         if isinstance(self.server, RedisCluster):
-            return self.server.get_node_from_key(self._bucket_prefixes[bucket]).name
+            return self.server.get_node_from_key(prefix).name
         return ""
 
     def _key(self, *parts: str) -> str:
@@ -871,7 +874,7 @@ class RedisFrontier:
         share = self._share if self.lease_ahead else None
         depth = limit if crawl.holds_places and limit else 0
         heads = self._heads(now, crawl.queue, hold, share, depth)
-        if share is not None and self._share != share:  # harvesters came or went: look at the new share
+        if self.lease_ahead and self._share != share:  # harvesters came or went: look at the new share
             share = self._share
             heads = self._heads(now, crawl.queue, hold, share, depth)
         round_ = crawl.round(heads, now, limit, self._deeper)
@@ -892,12 +895,13 @@ class RedisFrontier:
         """The head of every free (or held) host of the buckets ``share`` (None: every bucket), in one pipeline;
         with a ``depth``, what ``_deeper`` answers for their hosts is fetched with them and kept for it.
 
-        A harvester's frontier also renews its entry among the job's harvesters in the same pipeline, every
-        HARVESTERS_RENEWAL seconds, and takes its share of the buckets for the next look from the answer.
+        A harvester's frontier also renews its entry among the job's harvesters in the same pipeline (see
+        HARVESTERS_RENEWAL) and takes its share of the buckets for the next look from the answer.
         """
         buckets = range(self.buckets) if share is None else share
         args = [_float(now), self.max_attempts, queue, _float(now + hold), depth]
-        renew = self.lease_ahead and time.monotonic() - self._renewed >= HARVESTERS_RENEWAL
+        renew = self.lease_ahead and (time.monotonic() - self._renewed >= HARVESTERS_RENEWAL
+                                      or any(self._bucket_nodes[bucket] == self._job_node for bucket in buckets))
         with self.server.pipeline(transaction=False) as pipe:
             for bucket in buckets:
                 pipe.execute_command("EVALSHA", self._scripts["ready"].sha, 1, self._bucket_prefixes[bucket], *args)
