@@ -70,6 +70,7 @@ import time
 import uuid
 import zlib
 from collections.abc import Iterable
+from functools import cached_property
 
 import redis
 from redis.backoff import ExponentialBackoff
@@ -610,10 +611,8 @@ class RedisFrontier:
         self.job = job
         self.max_attempts = max_attempts
         self.prefix = f"combine:{{{job}}}:"   # the job-wide keys
-        stored = server.get(self._key("buckets"))
-        self.buckets = int(stored) if stored else buckets   # a frontier keeps the bucket count it was made with
-        self._buckets_stored = stored is not None
-        self._bucket_prefixes = [f"combine:{{{job}:b{bucket}}}:" for bucket in range(self.buckets)]
+        self._configured_buckets = buckets
+        self._buckets_stored = False
         self._marker: bytes | None = None   # the job marker this harvester works under, once it has looked
         self._marker_checked = 0.0
         self.lease_ahead = lease_ahead   # ``ready`` leases the URLs it hands out (a harvester's frontier)
@@ -622,10 +621,7 @@ class RedisFrontier:
         self._share: list[int] | None = None   # the buckets this harvester looks at first (None: all)
         self._deeper_found: dict[str, list[tuple[float, int]]] = {}   # the 'best' queues the last look fetched
         self._renewed = -HARVESTERS_RENEWAL   # when this harvester last renewed its entry (time.monotonic)
-        self._bucket_nodes = [self._node_of(prefix) for prefix in self._bucket_prefixes]
-        self._job_node = self._node_of(self.prefix)
-        # The buckets by the node that holds them, so that a share of consecutive ones is on as few nodes as can be.
-        self._bucket_order = sorted(range(self.buckets), key=lambda bucket: (self._bucket_nodes[bucket], bucket))
+        self._registered = False   # it has an entry among the job's harvesters (so closing removes it)
         self._round: list[FrontierEntry] = []   # the rest of the last full round, not yet leased
         self._round_key: tuple[str, float] | None = None   # its strategy and when it was ranked
         self._leased_ahead: dict[str, tuple[str, FrontierEntry]] = {}   # URL -> (lease end, entry), not yet claimed
@@ -677,6 +673,27 @@ class RedisFrontier:
         """Connect to the Redis at ``url`` (``from_settings`` with only REDIS_URL set)."""
         return cls.from_settings({"REDIS_URL": url}, job, max_attempts=max_attempts, outage_patience=outage_patience,
                                  **options)
+
+    @cached_property
+    def buckets(self) -> int:
+        """How many buckets the job's hosts are spread over: the frontier's own once it has one (read when first
+        needed, so opening a frontier does not reach Redis)."""
+        stored = self.server.get(self._key("buckets"))
+        self._buckets_stored = stored is not None
+        return int(stored) if stored else self._configured_buckets
+
+    @cached_property
+    def _bucket_prefixes(self) -> list[str]:
+        return [f"combine:{{{self.job}:b{bucket}}}:" for bucket in range(self.buckets)]
+
+    @cached_property
+    def _bucket_nodes(self) -> list[str]:
+        return [self._node_of(prefix) for prefix in self._bucket_prefixes]
+
+    @cached_property
+    def _bucket_order(self) -> list[int]:
+        """The buckets by the node that holds them, so that a share of consecutive ones is on as few nodes as can be."""
+        return sorted(range(self.buckets), key=lambda bucket: (self._bucket_nodes[bucket], bucket))
 
     def _node_of(self, prefix: str) -> str:
         """The name of the cluster node holding the keys under ``prefix`` ('' for a single Redis)."""
@@ -734,7 +751,7 @@ class RedisFrontier:
             for url, (_, entry) in list(self._leased_ahead.items()):
                 self.release(url, entry.host, now)
                 del self._leased_ahead[url]
-            if self.lease_ahead:
+            if self._registered:
                 self.server.zrem(self._key("harvesters"), self.harvester_id)
         except (CrawlFault, redis.RedisError) as fault:  # Redis gone: the leases end by themselves
             logger.warning("%d URLs leased ahead not given back (%s); they come back when their lease ends",
@@ -901,7 +918,7 @@ class RedisFrontier:
         buckets = range(self.buckets) if share is None else share
         args = [_float(now), self.max_attempts, queue, _float(now + hold), depth]
         renew = self.lease_ahead and (time.monotonic() - self._renewed >= HARVESTERS_RENEWAL
-                                      or any(self._bucket_nodes[bucket] == self._job_node for bucket in buckets))
+                                      or any(self._bucket_nodes[bucket] == self._node_of(self.prefix) for bucket in buckets))
         with self.server.pipeline(transaction=False) as pipe:
             for bucket in buckets:
                 pipe.execute_command("EVALSHA", self._scripts["ready"].sha, 1, self._bucket_prefixes[bucket], *args)
@@ -912,7 +929,7 @@ class RedisFrontier:
                 pipe.zrange(harvesters, 0, -1)
             answers = pipe.execute(raise_on_error=False)
         if renew:
-            self._renewed = time.monotonic()
+            self._renewed, self._registered = time.monotonic(), True
             self._share = self._share_of(sorted(member.decode() for member in answers[-1]))
             answers = answers[:-3]
         rows = []
