@@ -8,7 +8,6 @@ import time
 import uuid
 
 import pytest
-import redis
 
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
 from combine_scrapy.frontier.redis import RedisFrontier, bucket_of
