@@ -103,8 +103,8 @@ def measure_redis(entries, url: str) -> dict:
     before = server.info("memory")["used_memory"]
     seconds = _mark_all(frontier, entries)
     after = server.info("memory")["used_memory"]
-    for key in server.scan_iter(match=f"combine:{{{job}}}:*", count=1000):
-        server.delete(key)
+    frontier.delete_all()
+    frontier.close()
     return {"bytes_per_url": round((after - before) / len(entries), 1),
             "urls_marked_per_second": round(len(entries) / seconds)}
 

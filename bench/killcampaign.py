@@ -204,10 +204,12 @@ def kill_campaign(backend: str, kills: int, pages: int, seed: int, redis_url: st
                 **campaign.outcome(sites),
             }
             if backend == "redis":
-                import redis
+                from combine_scrapy.frontier.redis import RedisFrontier
 
-                counts = redis.Redis.from_url(redis_url).hgetall(f"combine:{{{campaign.name}}}:stats")
-                result["frontier_still_marked"] = int(counts.get(b"marked", 0))
+                frontier = RedisFrontier.from_url(redis_url, campaign.name)
+                counts = frontier.counts(time.time())
+                result["frontier_still_marked"] = counts["marked_ready"] + counts["marked_locked"]
+                frontier.close()
             else:
                 frontier = sqlite3.connect(campaign.data / campaign.name / "frontier.sqlite")
                 result["frontier_still_marked"] = frontier.execute("SELECT COUNT(*) FROM urls WHERE harvest = 1").fetchone()[0]
@@ -232,13 +234,12 @@ def _alive(pid: int) -> bool:
 def _drop_job(job: str, redis_url: str, mysql_url: str) -> None:
     """Remove this campaign's Redis keys and MySQL tables (only those: the servers are shared)."""
     import MySQLdb
-    import redis
-
+    from combine_scrapy.frontier.redis import RedisFrontier
     from combine_scrapy.store.mysql import connection_arguments, table_prefix
 
-    server = redis.Redis.from_url(redis_url)
-    for key in server.scan_iter(match=f"combine:{{{job}}}:*", count=1000):
-        server.delete(key)
+    frontier = RedisFrontier.from_url(redis_url, job)
+    frontier.delete_all()
+    frontier.close()
     db = MySQLdb.connect(**connection_arguments(mysql_url))
     cursor = db.cursor()
     prefix = table_prefix(job)

@@ -49,8 +49,6 @@ import time
 import uuid
 from pathlib import Path
 
-import redis
-
 from bench.politeness import most_in_window
 from bench.report import RESULTS, environment, write_report
 from bench.roundtrips import count_at, read_samples
@@ -59,6 +57,7 @@ from bench.virtualweb.job import write_job
 from bench.virtualweb.server import CONTROL_HOST
 from bench.virtualweb.web import VirtualWeb
 from combine_scrapy import settings as project_settings
+from combine_scrapy.frontier.redis import job_key_patterns
 
 #: Combine's speed-up for 1, 2, 5, 10, 15 and 20 harvesters (the Combine study, 3.3.2, Table 3.1).
 COMBINE_SPEEDUP = {1: 1.0, 2: 2.0, 5: 4.8, 10: 8.2, 15: 9.8, 20: 11.0}
@@ -224,14 +223,15 @@ def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Names
         time.sleep(max(0.0, window_end - time.monotonic()))
         after = sample(pids, server, served)
         rss = [peak_rss(pid) for pid in pids]
-        frontier_hosts = server.zcard(f"combine:{{{name}}}:hostq")
+        frontier_hosts = sum(server.zcard(key) for key in server.scan_iter(match=f"combine:{{{name}:b*}}:hostq"))
         process.wait(timeout=args.seconds + 180)
     finally:
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=60)
-        for key in server.scan_iter(match=f"combine:{{{name}}}:*", count=1000):  # this job's keys only
-            server.delete(key)
+        for pattern in job_key_patterns(name):  # this job's keys only
+            for key in server.scan_iter(match=pattern, count=1000):
+                server.delete(key)
         server.close()
     wall = time.monotonic() - started
     if process.returncode != 0:

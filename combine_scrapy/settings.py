@@ -20,8 +20,11 @@ COMBINE_MAX_URLS_PER_HOST = 10000
 COMBINE_LEASE_SECONDS = 60
 # The Redis client is made as scrapy-redis makes it: REDIS_URL, plus REDIS_PARAMS (keyword arguments of
 # redis.Redis, e.g. {"socket_timeout": 30, "password": "..."}) over this project's defaults (outage retry,
-# 5 s connect timeout, 60 s socket timeout).
+# 5 s connect timeout, 60 s socket timeout). {"redis_cls": "redis.cluster.RedisCluster"} connects to a Redis
+# Cluster (REDIS_URL: any of its nodes).
 REDIS_PARAMS = {}
+# Buckets a new Redis frontier spreads its hosts over (each one slot of a Redis Cluster); a frontier keeps its own.
+COMBINE_REDIS_BUCKETS = 32
 # Seconds a harvester waits out a Redis restart or outage (retrying with back-off) before it fails.
 COMBINE_REDIS_OUTAGE_PATIENCE = 600
 # A harvester sharing a Redis frontier looks for work the others marked at least this often (seconds).

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 SYSTEM_PACKAGES=(
   pkg-config gcc libmariadb-dev
   poppler-utils ghostscript antiword unrtf catdoc util-linux
-  mariadb-server redis-server
+  mariadb-server redis-server redis-tools  # redis-tools: redis-cli joins the test Redis Cluster
   docker-compose  # the tests validate docker-compose.yml with it (no Docker engine needed)
   chromium chromium-driver  # the console's browser tests (selenium drives Debian's chromium, nothing downloaded)
 )

@@ -9,8 +9,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import redis
-
+from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.sampleweb import Hit, Page
 from conftest import PROJECT, JobDir
 from crawling import crawl_command
@@ -106,16 +105,20 @@ def stored_urls(job_dir: JobDir) -> list[str]:
     return [url for (url,) in job_dir.records().execute("SELECT url FROM record_urls")]
 
 
-def redis_counts(redis_url: str, job: str) -> dict[str, int]:
+def redis_counts(redis_url: str, job: str, **settings) -> dict[str, int]:
     """The shared frontier's counters: URLs known, marked (still to fetch), done."""
-    values = redis.Redis.from_url(redis_url).hgetall(f"combine:{{{job}}}:stats")
-    return {key.decode(): int(value) for key, value in values.items()}
+    frontier = RedisFrontier.from_settings({"REDIS_URL": redis_url, **settings}, job)
+    try:
+        counts = frontier.counts(time.time())
+    finally:
+        frontier.server.close()
+    return {"urls": counts["urls"], "marked": counts["marked_ready"] + counts["marked_locked"], "done": counts["done"]}
 
 
-def delete_job_keys(redis_url: str, job: str) -> None:
+def delete_job_keys(redis_url: str, job: str, **settings) -> None:
     """Remove every Redis key of the job, so a test leaves nothing behind on the shared server."""
-    server = redis.Redis.from_url(redis_url)
-    keys = list(server.scan_iter(match=f"combine:{{{job}}}:*", count=1000))
-    if keys:
-        server.delete(*keys)
-    server.close()
+    frontier = RedisFrontier.from_settings({"REDIS_URL": redis_url, **settings}, job)
+    try:
+        frontier.delete_all()
+    finally:
+        frontier.server.close()

@@ -8,7 +8,6 @@ import time
 import uuid
 
 import pytest
-import redis
 from scrapy.cmdline import execute
 from scrapy.http import HtmlResponse
 
@@ -18,6 +17,7 @@ from combine_scrapy.job import load_job
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
 from conftest import PROJECT, SCRAPY, JobDir, free_port
 from crawling import crawl_command
+from harvesters import delete_job_keys
 
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -183,9 +183,7 @@ def test_seed_and_status_with_the_frontier_in_redis(job_dir):
         assert "  URLs known:      2 on 1 hosts" in status.stdout and "  marked, due:     2" in status.stdout
         assert not (job_dir.data / name / "frontier.sqlite").exists()
     finally:
-        server = redis.Redis.from_url(REDIS_URL)
-        for key in server.scan_iter(match=f"combine:{{{name}}}:*", count=1000):
-            server.delete(key)
+        delete_job_keys(REDIS_URL, name)
 
 
 @pytest.mark.crawl

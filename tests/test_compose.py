@@ -15,7 +15,7 @@ import yaml
 from conftest import PROJECT
 
 #: Packages scripts/setup.sh installs for development only: the image needs the rest.
-DEVELOPMENT_ONLY = {"mariadb-server", "redis-server", "docker-compose", "chromium", "chromium-driver"}
+DEVELOPMENT_ONLY = {"mariadb-server", "redis-server", "redis-tools", "docker-compose", "chromium", "chromium-driver"}
 #: The secrets scripts/compose-secrets.sh writes to .env, as the tests give them.
 SECRETS = {
     "MARIADB_ROOT_PASSWORD": "root-secret",

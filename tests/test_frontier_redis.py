@@ -8,10 +8,9 @@ import time
 import uuid
 
 import pytest
-import redis
 
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
-from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.frontier.redis import RedisFrontier, bucket_of
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 
 # The embedded frontier's scenarios, collected here so they run on this module's Redis `frontier` fixture.
@@ -46,25 +45,42 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 @pytest.fixture
-def job():
-    """A job name of its own, and none of its keys left behind."""
-    name = f"test-{uuid.uuid4().hex}"
-    yield name
-    delete_job_keys(REDIS_URL, name)
+def redis_settings() -> dict:
+    """The Scrapy settings that connect to the Redis under test (tests/test_frontier_cluster.py: a cluster)."""
+    return {"REDIS_URL": REDIS_URL}
 
 
 @pytest.fixture
-def frontier(job):
-    f = RedisFrontier.from_url(REDIS_URL, job, max_attempts=3)
+def open_frontier(redis_settings):
+    """``open_frontier(job, **options)``: a RedisFrontier on the Redis under test."""
+
+    def open_(job: str, **options) -> RedisFrontier:
+        return RedisFrontier.from_settings(redis_settings, job, **options)
+
+    return open_
+
+
+@pytest.fixture
+def job(redis_settings):
+    """A job name of its own, and none of its keys left behind."""
+    name = f"test-cluster-{uuid.uuid4().hex}"
+    yield name
+    settings = dict(redis_settings)
+    delete_job_keys(settings.pop("REDIS_URL"), name, **settings)
+
+
+@pytest.fixture
+def frontier(job, open_frontier):
+    f = open_frontier(job, max_attempts=3)
     yield f
     f.close()
 
 
-def test_state_is_shared_and_survives_reopening(job):
-    first = RedisFrontier.from_url(REDIS_URL, job)
+def test_state_is_shared_and_survives_reopening(job, open_frontier):
+    first = open_frontier(job)
     mark(first, "http://a/1", "http://b/1")
     first.close()
-    again = RedisFrontier.from_url(REDIS_URL, job)
+    again = open_frontier(job)
     assert len(again.ready(now=0)) == 2
     again.close()
 
@@ -75,15 +91,17 @@ def test_keys_stay_under_the_job_prefix(frontier, job):
     frontier.add_links([("http://a/1", "http://a/2")])
     frontier.store_robots("a", 200, b"", expires=10)
     keys = {key.decode() for key in frontier.server.scan_iter(match="*" + job + "*")}
-    assert keys and all(key.startswith(f"combine:{{{job}}}:") for key in keys)
+    bucket = f"combine:{{{job}:b{bucket_of('a', frontier.buckets)}}}:"
+    assert keys and all(key.startswith((f"combine:{{{job}}}:", bucket)) for key in keys)
+    assert {key for key in keys if key.startswith(bucket)} >= {bucket + name for name in ("u:a", "host:a", "locked")}
 
 
-def test_abandoned_lease_comes_back_to_another_harvester(frontier, job):
+def test_abandoned_lease_comes_back_to_another_harvester(frontier, job, open_frontier):
     mark(frontier, "http://a/1")
     entry = frontier.ready(now=0)[0]
     assert frontier.claim(entry, now=0, lease=60)
     frontier.close()                                   # the harvester dies holding the lease
-    other = RedisFrontier.from_url(REDIS_URL, job, max_attempts=3)
+    other = open_frontier(job, max_attempts=3)
     assert other.ready(now=59) == []
     assert other.next_due(now=59) == 60
     assert other.counts(now=59)["marked_locked"] == 1
@@ -92,9 +110,9 @@ def test_abandoned_lease_comes_back_to_another_harvester(frontier, job):
     other.close()
 
 
-def test_two_harvesters_never_hold_one_host_at_once(frontier, job):
+def test_two_harvesters_never_hold_one_host_at_once(frontier, job, open_frontier):
     """Eight threads on two connections claim URLs of the same hosts at the same moments: one wins per host."""
-    other = RedisFrontier.from_url(REDIS_URL, job)
+    other = open_frontier(job)
     hosts = ["a", "b"]
     frontier.mark([(f"http://{host}/{i}", host, 0) for host in hosts for i in range(8)])
     threads, rounds, lease = 8, 200, 60
@@ -233,18 +251,23 @@ def test_a_client_that_decodes_is_refused(job):
         RedisFrontier.from_settings({"REDIS_URL": REDIS_URL, "REDIS_DECODE_RESPONSES": True}, job)
 
 
-def harvester_frontier(job, lease=60.0):
-    """A frontier as a harvester opens it: ``ready`` leases what it hands out."""
-    return RedisFrontier.from_url(REDIS_URL, job, max_attempts=3, lease_seconds=lease, lease_ahead=True)
+@pytest.fixture
+def harvester_frontier(open_frontier):
+    """``harvester_frontier(job, lease)``: a frontier as a harvester opens it: ``ready`` leases what it hands out."""
+
+    def open_(job: str, lease: float = 60.0) -> RedisFrontier:
+        return open_frontier(job, max_attempts=3, lease_seconds=lease, lease_ahead=True)
+
+    return open_
 
 
-def test_harvesters_leasing_their_rounds_never_hand_out_the_same_url(job):
+def test_harvesters_leasing_their_rounds_never_hand_out_the_same_url(job, harvester_frontier):
     first, second = harvester_frontier(job), harvester_frontier(job)
     try:
         first.mark([(f"http://h{n}.test/", f"h{n}.test", 0.0) for n in range(40)])
         now = 1000.0
-        one, two = first.ready(now), second.ready(now)
-        assert len(one) == 16 and len(two) == 16
+        one, two = first.ready(now), second.ready(now)  # the second sees the first at work: its share only
+        assert len(one) == 16 and 0 < len(two) <= 16
         assert not {e.url for e in one} & {e.url for e in two}
         sent = []
         first.server.execute_command = lambda *args, **kw: sent.append(args)
@@ -256,7 +279,7 @@ def test_harvesters_leasing_their_rounds_never_hand_out_the_same_url(job):
         second.close()
 
 
-def test_a_lone_harvester_keeps_the_strategys_order_across_leased_parts_of_a_round(job):
+def test_a_lone_harvester_keeps_the_strategys_order_across_leased_parts_of_a_round(job, harvester_frontier):
     frontier = harvester_frontier(job)
     try:
         frontier.mark([(f"http://h{n:02d}.test/", f"h{n:02d}.test", 0.0) for n in range(40)])
@@ -269,7 +292,7 @@ def test_a_lone_harvester_keeps_the_strategys_order_across_leased_parts_of_a_rou
         frontier.close()
 
 
-def test_closing_gives_back_what_the_round_leased_and_nobody_claimed(job):
+def test_closing_gives_back_what_the_round_leased_and_nobody_claimed(job, harvester_frontier):
     first, second = harvester_frontier(job), harvester_frontier(job)
     try:
         first.mark([(f"http://h{n}.test/", f"h{n}.test", 0.0) for n in range(3)])
@@ -281,7 +304,7 @@ def test_closing_gives_back_what_the_round_leased_and_nobody_claimed(job):
         second.close()
 
 
-def test_a_leased_url_whose_lease_ran_out_and_was_taken_is_not_claimed_twice(job):
+def test_a_leased_url_whose_lease_ran_out_and_was_taken_is_not_claimed_twice(job, harvester_frontier):
     first, second = harvester_frontier(job, lease=10.0), harvester_frontier(job, lease=10.0)
     try:
         first.mark([("http://a.test/", "a.test", 0.0)])
@@ -295,28 +318,82 @@ def test_a_leased_url_whose_lease_ran_out_and_was_taken_is_not_claimed_twice(job
         second.close()
 
 
-def test_a_leased_url_claimed_late_renews_its_lease(job):
+def test_a_leased_url_claimed_late_renews_its_lease(job, harvester_frontier):
     frontier = harvester_frontier(job, lease=10.0)
     try:
         frontier.mark([("http://a.test/", "a.test", 0.0), ("http://a.test/2", "a.test", 0.0)])
         (entry,) = frontier.ready(1000.0)
         assert frontier.claim(entry, 1005.0, 10.0)
-        assert float(frontier.server.hget(frontier._key("host", "a.test"), "lock_until")) == 1015.0
+        assert float(frontier.server.hget(frontier.prefix_of("a.test") + "host:a.test", "lock_until")) == 1015.0
         assert frontier.ready(1012.0) == []  # the host stays leased
     finally:
         frontier.close()
 
 
 @pytest.mark.crawl
-def test_a_frontier_in_the_old_layout_is_refused_naming_the_way_back(job):
+@pytest.mark.parametrize("old_layout", [None, "2"])
+def test_a_frontier_in_an_old_layout_is_refused_naming_the_way_back(job, open_frontier, old_layout):
     from combine_scrapy.faults import StorageFault
 
-    server = redis.Redis.from_url(REDIS_URL)
-    server.set(f"combine:{{{job}}}:frontier", "an older harvester")
-    frontier = RedisFrontier.from_url(REDIS_URL, job)
+    frontier = open_frontier(job)
     try:
-        with pytest.raises(StorageFault, match=f"older combine-scrapy.*scrapy sanity {job} --restore"):
+        frontier.server.set(f"combine:{{{job}}}:frontier", "an older harvester")
+        if old_layout:  # the layout of a whole job under one hash tag
+            frontier.server.set(f"combine:{{{job}}}:layout", old_layout)
+            frontier.server.hset(f"combine:{{{job}}}:u:a.test", ":/", b"")
+        with pytest.raises(StorageFault, match=rf"older combine-scrapy.*combine:\{{{job}:b\*\}}:\*.*scrapy sanity {job} --restore") as refused:
             frontier.check_marker()
+        assert refused.value.reason == "frontier_layout"
     finally:
         frontier.close()
-        server.close()
+
+
+def test_harvesters_opening_a_new_frontier_at_once_all_take_its_marker(open_frontier, redis_settings):
+    """The marker, layout and bucket count are set in one step: no harvester finds a marker without its layout."""
+    connection = dict(redis_settings)
+    url = connection.pop("REDIS_URL")
+    for attempt in range(10):
+        job = f"test-cluster-open-{uuid.uuid4().hex}"
+        frontiers = [open_frontier(job) for _ in range(6)]
+        barrier, failures = threading.Barrier(len(frontiers)), []
+
+        def open_(frontier):
+            barrier.wait()
+            try:
+                frontier.check_marker()
+            except Exception as error:  # noqa: BLE001 - any error is the failure this test looks for
+                failures.append(error)
+
+        threads = [threading.Thread(target=open_, args=(frontier,)) for frontier in frontiers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        markers = {frontier.marker() for frontier in frontiers}
+        for frontier in frontiers:
+            frontier.close()
+        delete_job_keys(url, job, **connection)
+        assert failures == [] and len(markers) == 1, (attempt, failures)
+
+
+def test_harvesters_at_work_rank_their_own_shares_and_one_alone_ranks_everything(job, harvester_frontier, monkeypatch):
+    import combine_scrapy.frontier.redis as redis_frontier
+
+    monkeypatch.setattr(redis_frontier, "HARVESTERS_RENEWAL", 0.0)  # every look renews and reads the harvesters (cluster)
+    first, second = harvester_frontier(job), harvester_frontier(job)
+    hosts = [f"h{n:03d}.test" for n in range(200)]
+    try:
+        first.mark([(f"http://{host}/{page}", host, 0.0) for host in hosts for page in range(3)])
+        rounds = [first.ready(1000.0, "BestFirst", 8), second.ready(1000.0, "BestFirst", 8)]  # both registered
+        ones, twos = first.ready(1001.0, "BestFirst", 8), second.ready(1001.0, "BestFirst", 8)
+        assert first._share and second._share and not set(first._share) & set(second._share)
+        assert ones and {bucket_of(e.host, first.buckets) for e in ones} <= set(first._share)
+        assert twos and {bucket_of(e.host, second.buckets) for e in twos} <= set(second._share)
+        assert first.lost_races == second.lost_races == 0
+        second.close()
+        alone = first.ready(1002.0, "BreadthFirst")  # the other left: the whole frontier, in its order
+        assert first._share is None
+        leased = {entry.host for round_ in (*rounds, ones, twos) for entry in round_}
+        assert [entry.host for entry in alone] == [host for host in hosts if host not in leased][:16]
+    finally:
+        first.close()

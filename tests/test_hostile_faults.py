@@ -35,6 +35,7 @@ import uuid
 import pytest
 import redis
 
+from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.sampleweb import LoopbackWeb
 from combine_scrapy.store.mysql import table_prefix
 from conftest import JobDir, free_port
@@ -293,7 +294,9 @@ def test_a_redis_db_holding_another_jobs_keys_is_shared_safely(tmp_path, web):
     server = redis.Redis.from_url(REDIS_URL)
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name=mine)
     try:
-        server.hset(f"combine:{{{other}}}:stats", mapping={"urls": 7, "marked": 7, "done": 0})
+        theirs = RedisFrontier.from_url(REDIS_URL, other)
+        theirs.mark([(f"http://other.test/{n}", "other.test", 0.0) for n in range(7)])
+        theirs.close()
         server.set(f"combine:{{{other}}}:frontier", "another job's marker")
         job_dir.write("WaitIntervalHost = 0.01\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
         job_dir.crawl("-s", f"REDIS_URL={REDIS_URL}")

@@ -279,9 +279,7 @@ def test_frontier_statuses_tell_known_urls_and_their_last_status(kind, tmp_path)
         }
     finally:
         if kind == "redis":
-            keys = list(frontier.server.scan_iter(match=f"combine:{{{job}}}:*", count=1000))
-            if keys:
-                frontier.server.delete(*keys)
+            frontier.delete_all()
         frontier.close()
 
 

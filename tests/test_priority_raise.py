@@ -52,7 +52,7 @@ def stored(frontier, urls: list[str]) -> dict[str, tuple[float, int]]:
     read = frontier.server.register_script(_LIBRARY + "local r = load(ARGV[2], ARGV[1]) return {num(r.priority), r.distance or 0}")
     found = {}
     for url in urls:
-        priority, distance = read(keys=[frontier.prefix], args=[url, url.split("/")[2]])
+        priority, distance = read(keys=[frontier.prefix_of(url.split("/")[2])], args=[url, url.split("/")[2]])
         found[url] = (float(priority), int(distance))
     return found
 

@@ -1,12 +1,21 @@
-"""The shared frontier: one Redis, any number of harvester processes on any number of machines.
+"""The shared frontier: one Redis (or Redis Cluster), any number of harvester processes on any number of machines.
 
-Every change is one Lua script or one MULTI/EXEC, so a harvester killed at
-any moment leaves the frontier consistent, and two harvesters can never lease
-the same host at once. A leased URL waits in a sorted set by lease expiry and
-comes back when the lease ends, whoever held it.
+Every change is one Lua script, so a harvester killed at any moment leaves
+the frontier consistent, and two harvesters can never lease the same host at
+once. A leased URL waits in a sorted set by lease expiry and comes back when
+the lease ends, whoever held it.
 
-All keys share the prefix ``combine:{job}:`` (the job is a hash tag, so a Redis
-Cluster keeps one job in one slot):
+A job's hosts are spread over ``buckets`` (BUCKETS, the COMBINE_REDIS_BUCKETS
+setting; kept in the frontier when it is first marked, so every harvester uses
+the frontier's own): a host is in bucket ``crc32(host) % buckets``, and each
+bucket's keys share one hash tag, ``combine:{<job>:b<k>}:``, so a Redis
+Cluster puts each bucket in one slot and spreads the buckets over its nodes,
+while every script touches one bucket only. What belongs to the whole job is
+under ``combine:{<job>}:``. Looks over the whole frontier (``ready``,
+``next_due``, ``counts``, ``hosts``) send one script or command per bucket in
+one pipeline: one round trip per node.
+
+In each bucket, ``combine:{<job>:b<k>}:``
 
 ``u:<host>``         hash: the host's URLs (as kept, below) -> the URL's record, one MessagePack array of
                      harvest (marked), lock_until, priority, seq (order of marking), attempts, retries,
@@ -15,7 +24,7 @@ Cluster keeps one job in one slot):
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),
                      fetched and relevant (completed fetches, relevant pages: the host's yield),
                      leased_until (end of the lease of the URL being fetched; absent: none)
-``hosts``            set of every known host
+``hosts``            set of the bucket's known hosts
 ``fifo:<host>``      marked, unlocked URLs of a host (as kept) scored by order of marking (BreadthFirst); it
                      also finds a URL by its order of marking
 ``best:<host>``      the same URLs' orders of marking (a letter for the number of hexadecimal digits, then
@@ -24,11 +33,18 @@ Cluster keeps one job in one slot):
 ``locked``           ``host\nURL`` (as kept) of marked URLs whose own lock (a lease, a retry wait) has not
                      ended, by when it ends
 ``busy``             hosts with marked URLs, scored by minus their count (``hosts()``)
-``stats``            hash of counters: urls, marked, done
-``seq``              the last order of marking handed out
+``stats``            hash of the bucket's counters: urls, marked, done
 ``scores``           hash url -> topic score of its last fetch (PageRank strategies)
-``links``            set of ``source\\ntarget`` edges of the crawled graph
+
+For the whole job, ``combine:{<job>}:``
+
+``seq``              the last order of marking handed out: a mark reserves a range with one INCRBY and
+                     numbers its URLs in order, so the order of marking is one order over all buckets
+``buckets``          how many buckets the job's hosts are spread over
+``links``            set of ``source\ntarget`` edges of the crawled graph
 ``robots:<host>``    hash: status, body, expires
+``harvesters``       harvesters at work (their ids, scored by when their entry expires): each looks first
+                     at its own share of the buckets, so harvesters do not race for the same hosts
 ``frontier``         the job marker: a token set by the first harvester that works on the frontier. A
                      harvester that finds it gone or changed knows the frontier vanished under it
                      (Redis restarted without persistence, the keys deleted) and stops instead of
@@ -52,12 +68,16 @@ import random
 import socket
 import time
 import uuid
+import zlib
 from collections.abc import Iterable
+from functools import cached_property
 
 import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
+from redis.cluster import RedisCluster
 from scrapy.settings import BaseSettings, Settings
+from scrapy.utils.misc import load_object
 from scrapy_redis.connection import get_redis_from_settings
 
 from combine_scrapy.faults import CrawlFault, FrontierVanished, StorageFault
@@ -77,8 +97,19 @@ MARKER_CHECK_INTERVAL = 1.0
 #: answers a lower bound, which only costs the scheduler an early wake-up.
 NEXT_DUE_SCAN = 64
 
-#: The key layout this module reads and writes (``layout`` key); frontiers without it kept a hash per URL.
-LAYOUT = "2"
+#: The key layout this module reads and writes (``layout`` key). Layout 2 kept a whole job under one hash tag
+#: (one slot of a Redis Cluster); before it, a hash per URL.
+LAYOUT = "3"
+
+#: Buckets a new job's hosts are spread over (COMBINE_REDIS_BUCKETS): a bucket is one hash tag, so one slot of
+#: a Redis Cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters and gives eight
+#: harvesters four buckets each to look at first; a look over the whole frontier costs a script per bucket.
+BUCKETS = 32
+
+#: Seconds between two renewals of a harvester's entry among the job's harvesters, at most: its share of the
+#: buckets follows harvesters that come or go within this (one that dies leaves it when its entry ends, after a
+#: lease). A look that reaches the node of the job-wide keys anyway (always, on a single Redis) renews it too.
+HARVESTERS_RENEWAL = 5.0
 
 #: URLs of a full round (BreadthFirstTime, BreadthFirst) one ``ready`` leases to its harvester at once.
 ROUND_LEASE = 16
@@ -87,8 +118,8 @@ ROUND_LEASE = 16
 #: the claim renews the lease (or finds it lost, when it ran out and another harvester took the URL).
 UNRENEWED_SHARE = 0.9
 
-# Shared by every script: KEYS[1] is the job's key prefix (it routes the
-# script to the job's slot in a cluster); numbers go to Redis as %.17g so
+# Shared by every script: KEYS[1] is the key prefix of one bucket of the job (it routes the
+# script to the bucket's slot in a cluster); numbers go to Redis as %.17g so
 # timestamps and priorities round-trip exactly. A URL's record is one
 # MessagePack value in its host's ``u:`` hash, its fields in the order of F.
 _LIBRARY = r"""
@@ -242,12 +273,13 @@ local function lease(url, host, now, lease_end, mine)
 end
 """
 
-# ARGV: per-host bound (-1: none), distance, then url, host, priority for each entry. A known URL
-# still marked and never fetched keeps the higher priority (re-queued in place) and the lower distance.
+# ARGV: per-host bound (-1: none), distance, then url, host, priority, order of marking for each entry (the
+# order is used only by new URLs). A known URL still marked and never fetched keeps the higher priority
+# (re-queued in place) and the lower distance.
 _MARK = r"""
 local bound, distance = tonumber(ARGV[1]), tonumber(ARGV[2])
 local marked, refused, raised = 0, 0, 0
-for i = 3, #ARGV, 3 do
+for i = 3, #ARGV, 4 do
   local url, host, priority = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local r = load(host, url)
   if r then
@@ -268,7 +300,7 @@ for i = 3, #ARGV, 3 do
     if bound >= 0 and tonumber(redis.call('HGET', P .. 'host:' .. host, 'urls') or 0) >= bound then
       refused = refused + 1
     else
-      local seq = redis.call('INCR', P .. 'seq')
+      local seq = tonumber(ARGV[i + 3])
       save(host, url, {harvest = 1, priority = priority, seq = seq, distance = distance ~= 0 and distance or nil})
       redis.call('HINCRBY', P .. 'host:' .. host, 'urls', 1)
       redis.call('HINCRBY', P .. 'stats', 'urls', 1)
@@ -295,8 +327,9 @@ enqueue(url, host, r.seq, r.priority)
 return 1
 """
 
-# ARGV: now, max attempts, 'fifo' or 'best', end of the hold. Returns the head of the queue of every
-# free host, and of every host leased until at most the end of the hold, with the host's lock and yield.
+# ARGV: now, max attempts, 'fifo' or 'best', end of the hold, depth. Returns the head of the queue of every
+# free host, and of every host leased until at most the end of the hold, with the host's lock and yield, and
+# with a depth above 0 the members and scores of the first URLs of its 'best' queue (as _DEEPER).
 _READY = r"""
 local now = tonumber(ARGV[1])
 promote(now, tonumber(ARGV[2]))
@@ -313,8 +346,13 @@ for i = 1, #hosts, 2 do
     end
     url = long(host, url)
     local r = load(host, url)
-    table.insert(heads, {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
-                         r.distance or 0, hosts[i + 1], h[1] or '0', h[2] or '0'})
+    local head = {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
+                  r.distance or 0, hosts[i + 1], h[1] or '0', h[2] or '0'}
+    local depth = tonumber(ARGV[5])
+    if depth > 0 then
+      table.insert(head, redis.call('ZRANGE', P .. 'best:' .. host, 0, depth - 1, 'WITHSCORES'))
+    end
+    table.insert(heads, head)
   end
 end
 return heads
@@ -335,17 +373,14 @@ _CLAIM = r"""
 return lease(ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5])
 """
 
-# ARGV: now, lease end, how many to lease, then url, host pairs in the round's order. Leases the first URLs
-# that are still free, up to the number asked; returns how many URLs it looked at and the positions of those leased.
+# ARGV: now, lease end, then url, host pairs. Leases those still free; returns their positions (from 1).
 _TAKE = r"""
-local now, lease_end, want = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
-local taken, looked = {}, 0
-for i = 4, #ARGV, 2 do
-  if #taken >= want then break end
-  looked = looked + 1
-  if lease(ARGV[i], ARGV[i + 1], now, lease_end, '') == 1 then table.insert(taken, (i - 2) / 2) end
+local now, lease_end = tonumber(ARGV[1]), ARGV[2]
+local taken = {}
+for i = 3, #ARGV, 2 do
+  if lease(ARGV[i], ARGV[i + 1], now, lease_end, '') == 1 then table.insert(taken, (i - 1) / 2) end
 end
-return {looked, taken}
+return taken
 """
 
 # ARGV: url, host, now, URL lock end, host lock end, keep marked (0/1), JSON of the given
@@ -412,6 +447,16 @@ for i = 1, #ARGV, 3 do
 end
 """
 
+# ARGV: host, Crawl-delay ('' for none).
+_HOST_DELAY = r"""
+redis.call('SADD', P .. 'hosts', ARGV[1])
+if ARGV[2] == '' then
+  redis.call('HDEL', P .. 'host:' .. ARGV[1], 'delay')
+else
+  redis.call('HSET', P .. 'host:' .. ARGV[1], 'delay', ARGV[2])
+end
+"""
+
 # ARGV: url, host pairs. For each URL: false when unknown, else its retries, status (false: none),
 # visits, changes, first visit (false: none) and last content digest (false: none).
 _RECORDS = r"""
@@ -461,9 +506,27 @@ return best and num(best)
 """
 
 
+# KEYS: the job marker, layout and bucket count (job-wide, one slot); ARGV: a new marker's token, LAYOUT, the
+# bucket count. Sets the three when there is no marker, in one step, so no harvester sees a marker without its
+# layout; returns what the three hold.
+_OPEN = r"""
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+  redis.call('SET', KEYS[2], ARGV[2])
+  redis.call('SET', KEYS[3], ARGV[3], 'NX')
+end
+return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]) or false, redis.call('GET', KEYS[3]) or false}
+"""
+
+
 def _float(value: float) -> str:
     """A number as Redis and Lua read it back exactly."""
     return repr(float(value))
+
+
+def _queue(members_and_scores: list) -> list[tuple[float, int]]:
+    """A 'best' queue's members and scores (ZRANGE WITHSCORES) as ``(priority, order of marking)``."""
+    return [(-float(score), int(member[1:], 16))
+            for member, score in zip(members_and_scores[::2], members_and_scores[1::2])]
 
 
 def _text(value: bytes | None) -> str | None:
@@ -481,8 +544,13 @@ class OutageRetry(Retry):
     """Ride out a Redis restart or outage: retry every command with capped back-off, and say so.
 
     redis-py reconnects between attempts; every frontier change is one Lua
-    script or MULTI/EXEC, so a retried command either ran whole or not at all.
-    Only after ``patience`` seconds of failure does the error reach the crawl.
+    script, so a retried script either ran whole or not at all. A pipeline of
+    scripts (a look over every bucket) cut by the outage may be sent again
+    with its first scripts done: a take then misses the URLs it leased the
+    first time (they come back when the lease ends), a mark counts its URLs
+    as known. Only after ``patience`` seconds of failure does the error reach
+    the crawl. A Redis Cluster client keeps redis-py's own retries (a
+    cluster rides out the loss of a master by failing over to its replica).
     """
 
     def __init__(self, patience: float = OUTAGE_PATIENCE, cap: float = 8.0, base: float = 0.25):
@@ -520,21 +588,40 @@ class OutageRetry(Retry):
                 return result
 
 
+def bucket_of(host: str, buckets: int) -> int:
+    """The bucket a host's keys are in: a hash stable across processes and machines."""
+    return zlib.crc32(host.encode()) % buckets
+
+
+def job_key_patterns(job: str) -> tuple[str, str]:
+    """SCAN patterns matching every key of the job: the job-wide ones and its buckets' (job names hold no ':')."""
+    return f"combine:{{{job}}}:*", f"combine:{{{job}:b*}}:*"
+
+
 class RedisFrontier:
     """The frontier in Redis, shared by every harvester of a job."""
 
-    def __init__(self, server: redis.Redis, job: str, *, max_attempts: int = 5, lease_seconds: float = LEASE_SECONDS,
-                 lease_ahead: bool = False):
+    def __init__(self, server: redis.Redis | RedisCluster, job: str, *, max_attempts: int = 5,
+                 lease_seconds: float = LEASE_SECONDS, lease_ahead: bool = False, buckets: int = BUCKETS):
         if server.get_connection_kwargs().get("decode_responses"):
             raise ValueError("RedisFrontier needs a client that returns bytes (robots.txt bodies are binary)")
+        if buckets < 1:
+            raise ValueError(f"COMBINE_REDIS_BUCKETS must be at least 1, not {buckets}")
         self.server = server
         self.job = job
         self.max_attempts = max_attempts
-        self.prefix = f"combine:{{{job}}}:"
+        self.prefix = f"combine:{{{job}}}:"   # the job-wide keys
+        self._configured_buckets = buckets
+        self._buckets_stored = False
         self._marker: bytes | None = None   # the job marker this harvester works under, once it has looked
         self._marker_checked = 0.0
         self.lease_ahead = lease_ahead   # ``ready`` leases the URLs it hands out (a harvester's frontier)
         self.lease_seconds = lease_seconds   # how long a URL handed out in a round stays leased to this harvester
+        self.harvester_id = uuid.uuid4().hex   # this harvester's entry among the job's harvesters
+        self._share: list[int] | None = None   # the buckets this harvester looks at first (None: all)
+        self._deeper_found: dict[str, list[tuple[float, int]]] = {}   # the 'best' queues the last look fetched
+        self._renewed = -HARVESTERS_RENEWAL   # when this harvester last renewed its entry (time.monotonic)
+        self._registered = False   # it has an entry among the job's harvesters (so closing removes it)
         self._round: list[FrontierEntry] = []   # the rest of the last full round, not yet leased
         self._round_key: tuple[str, float] | None = None   # its strategy and when it was ranked
         self._leased_ahead: dict[str, tuple[str, FrontierEntry]] = {}   # URL -> (lease end, entry), not yet claimed
@@ -546,10 +633,11 @@ class RedisFrontier:
             for name, body in (
                 ("mark", _MARK), ("remark", _REMARK), ("ready", _READY), ("deeper", _DEEPER), ("claim", _CLAIM),
                 ("take", _TAKE), ("complete", _COMPLETE), ("release", _RELEASE), ("lock_host", _LOCK_HOST),
-                ("set_priorities", _SET_PRIORITIES), ("next_due", _NEXT_DUE), ("records", _RECORDS),
-                ("record_visit", _RECORD_VISIT),
+                ("host_delay", _HOST_DELAY), ("set_priorities", _SET_PRIORITIES), ("next_due", _NEXT_DUE),
+                ("records", _RECORDS), ("record_visit", _RECORD_VISIT),
             )
         }
+        self._open_script = server.register_script(_OPEN)
 
     @classmethod
     def from_settings(
@@ -561,20 +649,23 @@ class RedisFrontier:
         Under the user's REDIS_PARAMS lie this project's defaults: commands wait out
         an outage of up to ``outage_patience`` seconds (OutageRetry), a connection
         attempt gives up after 5 s and a stopped (not dead) server cannot hang a
-        harvester for ever (60 s socket timeout).
+        harvester for ever (60 s socket timeout). ``"redis_cls":
+        "redis.cluster.RedisCluster"`` in REDIS_PARAMS connects to a Redis
+        Cluster, REDIS_URL naming any of its nodes; it keeps redis-py's own
+        retries. COMBINE_REDIS_BUCKETS is the number of buckets of a new frontier.
         """
         settings = settings if isinstance(settings, BaseSettings) else Settings(settings)
-        params = {
-            "retry": OutageRetry(outage_patience),
-            "retry_on_error": [redis.ConnectionError, redis.TimeoutError],
-            "socket_connect_timeout": 5,
-            "socket_timeout": 60,
-        }
+        params = {"socket_connect_timeout": 5, "socket_timeout": 60}
         params.update(settings.getdict("REDIS_PARAMS"))
+        client = params.get("redis_cls")
+        client = load_object(client) if isinstance(client, str) else client
+        if not (isinstance(client, type) and issubclass(client, RedisCluster)):
+            params = {"retry": OutageRetry(outage_patience), "retry_on_error": [redis.ConnectionError, redis.TimeoutError],
+                      **params}
         connection = settings.copy()
         connection.set("REDIS_PARAMS", params, priority=max(settings.getpriority("REDIS_PARAMS") or 0, 0) + 1)
         return cls(get_redis_from_settings(connection), job, max_attempts=max_attempts, lease_seconds=lease_seconds,
-                   lease_ahead=lease_ahead)
+                   lease_ahead=lease_ahead, buckets=settings.getint("COMBINE_REDIS_BUCKETS", BUCKETS))
 
     @classmethod
     def from_url(cls, url: str, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE,
@@ -583,24 +674,97 @@ class RedisFrontier:
         return cls.from_settings({"REDIS_URL": url}, job, max_attempts=max_attempts, outage_patience=outage_patience,
                                  **options)
 
-    def _run(self, script: str, *args):
-        return self._scripts[script](keys=[self.prefix], args=args)
+    @cached_property
+    def buckets(self) -> int:
+        """How many buckets the job's hosts are spread over: the frontier's own once it has one (read when first
+        needed, so opening a frontier does not reach Redis)."""
+        stored = self.server.get(self._key("buckets"))
+        self._buckets_stored = stored is not None
+        return int(stored) if stored else self._configured_buckets
+
+    @cached_property
+    def _bucket_prefixes(self) -> list[str]:
+        return [f"combine:{{{self.job}:b{bucket}}}:" for bucket in range(self.buckets)]
+
+    @cached_property
+    def _bucket_nodes(self) -> list[str]:
+        return [self._node_of(prefix) for prefix in self._bucket_prefixes]
+
+    @cached_property
+    def _bucket_order(self) -> list[int]:
+        """The buckets by the node that holds them, so that a share of consecutive ones is on as few nodes as can be."""
+        return sorted(range(self.buckets), key=lambda bucket: (self._bucket_nodes[bucket], bucket))
+
+    def _node_of(self, prefix: str) -> str:
+        """The name of the cluster node holding the keys under ``prefix`` ('' for a single Redis)."""
+        if isinstance(self.server, RedisCluster):
+            return self.server.get_node_from_key(prefix).name
+        return ""
 
     def _key(self, *parts: str) -> str:
+        """A job-wide key."""
         return self.prefix + ":".join(parts)
 
+    def _bucket(self, host: str) -> int:
+        return bucket_of(host, self.buckets)
+
+    def prefix_of(self, host: str) -> str:
+        """The key prefix of the bucket that holds ``host``."""
+        return self._bucket_prefixes[self._bucket(host)]
+
+    def _run(self, host: str, script: str, *args):
+        """Run a script in the bucket of ``host``."""
+        return self._scripts[script](keys=[self.prefix_of(host)], args=args)
+
+    def _run_buckets(self, calls: list[tuple[int, str, list]]) -> list:
+        """Run ``(bucket, script, args)`` calls in one pipeline (a round trip per node); their answers in order.
+
+        A script not yet in a node's cache is loaded (on every node) and its calls sent again.
+        """
+        if len(calls) == 1:
+            bucket, script, args = calls[0]
+            return [self._scripts[script](keys=[self._bucket_prefixes[bucket]], args=args)]
+        with self.server.pipeline(transaction=False) as pipe:
+            for bucket, script, args in calls:
+                pipe.execute_command("EVALSHA", self._scripts[script].sha, 1, self._bucket_prefixes[bucket], *args)
+            answers = pipe.execute(raise_on_error=False)
+        for position, answer in enumerate(answers):
+            if isinstance(answer, redis.exceptions.NoScriptError):
+                bucket, script, args = calls[position]
+                answers[position] = self._scripts[script](keys=[self._bucket_prefixes[bucket]], args=args)
+            elif isinstance(answer, Exception):
+                raise answer
+        return answers
+
+    def _by_bucket(self, hosts: Iterable[str]) -> dict[int, list[int]]:
+        """Positions of ``hosts`` grouped by bucket, in order."""
+        groups: dict[int, list[int]] = {}
+        for position, host in enumerate(hosts):
+            groups.setdefault(self._bucket(host), []).append(position)
+        return groups
+
     def close(self) -> None:
-        """Give back the URLs ``ready`` leased that were never claimed, so no one waits for their leases."""
+        """Give back the URLs ``ready`` leased that were never claimed, so no one waits for their leases; leave
+        the job's harvesters."""
         now = time.time()
         try:
             for url, (_, entry) in list(self._leased_ahead.items()):
                 self.release(url, entry.host, now)
                 del self._leased_ahead[url]
+            if self._registered:
+                self.server.zrem(self._key("harvesters"), self.harvester_id)
         except (CrawlFault, redis.RedisError) as fault:  # Redis gone: the leases end by themselves
             logger.warning("%d URLs leased ahead not given back (%s); they come back when their lease ends",
                            len(self._leased_ahead), fault)
         self._leased_ahead.clear()
         self.server.close()
+
+    def delete_all(self) -> None:
+        """Delete every key of the job, on every node."""
+        for pattern in job_key_patterns(self.job):
+            keys = list(self.server.scan_iter(match=pattern, count=1000))
+            if keys:
+                self.server.delete(*keys)
 
     def marker(self) -> str | None:
         """The job marker's token: None when no harvester has worked on this frontier since it was (re)created."""
@@ -619,18 +783,22 @@ class RedisFrontier:
             return
         self._marker_checked = now
         key = self._key("frontier")
+        patterns = " and ".join(job_key_patterns(self.job))
         if self._marker is None:
             token = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {socket.gethostname()}:{os.getpid()} {uuid.uuid4().hex}"
-            if self.server.set(key, token, nx=True):
-                self.server.set(self._key("layout"), LAYOUT)
-            elif _text(self.server.get(self._key("layout"))) != LAYOUT:
+            marker, layout, buckets = self._open_script(
+                keys=[key, self._key("layout"), self._key("buckets")], args=[token, LAYOUT, self.buckets]
+            )
+            if _text(layout) != LAYOUT:
                 raise StorageFault(
-                    f"the Redis frontier of job {self.job} was written by an older combine-scrapy (a key per URL), "
-                    f"which this one cannot read. Nothing stored is lost: delete the job's keys (combine:{{{self.job}}}:*), "
-                    f"then 'scrapy sanity {self.job} --restore' and 'scrapy recycle {self.job}' mark the URLs again",
+                    f"the Redis frontier of job {self.job} was written by an older combine-scrapy (all of a job's "
+                    "keys under one hash tag, or a key per URL), which this one cannot read. Nothing stored is "
+                    f"lost: delete the job's keys ({patterns}), then 'scrapy sanity {self.job} --restore' and "
+                    f"'scrapy recycle {self.job}' mark the URLs again",
                     reason="frontier_layout",
                 )
-            self._marker = self.server.get(key)
+            self._check_buckets(buckets)
+            self._marker = marker
             return
         found = self.server.get(key)
         if found != self._marker:
@@ -645,6 +813,21 @@ class RedisFrontier:
                 "restart keeps the frontier"
             )
 
+    def _store_buckets(self) -> None:
+        """Keep the bucket count in the frontier, once; a frontier that has one already keeps its own."""
+        if not self._buckets_stored:
+            self._check_buckets(self.server.set(self._key("buckets"), self.buckets, nx=True, get=True))
+
+    def _check_buckets(self, stored: bytes | None) -> None:
+        """Refuse to go on when the frontier was given another bucket count since this harvester opened it."""
+        if stored and int(stored) != self.buckets:
+            raise StorageFault(
+                f"the Redis frontier of job {self.job} was made with {int(stored)} buckets while this harvester "
+                f"opened it with {self.buckets}: open it again (harvesters read the frontier's own)",
+                reason="frontier_layout",
+            )
+        self._buckets_stored = True
+
     def mark(
         self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None, distance: int = 0
     ) -> MarkResult:
@@ -654,16 +837,28 @@ class RedisFrontier:
         keeps the higher priority (moved in its host's queue) and the lower
         distance, in the same script, so concurrent marks keep the best.
         Fetched URLs stay as they are. Refused URLs are new ones over the
-        per-host bound.
+        per-host bound. The batch reserves its orders of marking with one
+        INCRBY and numbers its URLs in the order given.
         """
-        args = [-1 if max_urls_per_host is None else max_urls_per_host, int(distance)]
-        for url, host, priority in entries:
-            args += [url, host, _float(priority)]
-        return MarkResult(*self._run("mark", *args))
+        entries = list(entries)
+        if not entries:
+            return MarkResult(0, 0, 0)
+        self._store_buckets()
+        first = self.server.incrby(self._key("seq"), len(entries)) - len(entries) + 1
+        calls = []
+        for bucket, positions in self._by_bucket(host for _, host, _ in entries).items():
+            args = [-1 if max_urls_per_host is None else max_urls_per_host, int(distance)]
+            for position in positions:
+                url, host, priority = entries[position]
+                args += [url, host, _float(priority), first + position]
+            calls.append((bucket, "mark", args))
+        totals = [sum(column) for column in zip(*self._run_buckets(calls))]
+        return MarkResult(*totals)
 
     def remark(self, url: str) -> bool:
         """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
-        return bool(self._run("remark", url, host_of(url)))
+        host = host_of(url)
+        return bool(self._run(host, "remark", url, host))
 
     def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
               hold: float = 0.0) -> Round:
@@ -674,6 +869,11 @@ class RedisFrontier:
         (a fetch in flight) for at most ``hold`` seconds more. URLs whose lease or lock has ended
         go back to their hosts' queues first, and those handed out
         ``max_attempts`` times without completion are dropped.
+
+        A harvester alone ranks the whole frontier. With others at work, it
+        ranks its own share of the buckets (``_share``), so harvesters do not
+        race for the same few best hosts, and the whole frontier only when its
+        share has nothing to hand out and nothing better held.
 
         A full round is ranked once and leased ROUND_LEASE URLs at a time, in
         its order, by later calls (until it is used up or older than a lease);
@@ -688,17 +888,17 @@ class RedisFrontier:
                 if taken:
                     self.check_marker()
                     return Round(taken)
-        rows = self._run("ready", _float(now), self.max_attempts, crawl.queue, _float(now + hold))
-        heads = [
-            Head(
-                FrontierEntry(url.decode(), host.decode(), float(priority), _text(etag), _text(last_modified),
-                              int(distance)),
-                int(seq), float(host_lock), int(fetched), int(relevant),
-            )
-            for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant in rows
-        ]
-        self.check_marker(idle=not heads)
+        share = self._share if self.lease_ahead else None
+        depth = limit if crawl.holds_places and limit else 0
+        heads = self._heads(now, crawl.queue, hold, share, depth)
+        if self.lease_ahead and self._share != share:  # harvesters came or went: look at the new share
+            share = self._share
+            heads = self._heads(now, crawl.queue, hold, share, depth)
         round_ = crawl.round(heads, now, limit, self._deeper)
+        if share is not None and not round_ and round_.held_until is None:
+            heads = self._heads(now, crawl.queue, hold, None, depth)
+            round_ = crawl.round(heads, now, limit, self._deeper)
+        self.check_marker(idle=not heads)
         if not self.lease_ahead:
             return round_
         if crawl.full_round:
@@ -706,11 +906,63 @@ class RedisFrontier:
             if self._rivals:
                 self._turn_round()
             return Round(self._take_from_round(now))
-        return Round(self._take(list(round_), now, len(round_))[0], held_until=round_.held_until)
+        return Round(self._take(list(round_), now), held_until=round_.held_until)
+
+    def _heads(self, now: float, queue: str, hold: float, share: list[int] | None, depth: int = 0) -> list[Head]:
+        """The head of every free (or held) host of the buckets ``share`` (None: every bucket), in one pipeline;
+        with a ``depth``, what ``_deeper`` answers for their hosts is fetched with them and kept for it.
+
+        A harvester's frontier also renews its entry among the job's harvesters in the same pipeline (see
+        HARVESTERS_RENEWAL) and takes its share of the buckets for the next look from the answer.
+        """
+        buckets = range(self.buckets) if share is None else share
+        args = [_float(now), self.max_attempts, queue, _float(now + hold), depth]
+        renew = self.lease_ahead and (time.monotonic() - self._renewed >= HARVESTERS_RENEWAL
+                                      or any(self._bucket_nodes[bucket] == self._node_of(self.prefix) for bucket in buckets))
+        with self.server.pipeline(transaction=False) as pipe:
+            for bucket in buckets:
+                pipe.execute_command("EVALSHA", self._scripts["ready"].sha, 1, self._bucket_prefixes[bucket], *args)
+            if renew:
+                harvesters, clock = self._key("harvesters"), time.time()
+                pipe.zadd(harvesters, {self.harvester_id: clock + self.lease_seconds})
+                pipe.zremrangebyscore(harvesters, "-inf", clock)
+                pipe.zrange(harvesters, 0, -1)
+            answers = pipe.execute(raise_on_error=False)
+        if renew:
+            self._renewed, self._registered = time.monotonic(), True
+            self._share = self._share_of(sorted(member.decode() for member in answers[-1]))
+            answers = answers[:-3]
+        rows = []
+        for bucket, answer in zip(buckets, answers):
+            if isinstance(answer, redis.exceptions.NoScriptError):
+                answer = self._scripts["ready"](keys=[self._bucket_prefixes[bucket]], args=args)
+            elif isinstance(answer, Exception):
+                raise answer
+            rows += answer
+        self._deeper_found = {row[1].decode(): _queue(row[10]) for row in rows if len(row) > 10}
+        return [
+            Head(
+                FrontierEntry(url.decode(), host.decode(), float(priority), _text(etag), _text(last_modified),
+                              int(distance)),
+                int(seq), float(host_lock), int(fetched), int(relevant),
+            )
+            for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant, *_ in rows
+        ]
+
+    def _share_of(self, harvesters: list[str]) -> list[int] | None:
+        """This harvester's buckets among ``harvesters`` (the ids at work, sorted): the part of the buckets (in
+        the order of their nodes) at its place; None (every bucket) when it works alone."""
+        if len(harvesters) < 2 or self.harvester_id not in harvesters:
+            return None
+        place, count = harvesters.index(self.harvester_id), len(harvesters)
+        if count > self.buckets:
+            return [self._bucket_order[place % self.buckets]]
+        return sorted(self._bucket_order[place * self.buckets // count:(place + 1) * self.buckets // count])
 
     def _take_from_round(self, now: float) -> list[FrontierEntry]:
         """Lease the next ROUND_LEASE URLs of the full round that are still free."""
-        taken, looked = self._take(self._round[: 4 * ROUND_LEASE], now, ROUND_LEASE)
+        taken = self._take(self._round[:ROUND_LEASE], now)
+        looked = min(len(self._round), ROUND_LEASE)
         del self._round[:looked]
         if looked > len(taken):  # other harvesters work this round too: rank a new one next time
             self._rivals = True
@@ -724,28 +976,40 @@ class RedisFrontier:
             turn = self._random.randrange(len(self._round))
             self._round = self._round[turn:] + self._round[:turn]
 
-    def _take(self, entries: list[FrontierEntry], now: float, want: int) -> tuple[list[FrontierEntry], int]:
-        """Lease the first ``want`` of ``entries`` that are still free, in one script: those leased, and how
-        many entries were looked at."""
-        if not entries or want <= 0:
-            return [], 0
+    def _take(self, entries: list[FrontierEntry], now: float) -> list[FrontierEntry]:
+        """Lease those of ``entries`` that are still free, a script per bucket in one pipeline; those leased,
+        in order."""
+        if not entries:
+            return []
         lease_end = _float(now + self.lease_seconds)
-        looked, positions = self._run(
-            "take", _float(now), lease_end, want, *(part for entry in entries for part in (entry.url, entry.host))
+        groups = list(self._by_bucket(entry.host for entry in entries).items())
+        calls = [
+            (bucket, "take", [_float(now), lease_end,
+                              *(part for position in positions for part in (entries[position].url, entries[position].host))])
+            for bucket, positions in groups
+        ]
+        leased = sorted(
+            positions[taken - 1] for (_, positions), answer in zip(groups, self._run_buckets(calls)) for taken in answer
         )
-        taken = [entries[position - 1] for position in positions]
+        taken = [entries[position] for position in leased]
         for entry in taken:
             self._leased_ahead[entry.url] = (lease_end, entry)
-        self.lost_races += looked - len(taken)
-        return taken, looked
+        self.lost_races += len(entries) - len(taken)
+        return taken
 
     def _deeper(self, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
-        """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""
-        queues = self._run("deeper", depth, *hosts) if hosts else []
-        return {
-            host: [(-float(score), int(member[1:], 16)) for member, score in zip(queue[::2], queue[1::2])]
-            for host, queue in zip(hosts, queues)
-        }
+        """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority: as the
+        last look at the heads fetched them, else from Redis."""
+        found = {host: self._deeper_found[host][:depth] for host in hosts if host in self._deeper_found}
+        missing = [host for host in hosts if host not in found]
+        if missing:
+            groups = list(self._by_bucket(missing).items())
+            answers = self._run_buckets([(bucket, "deeper", [depth, *(missing[p] for p in positions)])
+                                         for bucket, positions in groups])
+            for (_, positions), queues in zip(groups, answers):
+                for position, queue in zip(positions, queues):
+                    found[missing[position]] = _queue(queue)
+        return found
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Lease the URL and lock its host, unless another hand-out got there first.
@@ -758,10 +1022,10 @@ class RedisFrontier:
         held, _ = self._leased_ahead.pop(entry.url, (None, None))
         if held is not None and float(held) - now >= UNRENEWED_SHARE * lease:
             return True
-        return bool(self._run("claim", entry.url, entry.host, _float(now), _float(now + lease), held or ""))
+        return bool(self._run(entry.host, "claim", entry.url, entry.host, _float(now), _float(now + lease), held or ""))
 
     def lock_host(self, host: str, until: float) -> None:
-        self._run("lock_host", host, _float(until))
+        self._run(host, "lock_host", host, _float(until))
 
     def complete(
         self,
@@ -790,7 +1054,7 @@ class RedisFrontier:
             "score": None if score is None else _float(score),
         }
         self._run(
-            "complete", url, host, _float(now), _float(url_lock_until), _float(host_lock_until),
+            host, "complete", url, host, _float(now), _float(url_lock_until), _float(host_lock_until),
             int(keep_marked), json.dumps({field: value for field, value in given.items() if value is not None}),
             int(bool(relevant)),
         )
@@ -800,16 +1064,28 @@ class RedisFrontier:
 
         With ``now``, the host's robots.txt Crawl-delay counts from then, as after a fetch.
         """
-        self._run("release", url, host, _float(host_lock_until), "" if now is None else _float(now))
+        self._run(host, "release", url, host, _float(host_lock_until), "" if now is None else _float(now))
 
     def host_yield(self, host: str) -> tuple[int, int]:
         """``(fetched, relevant)``: the host's completed fetches and how many gave a relevant page."""
-        fetched, relevant = self.server.hmget(self._key("host", host), "fetched", "relevant")
+        fetched, relevant = self.server.hmget(self.prefix_of(host) + "host:" + host, "fetched", "relevant")
         return int(fetched or 0), int(relevant or 0)
 
     def _records(self, urls: list[str]) -> list:
         """Each URL's (retries, status, visits, changes, first visit, digest), or None when unknown."""
-        return self._run("records", *(part for url in urls for part in (url, host_of(url)))) if urls else []
+        if not urls:
+            return []
+        hosts = [host_of(url) for url in urls]
+        groups = list(self._by_bucket(hosts).items())
+        answers = self._run_buckets([
+            (bucket, "records", [part for position in positions for part in (urls[position], hosts[position])])
+            for bucket, positions in groups
+        ])
+        records: list = [None] * len(urls)
+        for (_, positions), found in zip(groups, answers):
+            for position, record in zip(positions, found):
+                records[position] = record
+        return records
 
     def retries(self, url: str) -> int:
         (record,) = self._records([url])
@@ -834,22 +1110,25 @@ class RedisFrontier:
 
     def record_visit(self, url: str, now: float, digest: str | None, changed: bool) -> None:
         """Count a fetch that gave the page (``digest`` None for a 304: unchanged)."""
-        self._run("record_visit", url, host_of(url), _float(now), int(changed), digest or "")
+        host = host_of(url)
+        self._run(host, "record_visit", url, host, _float(now), int(changed), digest or "")
 
     def set_host_delay(self, host: str, delay: float | None) -> None:
-        with self.server.pipeline() as pipe:
-            pipe.sadd(self._key("hosts"), host)
-            if delay is None:
-                pipe.hdel(self._key("host", host), "delay")
-            else:
-                pipe.hset(self._key("host", host), "delay", _float(delay))
-            pipe.execute()
+        self._run(host, "host_delay", host, "" if delay is None else _float(delay))
 
     def next_due(self, now: float) -> float | None:
-        """When the next marked URL (and its host) becomes free, or None when nothing is marked."""
-        due = self._run("next_due", NEXT_DUE_SCAN)
+        """When the next marked URL (and its host) becomes free, or None when nothing is marked.
+
+        With other harvesters at work, the next in this harvester's share of the buckets, as long as it has one.
+        """
+        due = None
+        for buckets in ([self._share] if self.lease_ahead and self._share else []) + [range(self.buckets)]:
+            answers = self._run_buckets([(bucket, "next_due", [NEXT_DUE_SCAN]) for bucket in buckets])
+            due = min((float(answer) for answer in answers if answer is not None), default=None)
+            if due is not None:
+                break
         self.check_marker(idle=due is None)
-        return None if due is None else max(float(due), now)
+        return None if due is None else max(due, now)
 
     def robots(self, host: str, now: float) -> tuple[int | None, bytes | None] | None:
         """The cached robots.txt answer ``(status, body)`` for a host, or None when absent or expired."""
@@ -860,35 +1139,48 @@ class RedisFrontier:
 
     def store_robots(self, host: str, status: int | None, body: bytes | None, expires: float) -> None:
         fields = {"expires": _float(expires), "status": status, "body": body}
-        with self.server.pipeline() as pipe:
+        with self.server.pipeline(transaction=True) as pipe:
             pipe.delete(self._key("robots", host))
             pipe.hset(self._key("robots", host), mapping={k: v for k, v in fields.items() if v is not None})
             pipe.execute()
 
     def hosts(self, now: float, limit: int = 20) -> list[tuple[str, int, float]]:
         """Hosts with marked URLs, most first: ``(host, marked URLs, seconds until unlocked)``."""
-        busiest = self.server.zrange(self._key("busy"), 0, limit - 1, withscores=True)
         with self.server.pipeline(transaction=False) as pipe:
-            for host, _ in busiest:
-                pipe.hget(self._key("host", host.decode()), "lock_until")
+            for prefix in self._bucket_prefixes:
+                pipe.zrange(prefix + "busy", 0, limit - 1, withscores=True)
+            busiest = sorted((score, host) for found in pipe.execute() for host, score in found)[:limit]
+        with self.server.pipeline(transaction=False) as pipe:
+            for _, host in busiest:
+                pipe.hget(self.prefix_of(host.decode()) + "host:" + host.decode(), "lock_until")
             locks = pipe.execute()
         return [
             (host.decode(), int(-count), max(float(lock or 0) - now, 0))
-            for (host, count), lock in zip(busiest, locks)
+            for (count, host), lock in zip(busiest, locks)
         ]
 
     def counts(self, now: float) -> dict[str, int]:
         """URLs by state, for the crawl summary and status commands."""
-        with self.server.pipeline() as pipe:
-            pipe.hmget(self._key("stats"), "urls", "marked", "done")
-            pipe.zcount(self._key("locked"), f"({_float(now)}", "+inf")
-            pipe.scard(self._key("hosts"))
-            (urls, marked, done), marked_locked, hosts = pipe.execute()
+        with self.server.pipeline(transaction=False) as pipe:
+            for prefix in self._bucket_prefixes:
+                pipe.hmget(prefix + "stats", "urls", "marked", "done")
+                pipe.zcount(prefix + "locked", f"({_float(now)}", "+inf")
+                pipe.scard(prefix + "hosts")
+            answers = pipe.execute()
+        urls = marked = done = marked_locked = hosts = 0
+        for (bucket_urls, bucket_marked, bucket_done), bucket_locked, bucket_hosts in zip(
+            answers[::3], answers[1::3], answers[2::3]
+        ):
+            urls += int(bucket_urls or 0)
+            marked += int(bucket_marked or 0)
+            done += int(bucket_done or 0)
+            marked_locked += bucket_locked
+            hosts += bucket_hosts
         return {
-            "urls": int(urls or 0),
-            "marked_ready": int(marked or 0) - marked_locked,
+            "urls": urls,
+            "marked_ready": marked - marked_locked,
             "marked_locked": marked_locked,
-            "done": int(done or 0),
+            "done": done,
             "hosts": hosts,
         }
 
@@ -900,9 +1192,13 @@ class RedisFrontier:
 
     def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
         """The crawled graph's edges (sorted, so PageRank runs the same on every harvester) and topic scores."""
-        links, scored = self._key("links"), self._key("scores")
+        links = self._key("links")
         edges = sorted(tuple(edge.decode().split("\n", 1)) for edge in self.server.sscan_iter(links, count=1000))
-        scores = {url.decode(): float(score) for url, score in self.server.hscan_iter(scored, count=1000)}
+        scores = {
+            url.decode(): float(score)
+            for prefix in self._bucket_prefixes
+            for url, score in self.server.hscan_iter(prefix + "scores", count=1000)
+        }
         return edges, scores
 
     def set_paused(self, paused: bool) -> None:
@@ -917,8 +1213,12 @@ class RedisFrontier:
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
         """Overwrite the priority of marked URLs (a PageRank recomputation)."""
-        args = []
-        for url, rank in priorities.items():
-            args += [url, host_of(url), _float(rank)]
-        if args:
-            self._run("set_priorities", *args)
+        urls = list(priorities)
+        if not urls:
+            return
+        hosts = [host_of(url) for url in urls]
+        self._run_buckets([
+            (bucket, "set_priorities",
+             [part for position in positions for part in (urls[position], hosts[position], _float(priorities[urls[position]]))])
+            for bucket, positions in self._by_bucket(hosts).items()
+        ])

@@ -165,13 +165,14 @@ class BreadthFirstTimeScheduler(BaseScheduler):
         Scrapy polls an idle scheduler every five seconds; with a host interval
         shorter than that the crawl would stall, so wake it at the right time.
         On a shared frontier other harvesters mark and free URLs too: look
-        again at least every COMBINE_SHARED_POLL_INTERVAL seconds.
+        again at least every COMBINE_SHARED_POLL_INTERVAL seconds. When better
+        URLs wait for their hosts, wake when the first is free, not sooner to
+        fetch worse ones meanwhile; nothing is due before it (its host's URL
+        is marked), so the frontier need not be asked.
         """
-        due = self.harvest.frontier.next_due(now)
+        due = self._held_until if self._held_until is not None else self.harvest.frontier.next_due(now)
         if due is None or due > now + self.idle_horizon:
             return
-        if self._held_until is not None:  # better URLs wait for their hosts: do not fetch worse ones meanwhile
-            due = max(due, self._held_until)
         if self.harvest.shared:
             due = min(due, now + self.shared_poll)
         self._wake_in(now, due - now)

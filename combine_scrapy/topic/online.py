@@ -245,7 +245,7 @@ class RedisModelStore:
         import redis
 
         while True:
-            with self.server.pipeline() as pipe:
+            with self.server.pipeline(transaction=True) as pipe:  # a Redis Cluster's pipelines need it said
                 try:
                     pipe.watch(self.key)
                     data = change(pipe.get(self.key))
