@@ -154,7 +154,7 @@ def _store_pages(store: MysqlRecordStore, cursor) -> None:
             "SELECT LOWER(create_options) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
             (store.prefix + table,),
         )[0]
-        if store.storage == PAGE_COMPRESSED and "page_compressed" not in options:
+        if store.storage == PAGE_COMPRESSED and "`page_compressed`='1'" not in options:
             store._run(cursor, f"ALTER TABLE {{p}}{table} {PAGE_COMPRESSED}")
 
 
