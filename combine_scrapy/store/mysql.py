@@ -55,7 +55,8 @@ RECONNECT_TIMEOUT = 60.0
 _TABLE_OPTIONS = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci {storage}"
 #: MariaDB: each 16 KB page zlib-compressed as it is written, the rest of it punched out of the file (where the
 #: file system can: ext4, XFS, Btrfs), so a page takes the 4 KB blocks its rows need and the space InnoDB reserves
-#: ahead takes none. Compressed rows (below) kept a record of 5 KB to a page of 8 KB, and the files 6 MB ahead each.
+#: ahead takes none. Compressed rows (below) kept one record of 6 KB to a page of 8 KB, and each growing file
+#: 5 to 12 MB ahead of its pages.
 PAGE_COMPRESSED = "ROW_FORMAT=DYNAMIC KEY_BLOCK_SIZE=0 PAGE_COMPRESSED=1"
 #: Other MySQL servers: compressed rows, pages of 8 KB on disk.
 ROW_COMPRESSED = "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"
