@@ -14,8 +14,8 @@ import pytest
 from combine_scrapy import neardup
 from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.store import Stored, open_store
-from combine_scrapy.store.mysql import MysqlRecordStore, connection_arguments, table_prefix
-from combine_scrapy.store.sql import SCHEMA_VERSION, url_hash
+from combine_scrapy.store.mysql import TABLES, MysqlRecordStore, connection_arguments, table_prefix
+from combine_scrapy.store.sql import SCHEMA_VERSION, compress, compress_document, inflate_document, url_hash
 from combine_scrapy.store.sqlite import SqliteRecordStore
 
 MYSQL_URL = "mysql://root@127.0.0.1:3306/test"
@@ -217,7 +217,7 @@ def test_upgrade_from_version_5_compresses_the_text_and_keeps_it_searchable(back
     fifth.close()
 
     upgraded = backend()
-    assert upgraded.schema() == SCHEMA_VERSION == 6
+    assert upgraded.schema() == SCHEMA_VERSION
     assert zlib.decompress(stored_text_column(upgraded, old.key)).decode() == old.text
     assert upgraded.get(old.key) == old
     hits = upgraded.search("sticky glands insects")
@@ -229,6 +229,71 @@ def test_upgrade_from_version_5_compresses_the_text_and_keeps_it_searchable(back
     assert [hit.url for hit in upgraded.search("gnats")] == ["http://a/3"]
     upgraded.forget_url("http://a/1")
     assert [hit.url for hit in upgraded.search("glands insects")] == ["http://a/2"]  # the index follows deletions
+
+
+def stored_html_column(store, key):
+    return bytes(store._read(lambda c: store._one(c, "SELECT html FROM {p}records WHERE `key` = ?", (key,)))[0])
+
+
+def test_original_document_is_compressed_against_its_text(store):
+    page = record("http://a/1", text=ARTICLE, html=f"<html><body><h1>Sundews</h1><p>{ARTICLE}</p></body></html>")
+    image = record("http://a/i.png", text="", title="", html="<svg>no text at all</svg>")
+    store.store(page)
+    store.store(image)
+    assert store.get(page.key) == page and store.get(image.key) == image
+    column = stored_html_column(store, page.key)
+    assert len(column) < len(compress(page.html)) / 2  # the text it shares with the document is not kept again
+    assert inflate_document(column, page.text) == page.html
+    assert inflate_document(compress(page.html), page.text) == page.html  # one compressed by itself (schema 6)
+
+
+def _as_version_6_left_them(store) -> None:
+    """The MariaDB tables as the version 6 code made them: compressed rows, the links' URL hash stored."""
+    store._write(lambda c: store._run(
+        c, "ALTER TABLE {p}links DROP INDEX {p}links_url_hash, DROP COLUMN url_hash, "
+        "ADD COLUMN url_hash BINARY(16) AS (UNHEX(MD5(url))) STORED, ADD INDEX {p}links_url_hash (url_hash)"))
+    for table in TABLES:
+        store._write(lambda c: store._run(c, f"ALTER TABLE {{p}}{table} ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8 PAGE_COMPRESSED=DEFAULT"))
+
+
+def mysql_layout(store) -> tuple[set[str], str]:
+    """The create options of the job's tables, and what kind of column the links' URL hash is."""
+    def work(c):
+        options = store._all(c, "SELECT create_options FROM information_schema.tables WHERE table_schema = DATABASE() "
+                                "AND table_name LIKE ?", (store.prefix.replace("_", "\\_") + "%",))
+        column = store._one(c, "SELECT extra FROM information_schema.columns WHERE table_schema = DATABASE() "
+                               "AND table_name = ? AND column_name = 'url_hash'", (store.prefix + "links",))
+        return {option for (option,) in options}, column[0]
+
+    return store._read(work)
+
+
+def test_upgrade_from_version_6_compresses_documents_against_their_texts(backend):
+    sixth = backend(type("SixthStore", (SqliteRecordStore if backend.kind == "sqlite" else MysqlRecordStore,), {"schema_version": 6}))
+    old = record("http://a/1", text=ARTICLE + " Ünïcode ✓", html=f"<p>{ARTICLE} Ünïcode ✓</p>")
+    old.links = [RecordLink("http://x/1.png", "a sundew", "img"), RecordLink("http://x/2", "two", "a")]
+    bare = record("http://a/2", text="Pitcher plants drown insects in fluid.", title="Pitchers")
+    for item in (old, bare):
+        sixth.store(item)
+    assert stored_html_column(sixth, old.key) == compress(old.html)
+    if backend.kind == "mysql":
+        _as_version_6_left_them(sixth)
+        assert mysql_layout(sixth) == ({"row_format=COMPRESSED key_block_size=8"}, "STORED GENERATED")
+    sixth.close()
+
+    upgraded = backend()
+    assert upgraded.schema() == SCHEMA_VERSION == 7
+    assert stored_html_column(upgraded, old.key) == compress_document(old.html, old.text)
+    assert upgraded.get(old.key) == old and upgraded.get(bare.key) == bare
+    assert [hit.url for hit in upgraded.search("sticky glands")] == ["http://a/1"]
+    assert upgraded.anchors_to("http://x/1.png") == [("a sundew", "img")]
+    assert upgraded.links_to("http://x/2") == [(old.key, old.url, "two", "a")]
+    if backend.kind == "mysql":
+        assert mysql_layout(upgraded) == ({"row_format=DYNAMIC `PAGE_COMPRESSED`='1'"}, "VIRTUAL GENERATED")
+    assert upgraded.forget_url("http://a/1") == old.key
+    assert upgraded.anchors_to("http://x/1.png") == [] and upgraded.search("sticky glands") == []
+    upgraded.close()
+    assert backend().schema() == 7  # opened again: nothing left to do
 
 
 def test_near_duplicate_joins_the_stored_record_and_a_different_page_does_not(store):

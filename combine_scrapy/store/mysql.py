@@ -51,8 +51,17 @@ FATAL = {
 }
 RECONNECT_TIMEOUT = 60.0
 
-# Pages compressed (zlib, 8 KB on disk for 16 KB in memory): page text is most of a record, and compresses about 3:1.
-_TABLE_OPTIONS = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"
+# How a job's tables store their pages ({storage}: one of the two below, by server).
+_TABLE_OPTIONS = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci {storage}"
+#: MariaDB: each 16 KB page zlib-compressed as it is written, the rest of it punched out of the file (where the
+#: file system can: ext4, XFS, Btrfs), so a page takes the 4 KB blocks its rows need and the space InnoDB reserves
+#: ahead takes none. Compressed rows (below) kept one record of 6 KB to a page of 8 KB, and each growing file
+#: 5 to 12 MB ahead of its pages.
+PAGE_COMPRESSED = "ROW_FORMAT=DYNAMIC KEY_BLOCK_SIZE=0 PAGE_COMPRESSED=1"
+#: Other MySQL servers: compressed rows, pages of 8 KB on disk.
+ROW_COMPRESSED = "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"
+#: The job's tables but the full-text index's own.
+TABLES = ("records", "record_urls", "links", "topics", "deletions", "schema_version")
 
 # Version 1: records, their URLs (keyed by the URL's MD5: a URL can be longer than an index allows), links, topics.
 _V1 = [
@@ -138,6 +147,28 @@ _V6 = [
 ]
 
 
+def _store_pages(store: MysqlRecordStore, cursor) -> None:
+    """Store the pages of every table of the job as the server stores them best (a migration step)."""
+    for table in TABLES:
+        options = store._one(
+            cursor,
+            "SELECT LOWER(create_options) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
+            (store.prefix + table,),
+        )[0]
+        if store.storage == PAGE_COMPRESSED and "`page_compressed`='1'" not in options:
+            store._run(cursor, f"ALTER TABLE {{p}}{table} {PAGE_COMPRESSED}")
+
+
+# Version 7: the original document compressed against its text; the links' URL hash a virtual column, held by its
+# index only; on MariaDB the pages compressed as they are written instead of compressed rows (see PAGE_COMPRESSED).
+_V7 = [
+    SqlRecordStore.compress_documents_against_texts,
+    "ALTER TABLE {p}links DROP INDEX {p}links_url_hash, DROP COLUMN url_hash, "
+    "ADD COLUMN url_hash BINARY(16) AS (UNHEX(MD5(url))) VIRTUAL, ADD INDEX {p}links_url_hash (url_hash), {storage}",
+    _store_pages,
+]
+
+
 def retry_delays(timeout: float, first: float = 0.2, longest: float = 5.0) -> Iterator[float]:
     """Pauses between reconnection attempts: doubling from ``first`` to ``longest``, for ``timeout`` seconds in all."""
     deadline = time.monotonic() + timeout
@@ -202,6 +233,7 @@ class MysqlRecordStore(SqlRecordStore):
             self._db = self._connect()
         except MySQLdb.Error as e:
             raise ConnectionError(f"{self.location}: cannot connect: {e}") from e
+        self.storage = PAGE_COMPRESSED if "mariadb" in self._db.get_server_info().lower() else ROW_COMPRESSED
         self._migrate()
 
     @classmethod
@@ -332,7 +364,7 @@ class MysqlRecordStore(SqlRecordStore):
                 self._sql(
                     "CREATE TABLE IF NOT EXISTS {p}schema_version "
                     f"(version INT PRIMARY KEY, description TEXT NOT NULL, applied DOUBLE NOT NULL) {_TABLE_OPTIONS}"
-                )
+                ).replace("{storage}", self.storage)
             )
             for number, description, statements in MIGRATIONS:
                 if self.schema() < number <= self.schema_version:
@@ -340,7 +372,7 @@ class MysqlRecordStore(SqlRecordStore):
                         if callable(step):
                             self._write(lambda c: step(self, c))
                         else:
-                            cursor.execute(self._sql(step))
+                            cursor.execute(self._sql(step).replace("{storage}", self.storage))
                     self._write(
                         lambda c: self._run(
                             c, "INSERT INTO {p}schema_version (version, description, applied) VALUES (?, ?, ?)",
@@ -359,4 +391,5 @@ MIGRATIONS: list[tuple[int, str, list]] = [
     (4, "links indexed by the MD5 of their target URL", _V4),
     (5, "tombstones of deleted records, PageRank and iPageRank, off-topic flag", _V5),
     (6, "text compressed, FULLTEXT index of its distinct words", _V6),
+    (7, "original document compressed against the text, links' URL hash virtual, pages compressed (MariaDB)", _V7),
 ]

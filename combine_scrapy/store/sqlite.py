@@ -20,7 +20,9 @@ from typing import Any, TypeVar
 from combine_scrapy import neardup
 from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.record import Record
-from combine_scrapy.store.sql import PAGE, SCHEMA_VERSION, SqlRecordStore, compress, stored_text, url_hash
+from combine_scrapy.store.sql import (
+    PAGE, SCHEMA_VERSION, SqlRecordStore, compress, document_against_text, stored_text, url_hash,
+)
 from combine_scrapy.urls import host_of
 
 T = TypeVar("T")
@@ -154,6 +156,16 @@ def _upgrade_to_v6(db: sqlite3.Connection) -> None:
     db.execute("INSERT INTO search (search) VALUES ('rebuild')")
 
 
+def _upgrade_to_v7(db: sqlite3.Connection) -> None:
+    """Compress every original document again, against its record's text."""
+    last = 0
+    while rows := db.execute(
+        "SELECT id, text, html FROM records WHERE id > ? AND html IS NOT NULL ORDER BY id LIMIT ?", (last, PAGE)
+    ).fetchall():
+        db.executemany("UPDATE records SET html = ? WHERE id = ?", [(document_against_text(html, text), id_) for id_, text, html in rows])
+        last = rows[-1][0]
+
+
 def _upgrade_to_v2(db: sqlite3.Connection) -> None:
     """Rebuild the version 1 tables in the version 2 layout, fingerprinting every record."""
     for index in ("record_urls_key", "links_key", "topics_key", "topics_class"):
@@ -215,6 +227,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (4, "links indexed by target URL", _statements(_V4)),
     (5, "tombstones of deleted records, PageRank and iPageRank, off-topic flag", _statements(_V5)),
     (6, "text compressed, contentless full-text index", _upgrade_to_v6),
+    (7, "original document compressed against the text", _upgrade_to_v7),
 ]
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION
 
