@@ -17,7 +17,7 @@ from pathlib import Path
 import redis
 
 from combine_scrapy.console.beacon import beacon_key
-from combine_scrapy.console.records import RecordIndex, on_host
+from combine_scrapy.store.listing import on_host
 from combine_scrapy.control import harvesters_dir, running_harvesters, stop_processes
 from combine_scrapy.export.select import parse_date
 from combine_scrapy.harvest import Harvest
@@ -158,7 +158,7 @@ class ConsoleData:
         self.job = job
         self.harvest = harvest
         self.data_dir = data_dir
-        self.index = RecordIndex(harvest.store)
+        self.index = harvest.store.listing
         self.log = HarvestLogReader(log_path(data_dir, job.name))
 
     @classmethod

@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from lxml import etree
 
-from combine_scrapy.console.records import RecordHead, RecordIndex, Tombstone
+from combine_scrapy.store.listing import RecordHead, RecordListing, Tombstone
 from combine_scrapy.export.dc import DC_NAMESPACE, OAI_DC_NAMESPACE, dc_fields
 
 OAI_NAMESPACE = "http://www.openarchives.org/OAI/2.0/"
@@ -149,7 +149,7 @@ class OaiProvider:
 
     def __init__(
         self,
-        index: RecordIndex,
+        index: RecordListing,
         *,
         repository_name: str,
         identifier_prefix: str,
@@ -168,7 +168,7 @@ class OaiProvider:
         self.clock = clock
 
     @classmethod
-    def for_job(cls, index: RecordIndex, job: str, admin_email: str, page_size: int = 100) -> OaiProvider:
+    def for_job(cls, index: RecordListing, job: str, admin_email: str, page_size: int = 100) -> OaiProvider:
         return cls(
             index,
             repository_name=f"combine-scrapy job {job}",

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from combine_scrapy import neardup
 from combine_scrapy.record import Record, RecordLink, TopicClass
 from combine_scrapy.store import RANK_ORDERS, Deletion, Stored
+from combine_scrapy.store.listing import RecordListing
 from combine_scrapy.store.search import SearchHit, query_words, snippet
 from combine_scrapy.urls import host_of
 
@@ -139,6 +140,11 @@ class SqlRecordStore:
 
     def __init__(self) -> None:
         self._statements: dict[str, str] = {}
+
+    @property
+    def listing(self) -> RecordListing:
+        """Selective lists of the records by date, class and host, for the console and OAI-PMH."""
+        return RecordListing(self)
 
     # -- what a backend supplies -------------------------------------------------
 

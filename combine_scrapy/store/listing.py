@@ -1,4 +1,4 @@
-"""Record queries the console and the OAI-PMH provider need beyond the RecordStore interface.
+"""The record store's listings: what the console and the OAI-PMH provider page through.
 
 Selective lists (by check date, topic class, host, after an id) for OAI-PMH
 paging and search filters, run as SQL on the store's own tables so a page of
@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from combine_scrapy.store.sql import SqlRecordStore
+if TYPE_CHECKING:
+    from combine_scrapy.store.sql import SqlRecordStore
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,8 @@ def on_host(host_port: str, host: str) -> bool:
     return host_port == host or host_port.rpartition(":")[0] == host
 
 
-class RecordIndex:
-    """Lists over a SQL record store (SQLite or MySQL)."""
+class RecordListing:
+    """Lists over a SQL record store (SQLite or MySQL): ``store.listing``."""
 
     def __init__(self, store: SqlRecordStore):
         self.store = store
