@@ -49,6 +49,8 @@ import time
 import uuid
 from pathlib import Path
 
+import redis
+
 from bench.politeness import most_in_window
 from bench.report import RESULTS, environment, write_report
 from bench.roundtrips import count_at, read_samples

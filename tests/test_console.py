@@ -18,7 +18,6 @@ from PIL import Image
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.sampleweb import LoopbackWeb

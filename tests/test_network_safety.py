@@ -13,7 +13,6 @@ import re
 import socket
 import socketserver
 import threading
-import time
 from types import SimpleNamespace
 
 import pytest

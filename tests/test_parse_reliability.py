@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 import time
-from types import SimpleNamespace
 
 import lxml.etree
 import pytest

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.job import load_job
 from combine_scrapy.urls import (
     EXCLUDED,
     MALFORMED,

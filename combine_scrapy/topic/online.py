@@ -44,7 +44,7 @@ from typing import Protocol
 
 import numpy as np
 
-from combine_scrapy.urls import UrlChecker, UrlRules, host_of
+from combine_scrapy.urls import UrlChecker, UrlRules
 
 #: log2 of the hashed feature space: 262,144 weights, 1 MB, ample for the words of one crawl.
 FEATURE_BITS = 18
