@@ -20,8 +20,12 @@ from scrapy.statscollectors import MemoryStatsCollector
 
 PROJECT = Path(__file__).resolve().parent.parent
 SCRAPY = [sys.executable, "-m", "scrapy"]
-#: The crawl's processes import the project, and this module for StatsFileCollector.
-CRAWL_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PROJECT), str(PROJECT / "tests")])}
+
+
+def crawl_environment() -> dict[str, str]:
+    """The environment of a crawl's process, read when it starts (a test may have set http_proxy): the project
+    and this module (StatsFileCollector) on its path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(PROJECT), str(PROJECT / "tests")])}
 
 
 def crawl_command(job_dir, *args: str) -> list[str]:
@@ -55,7 +59,7 @@ def run_crawl(job_dir, *args: str, timeout: float = 120) -> CrawlResult:
             job_dir, *args, "-s", f"STATS_CLASS={StatsFileCollector.__module__}.{StatsFileCollector.__name__}",
             "-s", f"TEST_STATS_FILE={stats_file}",
         )
-        process = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=timeout, env=CRAWL_ENV)
+        process = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, timeout=timeout, env=crawl_environment())
         result = CrawlResult(process.args, process.returncode, process.stdout, process.stderr)
         result.stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
     return result

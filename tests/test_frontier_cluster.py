@@ -17,7 +17,7 @@ from combine_scrapy.sampleweb import LoopbackWeb
 from combine_scrapy.topic.online import store_for
 from conftest import JobDir, free_port
 from harvesters import (
-    TOPIC, GatedPage, assert_clean_exit, crawl_command, delete_job_keys, expected_urls, host_gaps, hosts_web,
+    TOPIC, GatedPage, assert_clean_exit, harvester_command, delete_job_keys, expected_urls, host_gaps, hosts_web,
     page_fetches, redis_counts, start, stored_urls, wait_for, wait_until_opened,
 )
 from rediscluster import LocalCluster
@@ -69,6 +69,8 @@ from test_frontier_redis import (  # noqa: F401
     test_unavailable_keeps_the_url_marked_and_counts_retries,
     test_url_given_up_after_max_attempts_without_completion,
 )
+
+pytestmark = [pytest.mark.services, pytest.mark.crawl]  # a Redis Cluster of its own; harvester processes
 
 CLUSTER_PARAMS = {"redis_cls": "redis.cluster.RedisCluster"}
 HOSTS = [f"127.0.0.{n}" for n in range(41, 47)]
@@ -157,8 +159,8 @@ def test_harvesters_on_the_cluster_fetch_each_url_once_keep_the_interval_and_los
     logs = [tmp_path / f"harvester{n}.log" for n in range(3)]
     with LoopbackWeb(sites, port=port) as web:
         job_dir.write(f"WaitIntervalHost = {WAIT}\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(HOSTS[0])])
-        command = crawl_command(job_dir, cluster.url, f"REDIS_PARAMS={json.dumps(CLUSTER_PARAMS)}",
-                                "COMBINE_LEASE_SECONDS=3", "COMBINE_IDLE_HORIZON=20")
+        command = harvester_command(job_dir, cluster.url, f"REDIS_PARAMS={json.dumps(CLUSTER_PARAMS)}",
+                                    "COMBINE_LEASE_SECONDS=3", "COMBINE_IDLE_HORIZON=20")
         harvesters = [start(command, log) for log in logs]
         wait_until_opened(logs, harvesters)
         gate.set()
