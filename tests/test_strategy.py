@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 
 import pytest
 
@@ -92,3 +93,21 @@ def test_best_first_weighs_priority_by_the_hosts_yield():
     queues = {h.entry.host: [(h.entry.priority, h.seq)] for h in heads}
     round_ = BestFirst().round(heads, 0, 3, lambda hosts, depth: {host: queues[host] for host in hosts})
     assert [entry.host for entry in round_] == ["topic", "new", "barren"]
+
+
+def test_best_first_head_order_in_sql_is_its_round_key():
+    """A store that cuts the heads to the round's limit in SQL keeps the ones round_key puts first, in its order."""
+    rng = random.Random(7)
+    priorities = [0.0, -0.0, 0.5, -0.5, 1.0, 0.1 + 0.2, 0.3, 1 / 3, 0.3000000000000001, -1e-300, 5e-324, 1e300]
+    heads = [
+        head(f"http://h{seq}/p", rng.choice(priorities) if seq % 2 else rng.uniform(-2, 2), seq,
+             fetched=rng.randrange(200), relevant=rng.randrange(3) * rng.randrange(2))
+        for seq in rng.sample(range(10_000), 400)
+    ]
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE heads (priority REAL, seq INTEGER, fetched INTEGER, relevant INTEGER)")
+    db.executemany("INSERT INTO heads VALUES (?, ?, ?, ?)",
+                   [(h.entry.priority, h.seq, h.fetched, h.relevant) for h in heads])
+    in_sql = [seq for (seq,) in db.execute(f"SELECT seq FROM heads ORDER BY {BestFirst.head_order}")]
+    assert in_sql == [h.seq for h in sorted(heads, key=BestFirst().round_key)]
+    assert [name for name in STRATEGIES if CRAWL_STRATEGIES[name].head_order] == ["BestFirst"]
