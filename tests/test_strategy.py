@@ -111,3 +111,33 @@ def test_best_first_head_order_in_sql_is_its_round_key():
     in_sql = [seq for (seq,) in db.execute(f"SELECT seq FROM heads ORDER BY {BestFirst.head_order}")]
     assert in_sql == [h.seq for h in sorted(heads, key=BestFirst().round_key)]
     assert [name for name in STRATEGIES if CRAWL_STRATEGIES[name].head_order] == ["BestFirst"]
+
+
+def test_best_first_reading_few_urls_a_host_first_gives_the_same_round():
+    """A store may read a few URLs a host and more only where they could take places: the same round."""
+    rng = random.Random(3)
+    priorities = [0.0, 0.5, -0.5, 0.1 + 0.2, 0.3, 0.3000000000000001, 1 / 3, 0.9]
+    further_reads = 0
+    for _ in range(300):
+        queues, heads = {}, []
+        for number in range(rng.randrange(1, 12)):
+            host = f"h{number}"
+            urls = sorted(((rng.choice(priorities), rng.randrange(10**6)) for _ in range(rng.randrange(1, 12))),
+                          key=lambda url: (-url[0], url[1]))
+            queues[host] = urls
+            heads.append(head(f"http://{host}/", urls[0][0], urls[0][1], lock=rng.choice([0, 0, 5]),
+                              fetched=rng.randrange(6), relevant=rng.randrange(2)))
+        reads = []
+
+        def deeper(hosts, depth):
+            reads.append(depth)
+            return {host: queues[host][:depth] for host in hosts}
+
+        limit = rng.choice([2, 4, 8])
+        whole = BestFirst().round(heads, 1, limit, deeper)
+        for first_depth in (1, 2):
+            reads.clear()
+            round_ = BestFirst().round(heads, 1, limit, deeper, first_depth=first_depth)
+            assert (list(round_), round_.held_until) == (list(whole), whole.held_until)
+            further_reads += len(reads) - 1
+    assert 0 < further_reads < 600   # some rounds read further, not all

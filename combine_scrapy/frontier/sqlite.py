@@ -111,6 +111,10 @@ SCHEMA = (
     """,
 )
 
+#: URLs of each host a round reads past the heads before reading more where they could matter
+#: (``CrawlStrategy.round``): reading a URL is the cost here, not the statement.
+FIRST_DEPTH = 4
+
 # A strategy's queue (frontier.strategy) as the order of one host's URLs.
 _QUEUES = {"fifo": "seq", "best": "priority DESC, seq"}
 
@@ -357,7 +361,8 @@ class SqliteFrontier:
             Head(FrontierEntry(_whole(host, tail), host, priority, etag, last_modified, distance), *rest)
             for host, tail, priority, etag, last_modified, distance, *rest in rows
         ]
-        return crawl.round(heads, now, limit, lambda hosts, depth: self._deeper(now, hosts, depth))
+        return crawl.round(heads, now, limit, lambda hosts, depth: self._deeper(now, hosts, depth),
+                           first_depth=FIRST_DEPTH)
 
     def _deeper(self, now: float, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
         """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""

@@ -14,6 +14,7 @@ a clock, so the same crawl of the same web ranks the same way every time.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -67,7 +68,7 @@ class Round(list):
 
 
 #: ``deeper(hosts, depth)``: for each host, the ``(priority, order of marking)`` of its first
-#: ``depth`` due URLs by priority.
+#: ``depth`` due URLs by priority, in that order (priority, then order of marking).
 Deeper = Callable[[list[str], int], dict[str, list[tuple[float, int]]]]
 
 
@@ -91,8 +92,14 @@ class CrawlStrategy:
     def round_key(self, head: Head) -> tuple:
         return -head.entry.priority, head.entry.host
 
-    def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper) -> Round:
-        """The round: the heads of the free hosts in the strategy's order, at most ``limit``."""
+    def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper, *,
+              first_depth: int | None = None) -> Round:
+        """The round: the heads of the free hosts in the strategy's order, at most ``limit``.
+
+        A strategy that looks past the heads asks ``deeper`` for ``first_depth`` URLs a host first
+        (None: ``limit``), and further only where the answer could change: for a store whose cost
+        is in the URLs it reads, not in the calls.
+        """
         free = [head for head in heads if head.host_lock_until <= now]
         if limit is None:
             return Round(head.entry for head in sorted(free, key=self.round_key))
@@ -156,7 +163,8 @@ class BestFirst(CrawlStrategy):
     def round_key(self, head: Head) -> tuple:
         return -weighted_priority(head.entry.priority, host_yield_weight(head.fetched, head.relevant)), head.seq
 
-    def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper) -> Round:
+    def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper, *,
+              first_depth: int | None = None) -> Round:
         if limit is None:
             return super().round(heads, now, limit, deeper)
         weights = yield_weights(heads)
@@ -165,16 +173,33 @@ class BestFirst(CrawlStrategy):
             for head in heads
         ])]  # the order of round_key; seq is unique, so heads are never compared
         host_weights = {head.entry.host: weights[head.fetched, head.relevant] for head in ranked}
-        places = heapq.nsmallest(limit, [
-            (-weighted_priority(priority, weight), seq, host)
-            for host, urls in deeper(list(host_weights), limit).items()
-            for weight in (host_weights[host],)
-            for priority, seq in urls
-        ])
+        depth = limit if first_depth is None else min(first_depth, limit)
+        queues = deeper(list(host_weights), depth)
+        places = self._places(queues, host_weights, limit)
+        if depth < limit:
+            # A host's URLs past the ``depth`` read weigh no better than the last one read: unless that one
+            # is worse than the ``limit``-th place, they could take places (equal weights order by marking).
+            bound = places[-1][0] if len(places) == limit else math.inf
+            cut = [host for host, urls in queues.items()
+                   if len(urls) == depth and -weighted_priority(urls[-1][0], host_weights[host]) <= bound]
+            if cut:
+                queues.update(deeper(cut, limit))
+                places = self._places(queues, host_weights, limit)
         chosen = {host for _, _, host in places}
         handed_out = [head.entry for head in ranked if head.entry.host in chosen and head.host_lock_until <= now]
         held = [head.host_lock_until for head in ranked if head.entry.host in chosen and head.host_lock_until > now]
         return Round(handed_out, held_until=min(held, default=None))
+
+    @staticmethod
+    def _places(queues: dict[str, list[tuple[float, int]]], host_weights: dict[str, float],
+                limit: int) -> list[tuple[float, int, str]]:
+        """The ``limit`` best of the hosts' URLs read: ``(-weighted priority, order of marking, host)``, best first."""
+        return heapq.nsmallest(limit, [
+            (-weighted_priority(priority, weight), seq, host)
+            for host, urls in queues.items()
+            for weight in (host_weights[host],)
+            for priority, seq in urls
+        ])
 
 
 #: Every strategy by its combine.cfg name.
