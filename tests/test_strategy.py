@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import sqlite3
 
@@ -116,7 +117,7 @@ def test_best_first_head_order_in_sql_is_its_round_key():
 def test_best_first_reading_few_urls_a_host_first_gives_the_same_round():
     """A store may read a few URLs a host and more only where they could take places: the same round."""
     rng = random.Random(3)
-    priorities = [0.0, 0.5, -0.5, 0.1 + 0.2, 0.3, 0.3000000000000001, 1 / 3, 0.9]
+    priorities = [0.0, 0.5, -0.5, 0.1 + 0.2, 0.3, 0.3000000000000001, 1 / 3, 0.9, 0.7, math.nextafter(0.7, 0)]
     further_reads = 0
     for _ in range(300):
         queues, heads = {}, []
@@ -141,3 +142,18 @@ def test_best_first_reading_few_urls_a_host_first_gives_the_same_round():
             assert (list(round_), round_.held_until) == (list(whole), whole.held_until)
             further_reads += len(reads) - 1
     assert 0 < further_reads < 600   # some rounds read further, not all
+
+
+def test_best_first_reads_further_where_a_lower_priority_weighs_the_same():
+    """0.7 and the next lower double weigh the same at a yield of 1/5: the lower one, marked first, goes first."""
+    lower = math.nextafter(0.7, 0)
+    assert weighted_priority(lower, host_yield_weight(3, 0)) == weighted_priority(0.7, host_yield_weight(3, 0))
+    queues = {"a": [(0.7, 50), (lower, 10)], "b": [(0.7, 30), (0.7, 35)], "c": [(0.7, 40)]}
+    heads = [head(f"http://{host}/", *urls[0], fetched=3) for host, urls in queues.items()]
+
+    def deeper(hosts, depth):
+        return {host: queues[host][:depth] for host in hosts}
+
+    for first_depth in (None, 1):
+        round_ = BestFirst().round(heads, 0, 3, deeper, first_depth=first_depth)
+        assert [entry.host for entry in round_] == ["b", "a"]

@@ -177,11 +177,8 @@ class BestFirst(CrawlStrategy):
         queues = deeper(list(host_weights), depth)
         places = self._places(queues, host_weights, limit)
         if depth < limit:
-            # A host's URLs past the ``depth`` read weigh no better than the last one read: unless that one
-            # is worse than the ``limit``-th place, they could take places (equal weights order by marking).
-            bound = places[-1][0] if len(places) == limit else math.inf
             cut = [host for host, urls in queues.items()
-                   if len(urls) == depth and -weighted_priority(urls[-1][0], host_weights[host]) <= bound]
+                   if len(urls) == depth and not self._read_enough(urls[-1], host_weights[host], places, limit)]
             if cut:
                 queues.update(deeper(cut, limit))
                 places = self._places(queues, host_weights, limit)
@@ -189,6 +186,20 @@ class BestFirst(CrawlStrategy):
         handed_out = [head.entry for head in ranked if head.entry.host in chosen and head.host_lock_until <= now]
         held = [head.host_lock_until for head in ranked if head.entry.host in chosen and head.host_lock_until > now]
         return Round(handed_out, held_until=min(held, default=None))
+
+    @staticmethod
+    def _read_enough(last: tuple[float, int], weight: float, places: list[tuple[float, int, str]], limit: int) -> bool:
+        """Whether no URL of a host after ``last``, the last of it read, can take one of the ``limit`` places.
+
+        A URL after it has its priority and is marked later, so it comes after it, or has a lower
+        priority, so it weighs no better than the next lower priority would: both must miss the places.
+        """
+        if len(places) < limit:
+            return False
+        priority, seq = last
+        worst = places[-1]
+        lower = -weighted_priority(math.nextafter(priority, -math.inf), weight)
+        return (-weighted_priority(priority, weight), seq) >= worst[:2] and lower > worst[0]
 
     @staticmethod
     def _places(queues: dict[str, list[tuple[float, int]]], host_weights: dict[str, float],
