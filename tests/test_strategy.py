@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import random
+import sqlite3
 
 import pytest
 
@@ -92,3 +94,66 @@ def test_best_first_weighs_priority_by_the_hosts_yield():
     queues = {h.entry.host: [(h.entry.priority, h.seq)] for h in heads}
     round_ = BestFirst().round(heads, 0, 3, lambda hosts, depth: {host: queues[host] for host in hosts})
     assert [entry.host for entry in round_] == ["topic", "new", "barren"]
+
+
+def test_best_first_head_order_in_sql_is_its_round_key():
+    """A store that cuts the heads to the round's limit in SQL keeps the ones round_key puts first, in its order."""
+    rng = random.Random(7)
+    priorities = [0.0, -0.0, 0.5, -0.5, 1.0, 0.1 + 0.2, 0.3, 1 / 3, 0.3000000000000001, -1e-300, 5e-324, 1e300]
+    heads = [
+        head(f"http://h{seq}/p", rng.choice(priorities) if seq % 2 else rng.uniform(-2, 2), seq,
+             fetched=rng.randrange(200), relevant=rng.randrange(3) * rng.randrange(2))
+        for seq in rng.sample(range(10_000), 400)
+    ]
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE heads (priority REAL, seq INTEGER, fetched INTEGER, relevant INTEGER)")
+    db.executemany("INSERT INTO heads VALUES (?, ?, ?, ?)",
+                   [(h.entry.priority, h.seq, h.fetched, h.relevant) for h in heads])
+    in_sql = [seq for (seq,) in db.execute(f"SELECT seq FROM heads ORDER BY {BestFirst.head_order}")]
+    assert in_sql == [h.seq for h in sorted(heads, key=BestFirst().round_key)]
+    assert [name for name in STRATEGIES if CRAWL_STRATEGIES[name].head_order] == ["BestFirst"]
+
+
+def test_best_first_reading_few_urls_a_host_first_gives_the_same_round():
+    """A store may read a few URLs a host and more only where they could take places: the same round."""
+    rng = random.Random(3)
+    priorities = [0.0, 0.5, -0.5, 0.1 + 0.2, 0.3, 0.3000000000000001, 1 / 3, 0.9, 0.7, math.nextafter(0.7, 0)]
+    further_reads = 0
+    for _ in range(300):
+        queues, heads = {}, []
+        for number in range(rng.randrange(1, 12)):
+            host = f"h{number}"
+            urls = sorted(((rng.choice(priorities), rng.randrange(10**6)) for _ in range(rng.randrange(1, 12))),
+                          key=lambda url: (-url[0], url[1]))
+            queues[host] = urls
+            heads.append(head(f"http://{host}/", urls[0][0], urls[0][1], lock=rng.choice([0, 0, 5]),
+                              fetched=rng.randrange(6), relevant=rng.randrange(2)))
+        reads = []
+
+        def deeper(hosts, depth):
+            reads.append(depth)
+            return {host: queues[host][:depth] for host in hosts}
+
+        limit = rng.choice([2, 4, 8])
+        whole = BestFirst().round(heads, 1, limit, deeper)
+        for first_depth in (1, 2):
+            reads.clear()
+            round_ = BestFirst().round(heads, 1, limit, deeper, first_depth=first_depth)
+            assert (list(round_), round_.held_until) == (list(whole), whole.held_until)
+            further_reads += len(reads) - 1
+    assert 0 < further_reads < 600   # some rounds read further, not all
+
+
+def test_best_first_reads_further_where_a_lower_priority_weighs_the_same():
+    """0.7 and the next lower double weigh the same at a yield of 1/5: the lower one, marked first, goes first."""
+    lower = math.nextafter(0.7, 0)
+    assert weighted_priority(lower, host_yield_weight(3, 0)) == weighted_priority(0.7, host_yield_weight(3, 0))
+    queues = {"a": [(0.7, 50), (lower, 10)], "b": [(0.7, 30), (0.7, 35)], "c": [(0.7, 40)]}
+    heads = [head(f"http://{host}/", *urls[0], fetched=3) for host, urls in queues.items()]
+
+    def deeper(hosts, depth):
+        return {host: queues[host][:depth] for host in hosts}
+
+    for first_depth in (None, 1):
+        round_ = BestFirst().round(heads, 0, 3, deeper, first_depth=first_depth)
+        assert [entry.host for entry in round_] == ["b", "a"]

@@ -55,6 +55,8 @@ SCHEMA = (
     "CREATE UNIQUE INDEX IF NOT EXISTS urls_key ON urls (host_id, tail)",
     # Each host's best marked URL, by seek; the rowid (seq) orders ties.
     "CREATE INDEX IF NOT EXISTS urls_best ON urls (host_id, priority DESC) WHERE harvest = 1",
+    # The marked URLs handed out and not completed, for ``ready``'s drop of those handed out too often.
+    "CREATE INDEX IF NOT EXISTS urls_attempted ON urls (attempts) WHERE harvest = 1 AND attempts > 0",
     """
     CREATE TABLE IF NOT EXISTS fetches (         -- what fetching a URL left, from its first fetch on
         seq INTEGER PRIMARY KEY,                 -- urls.seq
@@ -108,6 +110,10 @@ SCHEMA = (
     )
     """,
 )
+
+#: URLs of each host a round reads past the heads before reading more where they could matter
+#: (``CrawlStrategy.round``): reading a URL is the cost here, not the statement.
+FIRST_DEPTH = 4
 
 # A strategy's queue (frontier.strategy) as the order of one host's URLs.
 _QUEUES = {"fifo": "seq", "best": "priority DESC, seq"}
@@ -335,11 +341,10 @@ class SqliteFrontier:
         """
         crawl = strategy_named(strategy)
         self._db.execute(
-            "UPDATE urls SET harvest = 0 WHERE harvest = 1 AND attempts >= ? AND lock_until <= ?",
+            "UPDATE urls SET harvest = 0 WHERE harvest = 1 AND attempts > 0 AND attempts >= ? AND lock_until <= ?",
             (self.max_attempts, now),
         )
-        rows = self._db.execute(
-            f"""
+        heads_sql = f"""
             SELECT h.host, u.tail, u.priority, f.etag, f.last_modified, u.distance, u.seq,
                    h.lock_until, h.fetched, h.relevant
             FROM hosts h JOIN urls u ON u.seq = (
@@ -348,19 +353,22 @@ class SqliteFrontier:
             )
             LEFT JOIN fetches f ON f.seq = u.seq
             WHERE h.lock_until <= :now OR h.leased_until > :now AND h.lock_until <= :until
-            """,
-            {"now": now, "until": now + hold},
-        ).fetchall()
+        """
+        if limit is not None and crawl.head_order is not None:  # only the heads the round reads
+            heads_sql = f"SELECT * FROM ({heads_sql}) ORDER BY {crawl.head_order} LIMIT :limit"
+        rows = self._db.execute(heads_sql, {"now": now, "until": now + hold, "limit": limit}).fetchall()
         heads = [
             Head(FrontierEntry(_whole(host, tail), host, priority, etag, last_modified, distance), *rest)
             for host, tail, priority, etag, last_modified, distance, *rest in rows
         ]
-        return crawl.round(heads, now, limit, lambda hosts, depth: self._deeper(now, hosts, depth))
+        return crawl.round(heads, now, limit, lambda hosts, depth: self._deeper(now, hosts, depth),
+                           first_depth=FIRST_DEPTH)
 
     def _deeper(self, now: float, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
         """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""
+        db = self._statements
         return {
-            host: self._db.execute(
+            host: db.execute(
                 f"""
                 SELECT priority, seq FROM urls
                 WHERE harvest = 1 AND host_id = (SELECT id FROM hosts WHERE host = ?) AND lock_until <= ?
@@ -525,7 +533,19 @@ class SqliteFrontier:
         self._db.execute("UPDATE hosts SET delay = ? WHERE host = ?", (delay, host))
 
     def next_due(self, now: float) -> float | None:
-        """When the next marked URL (and its host) becomes free, or None when nothing is marked."""
+        """When the next marked URL (and its host) becomes free, or None when nothing is marked.
+
+        While the crawl runs some free host nearly always has a due URL: that
+        is looked for first, host by host, and stops at the first found.
+        """
+        if self._db.execute(
+            """
+            SELECT 1 FROM hosts h WHERE h.lock_until <= :now
+            AND EXISTS (SELECT 1 FROM urls WHERE harvest = 1 AND host_id = h.id AND lock_until <= :now)
+            """,
+            {"now": now},
+        ).fetchone():
+            return now
         row = self._db.execute(
             """
             SELECT MIN(MAX(u.lock_until, h.lock_until)) FROM urls u JOIN hosts h ON h.id = u.host_id

@@ -13,6 +13,8 @@ a clock, so the same crawl of the same web ranks the same way every time.
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -34,6 +36,11 @@ def host_yield_weight(fetched: int, relevant: int) -> float:
 def weighted_priority(priority: float, weight: float) -> float:
     """A URL's priority scaled by its host's yield; a negative priority is made worse, not better."""
     return priority * weight if priority >= 0 else priority / weight
+
+
+def yield_weights(heads: Iterable[Head]) -> dict[tuple[int, int], float]:
+    """``host_yield_weight`` of each ``(fetched, relevant)`` pair of ``heads``, computed once a pair."""
+    return {pair: host_yield_weight(*pair) for pair in {(head.fetched, head.relevant) for head in heads}}
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,7 @@ class Round(list):
 
 
 #: ``deeper(hosts, depth)``: for each host, the ``(priority, order of marking)`` of its first
-#: ``depth`` due URLs by priority.
+#: ``depth`` due URLs by priority, in that order (priority, then order of marking).
 Deeper = Callable[[list[str], int], dict[str, list[tuple[float, int]]]]
 
 
@@ -77,14 +84,26 @@ class CrawlStrategy:
     ranked: ClassVar[bool] = False
     #: Hosts with a fetch in flight take part in the round and keep their places (their heads come locked).
     holds_places: ClassVar[bool] = False
+    #: ``round_key`` as an SQL ORDER BY over a head's ``priority``, ``seq``, ``fetched`` and ``relevant``
+    #: (the same doubles, so the same order), for a strategy whose round with a ``limit`` reads only the
+    #: ``limit`` first heads: a store may hand it only those.
+    head_order: ClassVar[str | None] = None
 
     def round_key(self, head: Head) -> tuple:
         return -head.entry.priority, head.entry.host
 
-    def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper) -> Round:
-        """The round: the heads of the free hosts in the strategy's order, at most ``limit``."""
-        free = sorted((head for head in heads if head.host_lock_until <= now), key=self.round_key)
-        return Round(head.entry for head in free[:limit])
+    def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper, *,
+              first_depth: int | None = None) -> Round:
+        """The round: the heads of the free hosts in the strategy's order, at most ``limit``.
+
+        A strategy that looks past the heads asks ``deeper`` for ``first_depth`` URLs a host first
+        (None: ``limit``), and further only where the answer could change: for a store whose cost
+        is in the URLs it reads, not in the calls.
+        """
+        free = [head for head in heads if head.host_lock_until <= now]
+        if limit is None:
+            return Round(head.entry for head in sorted(free, key=self.round_key))
+        return Round(head.entry for head in heapq.nsmallest(limit, free, key=self.round_key))
 
 
 class BreadthFirstTime(CrawlStrategy):
@@ -135,24 +154,63 @@ class BestFirst(CrawlStrategy):
     name = "BestFirst"
     full_round = False
     holds_places = True
+    head_order = (
+        f"CASE WHEN priority >= 0 THEN -(priority * ((relevant + {YIELD_PRIOR_RELEVANT!r}) / "
+        f"(fetched + {YIELD_PRIOR_FETCHED!r}))) ELSE -(priority / ((relevant + {YIELD_PRIOR_RELEVANT!r}) / "
+        f"(fetched + {YIELD_PRIOR_FETCHED!r}))) END, seq"
+    )
 
     def round_key(self, head: Head) -> tuple:
         return -weighted_priority(head.entry.priority, host_yield_weight(head.fetched, head.relevant)), head.seq
 
-    def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper) -> Round:
+    def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper, *,
+              first_depth: int | None = None) -> Round:
         if limit is None:
             return super().round(heads, now, limit, deeper)
-        ranked = sorted(heads, key=self.round_key)[:limit]
-        by_host = {head.entry.host: head for head in ranked}
-        places = sorted(
-            (-weighted_priority(priority, host_yield_weight(by_host[host].fetched, by_host[host].relevant)), seq, host)
-            for host, urls in deeper(list(by_host), limit).items()
-            for priority, seq in urls
-        )[:limit]
+        weights = yield_weights(heads)
+        ranked = [head for *_, head in heapq.nsmallest(limit, [
+            (-weighted_priority(head.entry.priority, weights[head.fetched, head.relevant]), head.seq, head)
+            for head in heads
+        ])]  # the order of round_key; seq is unique, so heads are never compared
+        host_weights = {head.entry.host: weights[head.fetched, head.relevant] for head in ranked}
+        depth = limit if first_depth is None else min(first_depth, limit)
+        queues = deeper(list(host_weights), depth)
+        places = self._places(queues, host_weights, limit)
+        if depth < limit:
+            cut = [host for host, urls in queues.items()
+                   if len(urls) == depth and not self._read_enough(urls[-1], host_weights[host], places, limit)]
+            if cut:
+                queues.update(deeper(cut, limit))
+                places = self._places(queues, host_weights, limit)
         chosen = {host for _, _, host in places}
         handed_out = [head.entry for head in ranked if head.entry.host in chosen and head.host_lock_until <= now]
         held = [head.host_lock_until for head in ranked if head.entry.host in chosen and head.host_lock_until > now]
         return Round(handed_out, held_until=min(held, default=None))
+
+    @staticmethod
+    def _read_enough(last: tuple[float, int], weight: float, places: list[tuple[float, int, str]], limit: int) -> bool:
+        """Whether no URL of a host after ``last``, the last of it read, can take one of the ``limit`` places.
+
+        A URL after it has its priority and is marked later, so it comes after it, or has a lower
+        priority, so it weighs no better than the next lower priority would: both must miss the places.
+        """
+        if len(places) < limit:
+            return False
+        priority, seq = last
+        worst = places[-1]
+        lower = -weighted_priority(math.nextafter(priority, -math.inf), weight)
+        return (-weighted_priority(priority, weight), seq) >= worst[:2] and lower > worst[0]
+
+    @staticmethod
+    def _places(queues: dict[str, list[tuple[float, int]]], host_weights: dict[str, float],
+                limit: int) -> list[tuple[float, int, str]]:
+        """The ``limit`` best of the hosts' URLs read: ``(-weighted priority, order of marking, host)``, best first."""
+        return heapq.nsmallest(limit, [
+            (-weighted_priority(priority, weight), seq, host)
+            for host, urls in queues.items()
+            for weight in (host_weights[host],)
+            for priority, seq in urls
+        ])
 
 
 #: Every strategy by its combine.cfg name.
