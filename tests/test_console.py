@@ -84,7 +84,7 @@ def colour_pixels(image: Image.Image, rgb: tuple[int, int, int], tolerance: int 
 
 def test_console_follows_a_crawl_searches_it_and_pauses_resumes_and_stops_it(job_dir, browser, tmp_path):
     port = free_port()
-    with LoopbackWeb(chain_web(HOSTS, port, pages=60), port=port) as web:
+    with LoopbackWeb(chain_web(HOSTS, port, pages=150), port=port) as web:  # outlasts the test until "stop"
         write_job(job_dir, [web.url(host) for host in HOSTS], wait=0.4)
         harvester = start_harvester(job_dir, tmp_path / "harvester.log")
         served = serve(job_dir)
