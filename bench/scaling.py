@@ -478,9 +478,9 @@ def projection_lines(projection: dict) -> list[str]:
         f"{per_node[f'combine_{high}_per_minute']:,} to {per_node[f'combine_{low}_per_minute']:,} at Combine's "
         f"{low}-{high} URLs/min. Assumed: each harvester on a machine of its own (no CPU shared with Redis), "
         f"the network between them adds latency but no Redis CPU, and the per-page costs stay as measured as "
-        f"the frontier grows. A cluster of N nodes carries N times one node only when the frontier's keys are "
-        f"spread evenly over the nodes by host; with every key of a job in one hash slot (one `{{job}}` tag) "
-        f"it is one node.",
+        f"the frontier grows. A cluster of N nodes carries N times one node when the frontier's hosts spread "
+        f"evenly over its nodes: a job's hosts are in COMBINE_REDIS_BUCKETS buckets (32), each bucket one hash "
+        f"slot, so up to about ten nodes share them evenly.",
         "",
         f"| Redis nodes | harvesters at the measured {projection['harvester_pages_per_minute']:,} pages/min | "
         f"at {projection['harvester_cpu_bound_pages_per_minute']:,} pages/min (CPU-bound) | at {high} URLs/min | "
