@@ -63,7 +63,7 @@ class _Block:
     link_words: int = 0
 
 
-def _is_boilerplate(element) -> bool:
+def _is_boilerplate(element: lxml.etree._Element) -> bool:
     """Navigation or boilerplate by its tag, its ARIA role, or the words of its class or id."""
     tag = element.tag
     if tag in _PAGE_TAGS or tag in _ARTICLE_TAGS:
@@ -96,7 +96,7 @@ def _count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text)) if _CJK.search(text) else len(text.split())
 
 
-def _tokens(root) -> tuple[list[tuple[int, int]], list[_Block]]:
+def _tokens(root: lxml.etree._Element) -> tuple[list[tuple[int, int]], list[_Block]]:
     """The page under ``root`` as runs of tag/word bits, cut into blocks, in document order.
 
     A run is (bit, how many in a row): 1 a tag (or a link word), 0 a word.

@@ -135,7 +135,7 @@ class _FlatTreeBuilder(html.parser.HTMLParser):
             self._flush()
             self.open = [self.body]
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("html", "head"):
             return
         if tag == "body" or tag not in _HEAD_TAGS:
@@ -156,18 +156,18 @@ class _FlatTreeBuilder(html.parser.HTMLParser):
         if tag not in _VOID_TAGS:
             self.open.append(element)
 
-    def handle_startendtag(self, tag, attrs):
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)
         self.handle_endtag(tag)
 
-    def handle_endtag(self, tag):
+    def handle_endtag(self, tag: str) -> None:
         for depth in range(len(self.open) - 1, 0, -1):
             if self.open[depth].tag == tag:
                 self._flush()
                 del self.open[depth:]
                 return
 
-    def handle_data(self, data):
+    def handle_data(self, data: str) -> None:
         if len(self.open) == 1 and self.open[0] is self.head and data.strip():
             self._enter_body()
         self.pending.append(data)

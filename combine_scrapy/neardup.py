@@ -88,7 +88,8 @@ def _mix(values: numpy.ndarray) -> numpy.ndarray:
     """splitmix64's finalizer: every input bit moves about half the output bits."""
     values = (values ^ (values >> numpy.uint64(30))) * numpy.uint64(0xBF58476D1CE4E5B9)
     values = (values ^ (values >> numpy.uint64(27))) * numpy.uint64(0x94D049BB133111EB)
-    return values ^ (values >> numpy.uint64(31))
+    mixed: numpy.ndarray = values ^ (values >> numpy.uint64(31))
+    return mixed
 
 
 def shingle_hashes(tokens: list[str], size: int = SHINGLE) -> numpy.ndarray:

@@ -210,7 +210,7 @@ def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tu
     with replacement characters.
     """
     bom_encoding, bom = read_bom(body)
-    if bom_encoding:
+    if bom_encoding is not None and bom is not None:
         return body[len(bom):].decode(bom_encoding, errors="replace"), _charset_name(bom_encoding)
     declared = [http_content_type_encoding(content_type)]
     if html:
@@ -221,7 +221,7 @@ def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tu
     for encoding in filter(None, declared):
         text = _strict(body, encoding)
         if text is not None:
-            return text, _charset_name(resolve_encoding(encoding))
+            return text, _charset_name(resolve_encoding(encoding) or encoding)
     if body.isascii() and b"\x1b" not in body and body.count(b"\x00") * 4 < len(body):
         # ASCII, and neither UTF-16/32 (a NUL every other byte or more) nor ISO-2022 (escape sequences)
         return body.decode("ascii"), WEB_DEFAULT_CHARSET
@@ -287,7 +287,7 @@ def _text_links(text: str, seen: set[str]) -> list[Link]:
     return links
 
 
-def _link_context(element, words: int = 10) -> str:
+def _link_context(element: lxml.etree._Element, words: int = 10) -> str:
     """Up to ``words`` words of the text right before a link (in its parent) and right after it."""
     previous, parent = element.getprevious(), element.getparent()
     before = (previous.tail if previous is not None else parent.text if parent is not None else None) or ""

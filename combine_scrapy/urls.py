@@ -19,7 +19,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from urllib.parse import unquote_to_bytes, urljoin, urlsplit
@@ -71,7 +71,7 @@ class UrlRule:
     """
 
     kind: str
-    pattern: re.Pattern
+    pattern: re.Pattern[str]
     text: str
     #: Where the rule was written (``combine.cfg line 40``), for messages.
     source: str = field(default="", compare=False)
@@ -136,6 +136,10 @@ DEFAULT_EXCLUDE = _rules(
 DEFAULT_ALLOW = _rules(r"HOST: .*$")
 
 
+#: A rule's pattern.search and whether it sees the host.
+_RuleSearch = tuple[Callable[[str], "re.Match[str] | None"], bool]
+
+
 @dataclass(frozen=True)
 class UrlRules:
     """A job's URL rules; the defaults are Combine's."""
@@ -148,12 +152,12 @@ class UrlRules:
     exclude: tuple[UrlRule, ...] = DEFAULT_EXCLUDE
     sessionids: tuple[str, ...] = DEFAULT_SESSIONIDS
     serveralias: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    _sessionid: re.Pattern = field(init=False, repr=False, compare=False)
+    _sessionid: re.Pattern[str] = field(init=False, repr=False, compare=False)
     # (pattern.search, whether it sees the host) of each allow and exclude rule, for check_url's loop.
-    _allow_searches: tuple = field(init=False, repr=False, compare=False)
-    _exclude_searches: tuple = field(init=False, repr=False, compare=False)
+    _allow_searches: tuple[_RuleSearch, ...] = field(init=False, repr=False, compare=False)
+    _exclude_searches: tuple[_RuleSearch, ...] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name, rules in (("_allow_searches", self.allow), ("_exclude_searches", self.exclude)):
             object.__setattr__(self, name, tuple((rule.pattern.search, rule.kind == UrlRule.HOST) for rule in rules))
         names = "|".join(f"(?:{name})" for name in self.sessionids) or r"(?!)"
@@ -203,7 +207,7 @@ def parse_serveralias(line: str) -> dict[str, str]:
     return {alias: canonical for alias in aliases}
 
 
-def _escape(match: re.Match) -> str:
+def _escape(match: re.Match[str]) -> str:
     """One percent-encoding repair: decode an unreserved escape, upper-case any other, escape the rest."""
     text = match.group(0)
     if text[0] == "%":
