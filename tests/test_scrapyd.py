@@ -105,7 +105,8 @@ def test_deploy_to_scrapyd_and_run_a_job_through_schedule_json(scrapyd, tmp_path
     assert "Name: combine-scrapy" in metadata and "Version: 0.1" in metadata  # pyproject.toml's, not scrapyd-deploy's
     assert {
         "combine_scrapy/export/schemas/oai_dc.xsd", "combine_scrapy/console/schemas/OAI-PMH.xsd",
-        "combine_scrapy/console/static/console.js", "combine_scrapy/settings.py",
+        "combine_scrapy/console/static/console.js", "combine_scrapy/frontier/lua/library.lua",
+        "combine_scrapy/settings.py",
     } <= files
     assert not any(name.startswith("tests/") for name in files)
 

@@ -1,6 +1,6 @@
 """The shared frontier: one Redis (or Redis Cluster), any number of harvester processes on any number of machines.
 
-Every change is one Lua script, so a harvester killed at any moment leaves
+Every change is one Lua script (in ``lua/``), so a harvester killed at any moment leaves
 the frontier consistent, and two harvesters can never lease the same host at
 once. A leased URL waits in a sorted set by lease expiry and comes back when
 the lease ends, whoever held it.
@@ -61,10 +61,12 @@ host's hash and queues, so a queued URL costs under 200 bytes
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 import logging
 import os
 import random
+import re
 import socket
 import time
 import uuid
@@ -118,404 +120,25 @@ ROUND_LEASE = 16
 #: the claim renews the lease (or finds it lost, when it ran out and another harvester took the URL).
 UNRENEWED_SHARE = 0.9
 
-# Shared by every script: KEYS[1] is the key prefix of one bucket of the job (it routes the
-# script to the bucket's slot in a cluster); numbers go to Redis as %.17g so
-# timestamps and priorities round-trip exactly. A URL's record is one
-# MessagePack value in its host's ``u:`` hash, its fields in the order of F.
-_LIBRARY = r"""
-local P = KEYS[1]
-
-local function num(x) return string.format('%.17g', x) end
-
--- The order of marking as a short string that sorts as the number does: its hexadecimal digits after a
--- letter that says how many there are.
-local function hexseq(seq)
-  local digits = string.format('%x', seq)
-  return string.char(96 + #digits) .. digits
-end
-
-local function unhex(member) return tonumber(string.sub(member, 2), 16) end
-
-local F = {'harvest', 'lock_until', 'priority', 'seq', 'attempts', 'retries', 'status', 'last_checked', 'etag',
-           'last_modified', 'distance', 'visits', 'changes', 'first_visit', 'digest'}
-
--- A URL as its host's structures keep it: 'http://<host>' written ':', 'https://<host>' written ';'.
-local function short(host, url)
-  local http, https = 'http://' .. host, 'https://' .. host
-  if string.sub(url, 1, #http) == http then return ':' .. string.sub(url, #http + 1) end
-  if string.sub(url, 1, #https) == https then return ';' .. string.sub(url, #https + 1) end
-  return url
-end
-
-local function long(host, kept)
-  local mark = string.sub(kept, 1, 1)
-  if mark == ':' then return 'http://' .. host .. string.sub(kept, 2) end
-  if mark == ';' then return 'https://' .. host .. string.sub(kept, 2) end
-  return kept
-end
-
-local function load(host, url)
-  local packed = redis.call('HGET', P .. 'u:' .. host, short(host, url))
-  if not packed then return nil end
-  local values, r = {cmsgpack.unpack(packed)}, {}
-  for i, name in ipairs(F) do r[name] = values[i] end
-  r.lock_until, r.attempts, r.retries = r.lock_until or 0, r.attempts or 0, r.retries or 0
-  return r
-end
-
-local function save(host, url, r)
-  local values = {}
-  local last = 0
-  for i, name in ipairs(F) do
-    local value = r[name]
-    if value == 0 and (name == 'lock_until' or name == 'attempts' or name == 'retries') then value = nil end
-    values[i] = value
-    if value ~= nil then last = i end
-  end
-  redis.call('HSET', P .. 'u:' .. host, short(host, url), cmsgpack.pack(unpack(values, 1, last)))
-end
-
-local function held(host, url) return host .. '\n' .. short(host, url) end
-
-local function split(member)
-  local at = string.find(member, '\n', 1, true)
-  local host = string.sub(member, 1, at - 1)
-  return host, long(host, string.sub(member, at + 1))
-end
-
-local function host_lock(host)
-  return tonumber(redis.call('HGET', P .. 'host:' .. host, 'lock_until') or 0)
-end
-
-local function set_host_lock(host, lock_until)
-  redis.call('SADD', P .. 'hosts', host)
-  redis.call('HSET', P .. 'host:' .. host, 'lock_until', num(lock_until))
-  redis.call('ZADD', P .. 'hostq', 'XX', num(lock_until), host)
-end
-
-local function with_delay(host, now, lock_until)
-  local delay = tonumber(redis.call('HGET', P .. 'host:' .. host, 'delay') or 0)
-  if delay ~= 0 then return math.max(lock_until, now + delay) end
-  return lock_until
-end
-
-local function enqueue(url, host, seq, priority)
-  redis.call('ZADD', P .. 'fifo:' .. host, seq, short(host, url))
-  redis.call('ZADD', P .. 'best:' .. host, num(-priority), hexseq(seq))
-  redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
-end
-
--- A marked URL waits in the locked set until its lock ends, then in its host's queues.
-local function place(url, host, seq, priority, lock_until, now)
-  if lock_until > now then
-    redis.call('ZADD', P .. 'locked', num(lock_until), held(host, url))
-  else
-    enqueue(url, host, seq, priority)
-  end
-end
-
-local function unplace(url, host, seq)
-  redis.call('ZREM', P .. 'locked', held(host, url))
-  if redis.call('ZREM', P .. 'fifo:' .. host, short(host, url)) == 1 then
-    redis.call('ZREM', P .. 'best:' .. host, hexseq(seq))
-    if redis.call('ZCARD', P .. 'fifo:' .. host) == 0 then redis.call('ZREM', P .. 'hostq', host) end
-  end
-end
-
--- Keep the counters right when a URL's mark or fetched state changes.
-local function recount(host, marked_before, done_before, marked_after, done_after)
-  local marked = (marked_after and 1 or 0) - (marked_before and 1 or 0)
-  if marked ~= 0 then
-    redis.call('HINCRBY', P .. 'stats', 'marked', marked)
-    if tonumber(redis.call('ZINCRBY', P .. 'busy', -marked, host)) >= 0 then
-      redis.call('ZREM', P .. 'busy', host)
-    end
-  end
-  local done = (done_after and 1 or 0) - (done_before and 1 or 0)
-  if done ~= 0 then redis.call('HINCRBY', P .. 'stats', 'done', done) end
-end
-
--- Move URLs whose lock has ended back to their hosts' queues; drop those handed out too often.
-local function promote(now, max_attempts)
-  for _, member in ipairs(redis.call('ZRANGEBYSCORE', P .. 'locked', '-inf', num(now))) do
-    local host, url = split(member)
-    local r = load(host, url)
-    redis.call('ZREM', P .. 'locked', member)
-    if r.attempts >= max_attempts then
-      r.harvest = 0
-      save(host, url, r)
-      recount(host, true, false, false, r.status)
-    else
-      enqueue(url, host, r.seq, r.priority)
-    end
-  end
-end
-
--- Lease a URL and lock its host unless either is taken; a lease ending exactly at ``mine`` is the
--- caller's own and is renewed. Returns 1 when leased.
-local function lease(url, host, now, lease_end, mine)
-  local r = load(host, url)
-  if not r or r.harvest ~= 1 then return 0 end
-  local own, hl = mine ~= '' and r.lock_until == tonumber(mine), host_lock(host)
-  if own then
-    if hl > now and hl ~= tonumber(mine) then return 0 end
-  else
-    if r.lock_until > now or hl > now then return 0 end
-    r.attempts = r.attempts + 1
-  end
-  unplace(url, host, r.seq)
-  r.lock_until = tonumber(lease_end)
-  save(host, url, r)
-  redis.call('ZADD', P .. 'locked', lease_end, held(host, url))
-  set_host_lock(host, tonumber(lease_end))
-  redis.call('HSET', P .. 'host:' .. host, 'leased_until', lease_end)
-  return 1
-end
-"""
-
-# ARGV: per-host bound (-1: none), distance, then url, host, priority, order of marking for each entry (the
-# order is used only by new URLs). A known URL still marked and never fetched keeps the higher priority
-# (re-queued in place) and the lower distance.
-_MARK = r"""
-local bound, distance = tonumber(ARGV[1]), tonumber(ARGV[2])
-local marked, refused, raised = 0, 0, 0
-for i = 3, #ARGV, 4 do
-  local url, host, priority = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-  local r = load(host, url)
-  if r then
-    if r.harvest == 1 and not r.last_checked then
-      local higher, closer = priority > r.priority, distance < (r.distance or 0)
-      if higher then
-        r.priority = priority
-        redis.call('ZADD', P .. 'best:' .. host, 'XX', num(-priority), hexseq(r.seq))
-      end
-      if closer then r.distance = distance ~= 0 and distance or nil end
-      if higher or closer then
-        save(host, url, r)
-        raised = raised + 1
-      end
-    end
-  else
-    redis.call('SADD', P .. 'hosts', host)
-    if bound >= 0 and tonumber(redis.call('HGET', P .. 'host:' .. host, 'urls') or 0) >= bound then
-      refused = refused + 1
-    else
-      local seq = tonumber(ARGV[i + 3])
-      save(host, url, {harvest = 1, priority = priority, seq = seq, distance = distance ~= 0 and distance or nil})
-      redis.call('HINCRBY', P .. 'host:' .. host, 'urls', 1)
-      redis.call('HINCRBY', P .. 'stats', 'urls', 1)
-      recount(host, false, false, true, false)
-      enqueue(url, host, seq, priority)
-      marked = marked + 1
-    end
-  end
-end
-return {marked, refused, raised}
-"""
-
-# ARGV: url, host.
-_REMARK = r"""
-local url, host = ARGV[1], ARGV[2]
-local r = load(host, url)
-if not r then return 0 end
-unplace(url, host, r.seq)
-local was = r.harvest
-r.harvest, r.lock_until, r.attempts = 1, 0, 0
-save(host, url, r)
-recount(host, was == 1, was == 0 and r.status, true, false)
-enqueue(url, host, r.seq, r.priority)
-return 1
-"""
-
-# ARGV: now, max attempts, 'fifo' or 'best', end of the hold, depth. Returns the head of the queue of every
-# free host, and of every host leased until at most the end of the hold, with the host's lock and yield, and
-# with a depth above 0 the members and scores of the first URLs of its 'best' queue (as _DEEPER).
-_READY = r"""
-local now = tonumber(ARGV[1])
-promote(now, tonumber(ARGV[2]))
-local heads = {}
-local hosts = redis.call('ZRANGEBYSCORE', P .. 'hostq', '-inf', ARGV[4], 'WITHSCORES')
-for i = 1, #hosts, 2 do
-  local host = hosts[i]
-  local h = redis.call('HMGET', P .. 'host:' .. host, 'fetched', 'relevant', 'leased_until')
-  if tonumber(hosts[i + 1]) <= now or tonumber(h[3] or 0) > now then
-    local url = redis.call('ZRANGE', P .. ARGV[3] .. ':' .. host, 0, 0)[1]
-    if ARGV[3] == 'best' then
-      local seq = unhex(url)
-      url = redis.call('ZRANGEBYSCORE', P .. 'fifo:' .. host, seq, seq, 'LIMIT', 0, 1)[1]
-    end
-    url = long(host, url)
-    local r = load(host, url)
-    local head = {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
-                  r.distance or 0, hosts[i + 1], h[1] or '0', h[2] or '0'}
-    local depth = tonumber(ARGV[5])
-    if depth > 0 then
-      table.insert(head, redis.call('ZRANGE', P .. 'best:' .. host, 0, depth - 1, 'WITHSCORES'))
-    end
-    table.insert(heads, head)
-  end
-end
-return heads
-"""
-
-# ARGV: depth, then hosts. For each host, the members (order of marking, hexadecimal) and scores of the
-# first URLs of its 'best' queue.
-_DEEPER = r"""
-local found = {}
-for i = 2, #ARGV do
-  table.insert(found, redis.call('ZRANGE', P .. 'best:' .. ARGV[i], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES'))
-end
-return found
-"""
-
-# ARGV: url, host, now, lease end, held lease end ('' for none).
-_CLAIM = r"""
-return lease(ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5])
-"""
-
-# ARGV: now, lease end, then url, host pairs. Leases those still free; returns their positions (from 1).
-_TAKE = r"""
-local now, lease_end = tonumber(ARGV[1]), ARGV[2]
-local taken = {}
-for i = 3, #ARGV, 2 do
-  if lease(ARGV[i], ARGV[i + 1], now, lease_end, '') == 1 then table.insert(taken, (i - 1) / 2) end
-end
-return taken
-"""
-
-# ARGV: url, host, now, URL lock end, host lock end, keep marked (0/1), JSON of the given
-# status, etag, last_modified and score (absent: None), relevant (0/1).
-_COMPLETE = r"""
-local url, host, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local keep = ARGV[6] == '1'
-local given = cjson.decode(ARGV[7])
-local r = load(host, url)
-if r then
-  unplace(url, host, r.seq)
-  local was, status = r.harvest, r.status
-  r.harvest, r.lock_until, r.attempts, r.last_checked = keep and 1 or 0, tonumber(ARGV[4]), 0, now
-  r.retries = keep and r.retries + 1 or 0
-  r.status = given.status and tonumber(given.status) or nil
-  if given.etag then r.etag = given.etag end
-  if given.last_modified then r.last_modified = given.last_modified end
-  save(host, url, r)
-  if given.score then redis.call('HSET', P .. 'scores', url, given.score) end
-  recount(host, was == 1, was == 0 and status, keep, not keep and given.status)
-  if keep then place(url, host, r.seq, r.priority, r.lock_until, now) end
-end
-if redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
-  set_host_lock(host, with_delay(host, now, tonumber(ARGV[5])))
-  redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
-  redis.call('HINCRBY', P .. 'host:' .. host, 'fetched', 1)
-  if ARGV[8] == '1' then redis.call('HINCRBY', P .. 'host:' .. host, 'relevant', 1) end
-end
-"""
-
-# ARGV: url, host, host lock end, now ('' for none: no Crawl-delay stretch).
-_RELEASE = r"""
-local url, host = ARGV[1], ARGV[2]
-local r = load(host, url)
-if r then
-  r.lock_until, r.attempts = 0, math.max(r.attempts - 1, 0)
-  if r.harvest == 1 then
-    unplace(url, host, r.seq)
-    enqueue(url, host, r.seq, r.priority)
-  end
-  save(host, url, r)
-end
-local lock_until = tonumber(ARGV[3])
-if ARGV[4] ~= '' then lock_until = with_delay(host, tonumber(ARGV[4]), lock_until) end
-set_host_lock(host, lock_until)
-redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
-"""
-
-# ARGV: host, lock end.
-_LOCK_HOST = r"""
-set_host_lock(ARGV[1], tonumber(ARGV[2]))
-"""
-
-# ARGV: url, host, priority triples. Only marked URLs change.
-_SET_PRIORITIES = r"""
-for i = 1, #ARGV, 3 do
-  local url, host, priority = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-  local r = load(host, url)
-  if r and r.harvest == 1 then
-    r.priority = priority
-    save(host, url, r)
-    redis.call('ZADD', P .. 'best:' .. host, 'XX', num(-priority), hexseq(r.seq))
-  end
-end
-"""
-
-# ARGV: host, Crawl-delay ('' for none).
-_HOST_DELAY = r"""
-redis.call('SADD', P .. 'hosts', ARGV[1])
-if ARGV[2] == '' then
-  redis.call('HDEL', P .. 'host:' .. ARGV[1], 'delay')
-else
-  redis.call('HSET', P .. 'host:' .. ARGV[1], 'delay', ARGV[2])
-end
-"""
-
-# ARGV: url, host pairs. For each URL: false when unknown, else its retries, status (false: none),
-# visits, changes, first visit (false: none) and last content digest (false: none).
-_RECORDS = r"""
-local found = {}
-for i = 1, #ARGV, 2 do
-  local r = load(ARGV[i + 1], ARGV[i])
-  if r then
-    table.insert(found, {r.retries, r.status or false, r.visits or 0, r.changes or 0,
-                         r.first_visit and num(r.first_visit) or false, r.digest or false})
-  else
-    table.insert(found, false)
-  end
-end
-return found
-"""
-
-# ARGV: url, host, now, changed (0/1), digest ('' for none: a 304). Counts a fetch that gave the page.
-_RECORD_VISIT = r"""
-local url, host = ARGV[1], ARGV[2]
-local r = load(host, url)
-if not r then return 0 end
-r.visits = (r.visits or 0) + 1
-r.changes = (r.changes or 0) + tonumber(ARGV[4])
-r.first_visit = r.first_visit or tonumber(ARGV[3])
-if ARGV[5] ~= '' then r.digest = ARGV[5] end
-save(host, url, r)
-return 1
-"""
-
-# ARGV: how many leased URLs to look at. The earliest of: an unlocked host's
-# lock, and each leased URL's max(own lock, host lock), in order of own lock
-# until that order passes the best found.
-_NEXT_DUE = r"""
-local best = redis.call('ZRANGE', P .. 'hostq', 0, 0, 'WITHSCORES')[2]
-best = best and tonumber(best)
-local scan = tonumber(ARGV[1])
-local locked = redis.call('ZRANGE', P .. 'locked', 0, scan - 1, 'WITHSCORES')
-for i = 1, #locked, 2 do
-  local lock_until = tonumber(locked[i + 1])
-  if best and lock_until >= best then return num(best) end
-  local host = split(locked[i])
-  local due = math.max(lock_until, host_lock(host))
-  if not best or due < best then best = due end
-end
-if #locked == 2 * scan then best = math.min(best, tonumber(locked[#locked])) end
-return best and num(best)
-"""
+# The Lua scripts live in lua/<name>.lua, each file opening with a comment on what its KEYS and ARGV are.
+# library.lua holds the helpers every bucket script shares and is prepended to each; open.lua runs alone.
+_LUA = importlib.resources.files(__package__) / "lua"
 
 
-# KEYS: the job marker, layout and bucket count (job-wide, one slot); ARGV: a new marker's token, LAYOUT, the
-# bucket count. Sets the three when there is no marker, in one step, so no harvester sees a marker without its
-# layout; returns what the three hold.
-_OPEN = r"""
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  redis.call('SET', KEYS[2], ARGV[2])
-  redis.call('SET', KEYS[3], ARGV[3], 'NX')
-end
-return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]) or false, redis.call('GET', KEYS[3]) or false}
-"""
+def _lua(name: str) -> str:
+    """The script in lua/<name>.lua without its opening comment, so Redis caches only the code."""
+    return re.sub(r"\A(?:--.*\n)*", "", (_LUA / f"{name}.lua").read_text(encoding="utf-8"))
+
+
+_LIBRARY = _lua("library")
+_BUCKET_SCRIPTS = {
+    name: _LIBRARY + _lua(name)
+    for name in (
+        "mark", "remark", "ready", "deeper", "claim", "take", "complete", "release", "lock_host", "host_delay",
+        "set_priorities", "next_due", "records", "record_visit",
+    )
+}
+_OPEN = _lua("open")
 
 
 def _float(value: float) -> str:
@@ -628,15 +251,7 @@ class RedisFrontier:
         self._random = random.Random()
         self._rivals = False   # another harvester took URLs of this one's rounds
         self.lost_races = 0   # URLs of a round another harvester leased first (skipped inside the take script)
-        self._scripts = {
-            name: server.register_script(_LIBRARY + body)
-            for name, body in (
-                ("mark", _MARK), ("remark", _REMARK), ("ready", _READY), ("deeper", _DEEPER), ("claim", _CLAIM),
-                ("take", _TAKE), ("complete", _COMPLETE), ("release", _RELEASE), ("lock_host", _LOCK_HOST),
-                ("host_delay", _HOST_DELAY), ("set_priorities", _SET_PRIORITIES), ("next_due", _NEXT_DUE),
-                ("records", _RECORDS), ("record_visit", _RECORD_VISIT),
-            )
-        }
+        self._scripts = {name: server.register_script(text) for name, text in _BUCKET_SCRIPTS.items()}
         self._open_script = server.register_script(_OPEN)
 
     @classmethod

@@ -1,0 +1,153 @@
+-- Shared by every script: KEYS[1] is the key prefix of one bucket of the job (it routes the
+-- script to the bucket's slot in a cluster); numbers go to Redis as %.17g so
+-- timestamps and priorities round-trip exactly. A URL's record is one
+-- MessagePack value in its host's ``u:`` hash, its fields in the order of F.
+
+local P = KEYS[1]
+
+local function num(x) return string.format('%.17g', x) end
+
+-- The order of marking as a short string that sorts as the number does: its hexadecimal digits after a
+-- letter that says how many there are.
+local function hexseq(seq)
+  local digits = string.format('%x', seq)
+  return string.char(96 + #digits) .. digits
+end
+
+local function unhex(member) return tonumber(string.sub(member, 2), 16) end
+
+local F = {'harvest', 'lock_until', 'priority', 'seq', 'attempts', 'retries', 'status', 'last_checked', 'etag',
+           'last_modified', 'distance', 'visits', 'changes', 'first_visit', 'digest'}
+
+-- A URL as its host's structures keep it: 'http://<host>' written ':', 'https://<host>' written ';'.
+local function short(host, url)
+  local http, https = 'http://' .. host, 'https://' .. host
+  if string.sub(url, 1, #http) == http then return ':' .. string.sub(url, #http + 1) end
+  if string.sub(url, 1, #https) == https then return ';' .. string.sub(url, #https + 1) end
+  return url
+end
+
+local function long(host, kept)
+  local mark = string.sub(kept, 1, 1)
+  if mark == ':' then return 'http://' .. host .. string.sub(kept, 2) end
+  if mark == ';' then return 'https://' .. host .. string.sub(kept, 2) end
+  return kept
+end
+
+local function load(host, url)
+  local packed = redis.call('HGET', P .. 'u:' .. host, short(host, url))
+  if not packed then return nil end
+  local values, r = {cmsgpack.unpack(packed)}, {}
+  for i, name in ipairs(F) do r[name] = values[i] end
+  r.lock_until, r.attempts, r.retries = r.lock_until or 0, r.attempts or 0, r.retries or 0
+  return r
+end
+
+local function save(host, url, r)
+  local values = {}
+  local last = 0
+  for i, name in ipairs(F) do
+    local value = r[name]
+    if value == 0 and (name == 'lock_until' or name == 'attempts' or name == 'retries') then value = nil end
+    values[i] = value
+    if value ~= nil then last = i end
+  end
+  redis.call('HSET', P .. 'u:' .. host, short(host, url), cmsgpack.pack(unpack(values, 1, last)))
+end
+
+local function held(host, url) return host .. '\n' .. short(host, url) end
+
+local function split(member)
+  local at = string.find(member, '\n', 1, true)
+  local host = string.sub(member, 1, at - 1)
+  return host, long(host, string.sub(member, at + 1))
+end
+
+local function host_lock(host)
+  return tonumber(redis.call('HGET', P .. 'host:' .. host, 'lock_until') or 0)
+end
+
+local function set_host_lock(host, lock_until)
+  redis.call('SADD', P .. 'hosts', host)
+  redis.call('HSET', P .. 'host:' .. host, 'lock_until', num(lock_until))
+  redis.call('ZADD', P .. 'hostq', 'XX', num(lock_until), host)
+end
+
+local function with_delay(host, now, lock_until)
+  local delay = tonumber(redis.call('HGET', P .. 'host:' .. host, 'delay') or 0)
+  if delay ~= 0 then return math.max(lock_until, now + delay) end
+  return lock_until
+end
+
+local function enqueue(url, host, seq, priority)
+  redis.call('ZADD', P .. 'fifo:' .. host, seq, short(host, url))
+  redis.call('ZADD', P .. 'best:' .. host, num(-priority), hexseq(seq))
+  redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
+end
+
+-- A marked URL waits in the locked set until its lock ends, then in its host's queues.
+local function place(url, host, seq, priority, lock_until, now)
+  if lock_until > now then
+    redis.call('ZADD', P .. 'locked', num(lock_until), held(host, url))
+  else
+    enqueue(url, host, seq, priority)
+  end
+end
+
+local function unplace(url, host, seq)
+  redis.call('ZREM', P .. 'locked', held(host, url))
+  if redis.call('ZREM', P .. 'fifo:' .. host, short(host, url)) == 1 then
+    redis.call('ZREM', P .. 'best:' .. host, hexseq(seq))
+    if redis.call('ZCARD', P .. 'fifo:' .. host) == 0 then redis.call('ZREM', P .. 'hostq', host) end
+  end
+end
+
+-- Keep the counters right when a URL's mark or fetched state changes.
+local function recount(host, marked_before, done_before, marked_after, done_after)
+  local marked = (marked_after and 1 or 0) - (marked_before and 1 or 0)
+  if marked ~= 0 then
+    redis.call('HINCRBY', P .. 'stats', 'marked', marked)
+    if tonumber(redis.call('ZINCRBY', P .. 'busy', -marked, host)) >= 0 then
+      redis.call('ZREM', P .. 'busy', host)
+    end
+  end
+  local done = (done_after and 1 or 0) - (done_before and 1 or 0)
+  if done ~= 0 then redis.call('HINCRBY', P .. 'stats', 'done', done) end
+end
+
+-- Move URLs whose lock has ended back to their hosts' queues; drop those handed out too often.
+local function promote(now, max_attempts)
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', P .. 'locked', '-inf', num(now))) do
+    local host, url = split(member)
+    local r = load(host, url)
+    redis.call('ZREM', P .. 'locked', member)
+    if r.attempts >= max_attempts then
+      r.harvest = 0
+      save(host, url, r)
+      recount(host, true, false, false, r.status)
+    else
+      enqueue(url, host, r.seq, r.priority)
+    end
+  end
+end
+
+-- Lease a URL and lock its host unless either is taken; a lease ending exactly at ``mine`` is the
+-- caller's own and is renewed. Returns 1 when leased.
+local function lease(url, host, now, lease_end, mine)
+  local r = load(host, url)
+  if not r or r.harvest ~= 1 then return 0 end
+  local own, hl = mine ~= '' and r.lock_until == tonumber(mine), host_lock(host)
+  if own then
+    if hl > now and hl ~= tonumber(mine) then return 0 end
+  else
+    if r.lock_until > now or hl > now then return 0 end
+    r.attempts = r.attempts + 1
+  end
+  unplace(url, host, r.seq)
+  r.lock_until = tonumber(lease_end)
+  save(host, url, r)
+  redis.call('ZADD', P .. 'locked', lease_end, held(host, url))
+  set_host_lock(host, tonumber(lease_end))
+  redis.call('HSET', P .. 'host:' .. host, 'leased_until', lease_end)
+  return 1
+end

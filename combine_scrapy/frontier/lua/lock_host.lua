@@ -1,0 +1,3 @@
+-- ARGV: host, lock end.
+
+set_host_lock(ARGV[1], tonumber(ARGV[2]))
