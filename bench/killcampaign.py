@@ -168,11 +168,13 @@ def kill_campaign(backend: str, kills: int, pages: int, seed: int, redis_url: st
             if backend == "redis":
                 harvest = campaign.start("harvest", campaign.name, "-n", "3", "--log-dir", str(campaign.logs))
                 processes = [harvest]
-                running = lambda: [p for p in [*children(harvest.pid), *(x.pid for x in processes[1:])] if _alive(p)]
+                def running():
+                    return [p for p in [*children(harvest.pid), *(x.pid for x in processes[1:])] if _alive(p)]
                 wait_for(lambda: len(running()) == 3 or harvest.poll() is not None, 60)
             else:
                 processes = [campaign.crawl()]
-                running = lambda: [processes[-1].pid] if processes[-1].poll() is None else []
+                def running():
+                    return [processes[-1].pid] if processes[-1].poll() is None else []
             done = 0
             while done < kills:
                 seen = len(web.hits)
@@ -234,6 +236,7 @@ def _alive(pid: int) -> bool:
 def _drop_job(job: str, redis_url: str, mysql_url: str) -> None:
     """Remove this campaign's Redis keys and MySQL tables (only those: the servers are shared)."""
     import MySQLdb
+
     from combine_scrapy.frontier.redis import RedisFrontier
     from combine_scrapy.store.mysql import connection_arguments, table_prefix
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import random
 import time
-
 from pathlib import Path
 
 from bench.report import RESULTS, environment, write_report
@@ -68,7 +67,7 @@ def measure(args) -> dict:
     timings["canonicalize"] = (time.perf_counter() - started) / len(pages)
 
     started = time.perf_counter()
-    for number, page in enumerate(pages):
+    for page in pages:
         rw.select(page, 120.0, True)
     timings["RW"] = (time.perf_counter() - started) / len(pages)
 
@@ -91,7 +90,8 @@ def body(result: dict) -> list[str]:
     per_page = result["ms_per_page"]
     return [
         "",
-        f"Load average before the run: {result['load_average']}. Pages of {result['links_per_page']} links ({result['pages']} pages), half of each page's links new, "
+        f"Load average before the run: {result['load_average']}. Pages of {result['links_per_page']} links "
+        f"({result['pages']} pages), half of each page's links new, "
         "a trained model ranking them. Milliseconds per page:",
         "",
         "| step | ms per page |",

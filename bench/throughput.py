@@ -106,7 +106,7 @@ def measure(args: argparse.Namespace) -> dict:
 
 
 def report(result: dict) -> list[str]:
-    focused, plain = result["focused_pages_per_minute"], result["plain_pages_per_minute"]
+    focused = result["focused_pages_per_minute"]
     low, high = result["combine_urls_per_minute"]
     lines = [
         "",

@@ -19,6 +19,7 @@ from bench.report import environment, write_report
 from bench.virtualweb.vocabulary import VOCABULARIES, _sentence
 from combine_scrapy.topic import Document, PlainMatcher, PositionMatcher, parse_topic_definition
 
+
 def _words(rng: random.Random) -> list[str]:
     words = set()
     for vocabulary in VOCABULARIES:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from collections import Counter
 from collections.abc import Iterable
-import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -15,10 +15,10 @@ from typing import Any
 from combine_scrapy.addresses import PRIVATE_ADDRESS, AddressPolicy, written_non_public
 from combine_scrapy.faults import CrawlFault
 from combine_scrapy.frontier import LEASE_SECONDS, Frontier, FrontierEntry
-from combine_scrapy.frontier.strategy import strategy_named
 from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.redis import OUTAGE_PATIENCE, RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
+from combine_scrapy.frontier.strategy import strategy_named
 from combine_scrapy.job import Job
 from combine_scrapy.politeness import HostPace
 from combine_scrapy.store import RecordStore, open_store

@@ -37,7 +37,7 @@ MAX_DEPTH = 512
 #: Attributes of one tag read at most; a page with more in a tag is read by the fallback parser.
 MAX_ATTRIBUTES = 1000
 # A tag with more than MAX_ATTRIBUTES "=" signs: scanned in linear time, since tags do not overlap.
-_MANY_ATTRIBUTES = re.compile(r"<[a-zA-Z](?:[^<>=]*=){%d}" % (MAX_ATTRIBUTES + 1))
+_MANY_ATTRIBUTES = re.compile(rf"<[a-zA-Z](?:[^<>=]*=){{{MAX_ATTRIBUTES + 1}}}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _CONTROL_REPLACEMENTS = {"\x0c": " "}  # a form feed is whitespace in HTML
 _TAG_NAME = re.compile(r"[a-z][a-z0-9._-]*\Z")

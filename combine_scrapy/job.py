@@ -20,16 +20,15 @@ import difflib
 import math
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from combine_scrapy.convert import DEFAULT_CONVERTERS, converter_map
 from combine_scrapy.frontier import STRATEGIES
 from combine_scrapy.jobfiles import JobFileError, excerpt, read_job_file
-from combine_scrapy.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE, MAX_DISTANCE as MAX_NEAR_DUPLICATE_DISTANCE
-from combine_scrapy.topic.filters import PLAIN_NAMES, POSITION_NAMES
-from combine_scrapy.topic.links import METHODS as LINK_METHODS
-from combine_scrapy.topic.urlpatterns import LEARNED_RULES_FILE, LearnedUrlRules, UrlRulesFileError, read_rules
+from combine_scrapy.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE
+from combine_scrapy.neardup import MAX_DISTANCE as MAX_NEAR_DUPLICATE_DISTANCE
 from combine_scrapy.topic import (
     TopicDefinition,
     TopicDefinitionError,
@@ -37,6 +36,9 @@ from combine_scrapy.topic import (
     build_filter,
     load_topic_definition,
 )
+from combine_scrapy.topic.filters import PLAIN_NAMES, POSITION_NAMES
+from combine_scrapy.topic.links import METHODS as LINK_METHODS
+from combine_scrapy.topic.urlpatterns import LEARNED_RULES_FILE, LearnedUrlRules, UrlRulesFileError, read_rules
 from combine_scrapy.urls import UrlRule, UrlRules, Verdict, check_url, parse_serveralias
 
 CONFIG_FILE = "combine.cfg"

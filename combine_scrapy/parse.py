@@ -27,15 +27,15 @@ import codecs
 import logging
 import mimetypes
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from typing import Mapping
 from urllib.parse import unquote, urljoin, urlsplit
 
 import charset_normalizer
-from charset_normalizer.utils import is_multi_byte_encoding
 import lxml.etree
+from charset_normalizer.utils import is_multi_byte_encoding
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding
 
 from combine_scrapy.content import main_content_of

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Type checks the pure modules under mypy --strict (the module list and options are in pyproject.toml);
-# exits non-zero when mypy finds an error.
+# Lint and type checks: ruff over the project, bench and tests (rules in pyproject.toml, [tool.ruff]) and
+# mypy --strict over the pure modules ([tool.mypy]); exits non-zero on the first that finds a problem.
 set -e
 cd "$(dirname "$0")/.."
-exec .venv/bin/mypy
+.venv/bin/ruff check --no-cache combine_scrapy bench tests
+.venv/bin/mypy

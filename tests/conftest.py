@@ -13,7 +13,6 @@ from pathlib import Path
 import MySQLdb.connections
 import pytest
 import redis.connection
-
 from crawling import PROJECT, SCRAPY, CrawlResult, run_crawl
 
 

@@ -277,7 +277,7 @@ def tex(title: str, section: str, text: str) -> bytes:
         f"\\title{{{title}}}\n\\begin{{document}}\n\\maketitle\n% a comment nobody reads\n"
         f"\\section{{{section}}}\\label{{sec:one}}\n{text} with $x^2$ math and \\emph{{emphasis}}.\n"
         "\\begin{equation}E = mc^2\\end{equation}\n\\end{document}\n"
-    ).encode("utf-8")
+    ).encode()
 
 
 def image(kind: str, size: tuple[int, int] = (40, 30), comment: str = "") -> bytes:

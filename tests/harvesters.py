@@ -9,10 +9,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from combine_scrapy.frontier.redis import RedisFrontier
-from combine_scrapy.sampleweb import Hit, Page
 from conftest import PROJECT, JobDir
 from crawling import crawl_command
+
+from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.sampleweb import Hit, Page
 
 TOPIC = "100: carnivorous plants=CP\n"
 

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import PROJECT
 
 from combine_scrapy.analyse import MIN_LETTERS, Analysis, analyse, country_of_host, language_of
-from conftest import PROJECT
 
 PARAGRAPHS = {
     "en": "The sundews are one of the largest genera of carnivorous plants. Their leaves are covered in "

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import PROJECT
 
 from bench.focus import relevance_curve
 from bench.politeness import close_pairs, host_figures, most_in_window
@@ -17,7 +18,6 @@ from bench.roundtrips import count_at
 from bench.scaling import measured_run, project, summarise
 from bench.virtualweb import VirtualWeb
 from bench.virtualweb.harness import page_fetches, steady_rate
-from conftest import PROJECT
 
 SMALL_WEB = ["--hosts", "40", "--pages", "4000", "--seed", "2"]
 #: Each benchmark at a size that takes seconds; they run side by side.

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import JobDir, free_port
 
 from combine_scrapy.parse import decode_body, parse_document
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.store.sql import stored_text
-from conftest import JobDir, free_port
 
 SAMPLES = {
     "iso-8859-1": ("Skärgården är vacker och havet är blått. Fåglar flyger över öarna.", "cp1252"),

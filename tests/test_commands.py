@@ -8,6 +8,9 @@ import time
 import uuid
 
 import pytest
+from conftest import PROJECT, SCRAPY, JobDir, free_port
+from crawling import crawl_command
+from harvesters import delete_job_keys
 from scrapy.cmdline import execute
 from scrapy.http import HtmlResponse
 
@@ -15,9 +18,6 @@ from combine_scrapy.control import harvesters_dir, running_harvesters, write_pid
 from combine_scrapy.debug import score
 from combine_scrapy.job import load_job
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
-from conftest import PROJECT, SCRAPY, JobDir, free_port
-from crawling import crawl_command
-from harvesters import delete_job_keys
 
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 REDIS_URL = "redis://127.0.0.1:6379/0"

@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import stat
 import shutil
+import stat
 import subprocess
 
 import pytest
 import yaml
-
 from conftest import PROJECT
 
 #: Packages scripts/setup.sh installs for development only: the image needs the rest.

@@ -14,18 +14,18 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import PROJECT, JobDir, free_port
+from console_helpers import chain_web, serve, write_job
+from crawling import crawl_command
+from harvesters import delete_job_keys, wait_for
 from PIL import Image
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from test_commands import scrapy
 
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.sampleweb import LoopbackWeb
-from conftest import PROJECT, JobDir, free_port
-from harvesters import delete_job_keys, wait_for
-from console_helpers import chain_web, serve, write_job
-from crawling import crawl_command
-from test_commands import scrapy
 
 pytestmark = pytest.mark.crawl
 

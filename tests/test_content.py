@@ -5,19 +5,19 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from conftest import PROJECT, JobDir, free_port
 from hypothesis import given
 from hypothesis import strategies as st
+from parsestress import stub_crawler
 
 from combine_scrapy.content import _densest_span, main_content
-from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.items import Fetch
+from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.neardup import simhash
 from combine_scrapy.parse import parse_document
-from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.pipelines import RecordPipeline
+from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic import Classification, Document
-from conftest import PROJECT, JobDir, free_port
-from parsestress import stub_crawler
 
 NEWS_PAGE = """<!DOCTYPE html><html><head><title>Sourdough at home</title>
 <style>.nav { color: red }</style><script>var tracking = "carnivorous";</script></head>

@@ -11,9 +11,10 @@ import re
 import sys
 import tempfile
 
-import pytest
-
 import docfixtures
+import pytest
+from conftest import JobDir, free_port
+
 from combine_scrapy.convert import DEFAULT_CONVERTERS, Limits, convert, convert_document, converter_map, parse_converter
 from combine_scrapy.convert.image import image_info
 from combine_scrapy.convert.tex import parse_tex
@@ -21,7 +22,6 @@ from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.parse import parse_document
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.store.sql import stored_text
-from conftest import JobDir, free_port
 
 PHRASE = "Carnivorous plants catch insects"
 CONVERTED = ("pdf", "ps", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "rtf")

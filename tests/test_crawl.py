@@ -6,9 +6,9 @@ import json
 from collections import Counter
 
 import pytest
+from conftest import PROJECT, JobDir, free_port
 
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, Page, demo_sites
-from conftest import PROJECT, JobDir, free_port
 
 pytestmark = pytest.mark.crawl
 

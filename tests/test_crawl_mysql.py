@@ -5,13 +5,13 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from conftest import JobDir, free_port
+from test_crawl import CONFIG, DEMO_TOPIC, PLANTS
+from test_store import MYSQL_URL, drop_mysql_tables
 
 from combine_scrapy.sampleweb import LoopbackWeb, demo_sites
 from combine_scrapy.store import open_store
 from combine_scrapy.store.mysql import table_prefix
-from conftest import JobDir, free_port
-from test_crawl import CONFIG, DEMO_TOPIC, PLANTS
-from test_store import MYSQL_URL, drop_mysql_tables
 
 pytestmark = [pytest.mark.crawl, pytest.mark.services]
 

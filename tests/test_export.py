@@ -8,10 +8,11 @@ import gzip
 import io
 import json
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import MySQLdb
 import pytest
+from conftest import PROJECT, JobDir, free_port
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
@@ -27,7 +28,6 @@ from combine_scrapy.record import Record, RecordLink, TopicClass
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
 from combine_scrapy.store.mysql import MysqlRecordStore, connection_arguments, table_prefix
 from combine_scrapy.store.sqlite import SqliteRecordStore
-from conftest import PROJECT, JobDir, free_port
 
 # What a hostile page can hold: C0 controls, a lone surrogate, a surrogate pair held as two
 # code points, U+FFFE/U+FFFF, "]]>", markup, quotes, a carriage return and non-BMP characters.
@@ -36,7 +36,7 @@ HOSTILE_CLEAN = 'a b  c \ufffd \ufffdx 😀 \ufffd\ufffd ]]> ]]]]> <script>alert
 # The original document travels as bytes (gzip, base64) and JSON escapes controls: only surrogates need repair.
 HOSTILE_REPAIRED = HOSTILE.replace("\ud83d\ude00", "😀").replace("\ud800", "\ufffd").replace("\udc00", "\ufffd")
 DAY = 86400.0
-JAN_1 = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
+JAN_1 = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
 DC = f"{{{DC_NAMESPACE}}}"
 A = f"{{{ALVIS_NAMESPACE}}}"
 
@@ -88,7 +88,7 @@ def test_xml_chars_replaces_only_what_xml_cannot_carry():
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(codec=None, exclude_categories=())))
 def test_any_text_round_trips_through_text_attribute_and_cdata(text):
-    document = f"<a v={quote(text)}>{escape(text)}|{cdata(text)}</a>".encode("utf-8")
+    document = f"<a v={quote(text)}>{escape(text)}|{cdata(text)}</a>".encode()
     element = parse(document)
     assert element.get("v") == xml_chars(text)
     assert element.text == f"{xml_chars(text)}|{xml_chars(text)}"

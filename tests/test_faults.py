@@ -10,15 +10,23 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import JobDir, free_port
+from harvesters import (
+    TOPIC,
+    assert_clean_exit,
+    expected_urls,
+    harvester_command,
+    hosts_web,
+    page_fetches,
+    redis_counts,
+    start,
+    stored_urls,
+    wait_for,
+)
+from test_recovery import private_redis  # noqa: F401  (a fixture)
 
 from combine_scrapy.faults import StorageFault, connect
 from combine_scrapy.sampleweb import LoopbackWeb, Page
-from conftest import JobDir, free_port
-from harvesters import (
-    TOPIC, assert_clean_exit, expected_urls, harvester_command, hosts_web, page_fetches, redis_counts, start,
-    stored_urls, wait_for,
-)
-from test_recovery import private_redis  # noqa: F401  (a fixture)
 
 HOSTS = [f"127.0.0.{n}" for n in range(61, 65)]
 

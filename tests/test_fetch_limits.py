@@ -13,10 +13,10 @@ import socketserver
 import threading
 
 import pytest
+from conftest import JobDir, free_port
 
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.store.sql import stored_text
-from conftest import JobDir, free_port
 
 pytestmark = pytest.mark.crawl
 

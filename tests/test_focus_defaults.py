@@ -8,6 +8,7 @@ import re
 from types import SimpleNamespace
 
 import pytest
+from conftest import JobDir, free_port
 
 from combine_scrapy.extensions import HarvestSummary
 from combine_scrapy.harvest import link_scorer_for
@@ -15,7 +16,6 @@ from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic import Document, build_filter, parse_topic_definition
 from combine_scrapy.topic.links import DynamicThreshold, LinkCandidate
-from conftest import JobDir, free_port
 
 HOST = "127.0.0.51"
 TOPIC = "100: carnivorous plants?=CP\n50: sundews?=CP\n"

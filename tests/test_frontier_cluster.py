@@ -10,21 +10,25 @@ import time
 import uuid
 
 import pytest
-from redis.cluster import RedisCluster
-
-from combine_scrapy.frontier.redis import OutageRetry, RedisFrontier
-from combine_scrapy.sampleweb import LoopbackWeb
-from combine_scrapy.topic.online import store_for
 from conftest import JobDir, free_port
 from harvesters import (
-    TOPIC, GatedPage, assert_clean_exit, harvester_command, delete_job_keys, expected_urls, host_gaps, hosts_web,
-    page_fetches, redis_counts, start, stored_urls, wait_for, wait_until_opened,
+    TOPIC,
+    GatedPage,
+    assert_clean_exit,
+    delete_job_keys,
+    expected_urls,
+    harvester_command,
+    host_gaps,
+    hosts_web,
+    page_fetches,
+    redis_counts,
+    start,
+    stored_urls,
+    wait_for,
+    wait_until_opened,
 )
+from redis.cluster import RedisCluster
 from rediscluster import LocalCluster
-from test_online_links import crawl_outcomes, online_scorer
-from test_frontier_redis import (
-    test_answers_like_the_embedded_frontier_under_random_operations as answers_like_the_embedded_frontier,
-)
 
 # The single Redis's scenarios (and through them the embedded frontier's), run here on the cluster.
 from test_frontier_redis import (  # noqa: F401
@@ -69,6 +73,14 @@ from test_frontier_redis import (  # noqa: F401
     test_unavailable_keeps_the_url_marked_and_counts_retries,
     test_url_given_up_after_max_attempts_without_completion,
 )
+from test_frontier_redis import (
+    test_answers_like_the_embedded_frontier_under_random_operations as answers_like_the_embedded_frontier,
+)
+from test_online_links import crawl_outcomes, online_scorer
+
+from combine_scrapy.frontier.redis import OutageRetry, RedisFrontier
+from combine_scrapy.sampleweb import LoopbackWeb
+from combine_scrapy.topic.online import store_for
 
 pytestmark = [pytest.mark.services, pytest.mark.crawl]  # a Redis Cluster of its own; harvester processes
 

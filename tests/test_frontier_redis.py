@@ -8,10 +8,7 @@ import time
 import uuid
 
 import pytest
-
-from combine_scrapy.frontier import STRATEGIES, FrontierEntry
-from combine_scrapy.frontier.redis import HARVESTERS_RENEWAL, RedisFrontier, bucket_of
-from combine_scrapy.frontier.sqlite import SqliteFrontier
+from harvesters import delete_job_keys
 
 # The embedded frontier's scenarios, collected here so they run on this module's Redis `frontier` fixture.
 from test_frontier import (  # noqa: F401
@@ -37,7 +34,10 @@ from test_frontier import (  # noqa: F401
     test_unavailable_keeps_the_url_marked_and_counts_retries,
     test_url_given_up_after_max_attempts_without_completion,
 )
-from harvesters import delete_job_keys
+
+from combine_scrapy.frontier import STRATEGIES, FrontierEntry
+from combine_scrapy.frontier.redis import HARVESTERS_RENEWAL, RedisFrontier, bucket_of
+from combine_scrapy.frontier.sqlite import SqliteFrontier
 
 pytestmark = pytest.mark.services
 

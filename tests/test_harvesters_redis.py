@@ -9,13 +9,25 @@ import threading
 import uuid
 
 import pytest
-
-from combine_scrapy.sampleweb import LoopbackWeb
 from conftest import PROJECT, SCRAPY, JobDir, free_port
 from harvesters import (
-    TOPIC, GatedPage, assert_clean_exit, delete_job_keys, expected_urls, harvester_command, host_gaps, hosts_web,
-    page_fetches, redis_counts, start, stored_urls, wait_for, wait_until_opened,
+    TOPIC,
+    GatedPage,
+    assert_clean_exit,
+    delete_job_keys,
+    expected_urls,
+    harvester_command,
+    host_gaps,
+    hosts_web,
+    page_fetches,
+    redis_counts,
+    start,
+    stored_urls,
+    wait_for,
+    wait_until_opened,
 )
+
+from combine_scrapy.sampleweb import LoopbackWeb
 
 pytestmark = [pytest.mark.crawl, pytest.mark.services]  # job_dir clears the job's Redis keys
 

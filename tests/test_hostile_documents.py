@@ -15,15 +15,15 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+import docfixtures
 import pytest
+from parsestress import stub_crawler
 from twisted.internet import defer
 
-import docfixtures
 from combine_scrapy.frontier import Outcome
 from combine_scrapy.items import Fetch
 from combine_scrapy.parse import parse_document
 from combine_scrapy.pipelines import ParsePipeline
-from parsestress import stub_crawler
 
 URL = "http://hostile.example/dir/page.html"
 HTML = "text/html"

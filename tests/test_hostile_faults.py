@@ -34,16 +34,24 @@ import uuid
 
 import pytest
 import redis
+from conftest import JobDir, free_port
+from harvesters import (
+    TOPIC,
+    delete_job_keys,
+    expected_urls,
+    harvester_command,
+    hosts_web,
+    page_fetches,
+    redis_counts,
+    start,
+    stored_urls,
+    wait_for,
+)
+from test_store import MYSQL_URL, drop_mysql_tables, mysql_admin
 
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.sampleweb import LoopbackWeb
 from combine_scrapy.store.mysql import table_prefix
-from conftest import JobDir, free_port
-from harvesters import (
-    TOPIC, delete_job_keys, expected_urls, harvester_command, hosts_web, page_fetches, redis_counts, start, stored_urls,
-    wait_for,
-)
-from test_store import MYSQL_URL, drop_mysql_tables, mysql_admin
 
 pytestmark = pytest.mark.crawl
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pytest
+from conftest import JobDir, free_port
 
 from combine_scrapy.job import Job, JobConfigError, load_job
 from combine_scrapy.jobfiles import EXCERPT_CHARACTERS
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic import Document
-from conftest import JobDir, free_port
 
 TOPIC = "50: carnivorous plants=CP\n"
 SEED = "http://127.0.0.2:8931/"

@@ -24,7 +24,6 @@ import time
 from dataclasses import dataclass
 
 import pytest
-
 from conftest import JobDir, free_port
 from test_network_safety import RecordingServer
 
@@ -103,7 +102,7 @@ class Behaviour:
             "/huge-header-line": answer(headers=("Content-Type: text/html", f"X-Giant: {'g' * 100_000}")),
             "/no-colon": answer(headers=("Content-Type: text/html", "X-Header-Without-Colon")),
             "/loc-spaces": redirect("/a page with spaces.html"),
-            "/loc-unicode": redirect("/späť/Ünïcödé.html".encode("utf-8")),
+            "/loc-unicode": redirect("/späť/Ünïcödé.html".encode()),
             "/loc-relative": redirect("fine.html"),
             "/loc-empty": redirect(""),
             "/loc-long": redirect(f"/{long_tail}"),
@@ -348,7 +347,7 @@ def test_an_https_link_to_a_plain_http_port_fails_once(hostile_crawl):
 def test_bad_robots_txt_answers(hostile_crawl):
     job_dir, port, result, stats, hits, _, _ = hostile_crawl
     outcomes = last_outcomes(job_dir)
-    page = "http://{}:%d/" % port
+    page = f"http://{{}}:{port}/"
     assert outcomes[page.format(ROBOTS_HTML)][1] == "success"       # an HTML page holds no rules: all allowed
     assert outcomes[page.format(ROBOTS_500)][1] == UNAVAILABLE_IS_GONE  # 5xx: the site is closed for now
     assert outcomes[page.format(ROBOTS_MOVED)][1] == "robots"      # its rules are where robots.txt moved to

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import docfixtures
+import pytest
+from conftest import JobDir, free_port
+
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.store.sql import stored_text
-from conftest import JobDir, free_port
 
 pytestmark = pytest.mark.crawl
 

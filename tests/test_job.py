@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import PROJECT
 
 from combine_scrapy.job import JobConfigError, load_job
-from conftest import PROJECT
 
 TOPIC = "50: carnivorous plants=CP\n"
 

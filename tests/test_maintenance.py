@@ -16,17 +16,17 @@ import sqlite3
 import uuid
 
 import pytest
+from conftest import PROJECT, JobDir, free_port
 from scrapy.settings import Settings
+from test_store import MYSQL_URL, drop_mysql_tables
 
 from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.job import load_job
-from combine_scrapy.store.mysql import table_prefix
-from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.store.mysql import table_prefix
 from combine_scrapy.store.sqlite import SqliteRecordStore
-from conftest import PROJECT, JobDir, free_port
-from test_store import MYSQL_URL, drop_mysql_tables
 
 A, B = "127.0.0.2", "127.0.0.3"
 REDIS_URL = "redis://127.0.0.1:6379/0"

@@ -6,9 +6,11 @@ from __future__ import annotations
 import sqlite3
 import urllib.parse
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
+from conftest import JobDir, free_port
+from console_helpers import chain_web, serve, write_job
 from lxml import etree
 from sickle import Sickle
 from sickle.oaiexceptions import NoRecordsMatch
@@ -18,8 +20,6 @@ from combine_scrapy.console.schemas import oai_pmh_schema
 from combine_scrapy.record import Record, TopicClass, content_key
 from combine_scrapy.sampleweb import LoopbackWeb
 from combine_scrapy.store.sqlite import SqliteRecordStore
-from conftest import JobDir, free_port
-from console_helpers import chain_web, serve, write_job
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 PAGE_SIZE = 4
@@ -107,7 +107,7 @@ def test_every_response_validates_against_the_oai_pmh_and_oai_dc_schemas(harvest
             document = valid(get(served.url, verb=verb, resumptionToken=token.text))
         assert listed == len(keys) and pages == -(-len(keys) // PAGE_SIZE)
 
-    today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
     some_key = sorted(keys)[0]
     answers = {
         ("Identify",): None,

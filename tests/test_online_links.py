@@ -7,6 +7,7 @@ import random
 import uuid
 
 import pytest
+from harvesters import delete_job_keys
 
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.topic import parse_topic_definition
@@ -20,7 +21,6 @@ from combine_scrapy.topic.online import (
     RedisModelStore,
     store_for,
 )
-from harvesters import delete_job_keys
 
 DEFINITION = parse_topic_definition("100: carnivorous plants?=CP\n50: sundews?=CP\n")
 REDIS_URL = "redis://127.0.0.1:6379/0"

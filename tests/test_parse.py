@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -44,7 +44,7 @@ def test_title_headings_meta_and_text():
     assert page.meta["dc.creator"] == ["A. Gardener"]
     assert "Glass houses suit them." in page.text.splitlines()
     assert "var hidden" not in page.text and "color: red" not in page.text and "comment" not in page.text
-    assert page.expires == datetime(2033, 12, 1, 16, 0, tzinfo=timezone.utc)
+    assert page.expires == datetime(2033, 12, 1, 16, 0, tzinfo=UTC)
 
 
 def test_links_with_anchor_text_resolved_against_base():
@@ -68,7 +68,7 @@ def test_links_in_text_only_when_asked():
         ("<html><head><title>Skärgård</title></head></html>".encode("iso-8859-1"), "text/html; charset=iso-8859-1", "cp1252"),
         ('<html><head><meta charset="iso-8859-1"><title>Skärgård</title></head></html>'.encode("iso-8859-1"), "text/html", "cp1252"),
         ("\ufeff<html><head><title>Skärgård</title></head></html>".encode("utf-8"), "text/html; charset=iso-8859-1", "utf-8"),
-        ("<html><head><title>Skärgård</title></head><body>" .encode("utf-8") + "Skärgården är vacker. ".encode() * 20, "text/html", "utf-8"),
+        ("<html><head><title>Skärgård</title></head><body>" .encode() + "Skärgården är vacker. ".encode() * 20, "text/html", "utf-8"),
     ],
 )
 def test_character_sets_come_out_as_text(body, content_type, charset):
@@ -87,7 +87,7 @@ def test_robots_meta_and_header():
 
 def test_dates_and_server_from_headers():
     page = parse("<p>x</p>", **{"last-modified": "Wed, 21 Oct 2015 07:28:00 GMT", "server": "Apache", "expires": "garbage"})
-    assert page.modified == datetime(2015, 10, 21, 7, 28, tzinfo=timezone.utc)
+    assert page.modified == datetime(2015, 10, 21, 7, 28, tzinfo=UTC)
     assert page.server == "Apache"
     assert page.expires is None
 
@@ -101,7 +101,7 @@ def test_plain_text_and_its_urls():
     assert [link.url for link in page.links] == ["http://x.example/d.html"]
 
 
-@pytest.mark.parametrize("body", [b"", b"\x00\x01\x02", b"<html", b"<<<>>>", "<p>ü</p>".encode("utf-8")[:-5]])
+@pytest.mark.parametrize("body", [b"", b"\x00\x01\x02", b"<html", b"<<<>>>", "<p>ü</p>".encode()[:-5]])
 def test_broken_bodies_do_not_raise(body):
     page = parse(body)
     assert isinstance(page.text, str)

@@ -11,6 +11,8 @@ import time
 
 import lxml.etree
 import pytest
+from conftest import PROJECT
+from parsestress import stub_crawler
 from twisted.internet import defer
 
 from combine_scrapy import htmltree
@@ -18,8 +20,6 @@ from combine_scrapy.frontier import Outcome
 from combine_scrapy.items import Fetch
 from combine_scrapy.parse import parse_document
 from combine_scrapy.pipelines import ParsePipeline
-from conftest import PROJECT
-from parsestress import stub_crawler
 
 HTML = "text/html; charset=utf-8"
 

@@ -6,9 +6,9 @@ import contextlib
 from collections import Counter
 
 import pytest
+from conftest import free_port
 
 from combine_scrapy.sampleweb import LoopbackWeb, Page
-from conftest import free_port
 
 pytestmark = pytest.mark.crawl
 

@@ -12,10 +12,10 @@ import threading
 import uuid
 
 import pytest
+from harvesters import delete_job_keys
 
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
-from harvesters import delete_job_keys
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 

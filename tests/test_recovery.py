@@ -7,13 +7,22 @@ import subprocess
 import time
 
 import pytest
-
-from combine_scrapy.sampleweb import LoopbackWeb
 from conftest import free_port
 from harvesters import (
-    TOPIC, assert_clean_exit, expected_urls, harvester_command, host_gaps, hosts_web, page_fetches, redis_counts, start,
-    stored_urls, wait_for,
+    TOPIC,
+    assert_clean_exit,
+    expected_urls,
+    harvester_command,
+    host_gaps,
+    hosts_web,
+    page_fetches,
+    redis_counts,
+    start,
+    stored_urls,
+    wait_for,
 )
+
+from combine_scrapy.sampleweb import LoopbackWeb
 
 pytestmark = pytest.mark.crawl
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from conftest import free_port
 
 from combine_scrapy.sampleweb import LoopbackWeb, Page
-from conftest import free_port
 
 pytestmark = pytest.mark.crawl
 

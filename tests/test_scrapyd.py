@@ -16,9 +16,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import PROJECT, JobDir, free_port
 
 from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
-from conftest import PROJECT, JobDir, free_port
 
 pytestmark = pytest.mark.crawl
 

@@ -6,6 +6,7 @@ import gzip
 import re
 
 import pytest
+from conftest import PROJECT, JobDir, free_port
 
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.sitemaps import (
@@ -15,7 +16,6 @@ from combine_scrapy.sitemaps import (
     parse_sitemap,
     sitemaps_in_robots,
 )
-from conftest import PROJECT, JobDir, free_port
 
 TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
 A, B = "127.0.0.2", "127.0.0.3"

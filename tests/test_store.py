@@ -161,7 +161,7 @@ def _insert_version_1_record(store, kind: str, item: Record) -> None:
              item.html, "", "", None, None, item.checked, item.score, 0.0, "", '["sundews"]', "en", None),
         )
         db.execute("INSERT INTO record_urls VALUES (?, ?, ?)", (item.url, item.key, item.checked))
-        db.executemany("INSERT INTO links VALUES (?, ?, ?, ?)", [(item.key, l.url, l.anchor, l.kind) for l in item.links])
+        db.executemany("INSERT INTO links VALUES (?, ?, ?, ?)", [(item.key, link.url, link.anchor, link.kind) for link in item.links])
         db.execute("INSERT INTO topics VALUES (?, 'CP', 500.0, 12.5, '[\"sundews\"]')", (item.key,))
         db.execute("DROP TABLE schema_version")  # the first store kept its version here instead
         db.execute("PRAGMA user_version = 1")

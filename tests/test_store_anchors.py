@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import io
+
 import pytest
 from lxml import etree
+from test_store import backend  # noqa: F401  (the fixture: stores on SQLite and on the real MariaDB)
 
 from combine_scrapy.export.alvis import ALVIS_NAMESPACE, write_alvis
 from combine_scrapy.record import Record, RecordLink, content_key
 from combine_scrapy.store.mysql import MysqlRecordStore
 from combine_scrapy.store.sql import SCHEMA_VERSION
 from combine_scrapy.store.sqlite import SqliteRecordStore
-from test_store import backend  # noqa: F401  (the fixture: stores on SQLite and on the real MariaDB)
 
 PLANT = "http://garden.example/img/plant.png"
 

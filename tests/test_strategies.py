@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import JobDir, free_port
 
 from combine_scrapy.sampleweb import LoopbackWeb, Page
-from conftest import JobDir, free_port
 
 pytestmark = pytest.mark.crawl
 

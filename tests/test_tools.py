@@ -12,7 +12,9 @@ import uuid
 import xml.dom.minidom
 
 import pytest
+from conftest import PROJECT, JobDir, free_port
 from scrapy.http import HtmlResponse
+from test_store import MYSQL_URL, backend, drop_mysql_tables, record  # noqa: F401 (backend: a fixture)
 
 from combine_scrapy.commands.newjob import create_job
 from combine_scrapy.commands.search import relative_scores
@@ -26,8 +28,6 @@ from combine_scrapy.store import Deletion, open_store
 from combine_scrapy.store.mysql import MysqlRecordStore, table_prefix
 from combine_scrapy.store.sql import SCHEMA_VERSION
 from combine_scrapy.store.sqlite import SqliteRecordStore
-from conftest import PROJECT, JobDir, free_port
-from test_store import MYSQL_URL, backend, drop_mysql_tables, record  # noqa: F401 (backend: a fixture)
 
 PLANTS = DEMO_HOSTS[0]
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from combine_scrapy.topic import text as prepare
 from combine_scrapy.topic import (
     Cutoffs,
     Document,
@@ -20,6 +19,7 @@ from combine_scrapy.topic import (
     load_topic_definition,
     parse_topic_definition,
 )
+from combine_scrapy.topic import text as prepare
 
 GLASS = """\
 # The topic example of the Combine documentation.

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import JobDir, free_port
 
 from combine_scrapy.commands.train import ExampleError, read_examples
 from combine_scrapy.job import load_job
@@ -13,7 +14,6 @@ from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic import Document, build_filter
 from combine_scrapy.topic.svm import MODEL_FILE, SvmClassifier, load_model, save_model, train_svm
 from combine_scrapy.topic.vector import VectorClassifier, job_stopwords
-from conftest import JobDir, free_port
 
 PLANTS = [
     "Sundews (Drosera) are carnivorous plants that catch insects with sticky glands on their leaves.",

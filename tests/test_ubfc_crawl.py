@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import PROJECT, JobDir, free_port
+from crawling import crawl_command
 
 from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic.urlpatterns import LEARNED_RULES_FILE, parse_rules
-from conftest import PROJECT, JobDir, free_port
-from crawling import crawl_command
 
 pytestmark = pytest.mark.crawl
 

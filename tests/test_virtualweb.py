@@ -15,6 +15,7 @@ from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 import pytest
+from conftest import PROJECT
 
 from bench.virtualweb import VirtualWeb
 from bench.virtualweb.job import write_job
@@ -32,7 +33,6 @@ from bench.virtualweb.web import (
     ROBOTS_NAMES,
     TOPIC,
 )
-from conftest import PROJECT
 
 TOPIC_DEFINITION = PROJECT / "bench" / "virtualweb" / "topicdefinition.txt"
 
@@ -178,7 +178,7 @@ def test_repeated_segment_trap_grows_forever_with_the_same_bytes(web):
     host = hosts_with(web, REPEAT_TRAP)[0]
     page = next(p for p in range(web.first_page[host] + 1, web.first_page[host + 1]) if not web.page_flags[p])
     url, body = web.url(page), fetch(web, web.url(page))[1]
-    for depth in range(10):
+    for _depth in range(10):
         permalink = lxml.html.fromstring(fetch(web, url)[1]).xpath('//a[text()="Permalink"]/@href')[0]
         url = urljoin(url, permalink)
         assert fetch(web, url) == (200, body)

@@ -17,12 +17,12 @@ from pathlib import Path
 import redis
 
 from combine_scrapy.console.beacon import beacon_key
-from combine_scrapy.store.listing import on_host
 from combine_scrapy.control import harvesters_dir, running_harvesters, stop_processes
 from combine_scrapy.export.select import parse_date
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.harvestlog import log_path
 from combine_scrapy.job import Job
+from combine_scrapy.store.listing import on_host
 from combine_scrapy.urls import host_of
 
 logger = logging.getLogger(__name__)

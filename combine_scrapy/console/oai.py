@@ -20,13 +20,13 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import quote
 
 from lxml import etree
 
-from combine_scrapy.store.listing import RecordHead, RecordListing, Tombstone
 from combine_scrapy.export.dc import DC_NAMESPACE, OAI_DC_NAMESPACE, dc_fields
+from combine_scrapy.store.listing import RecordHead, RecordListing, Tombstone
 
 OAI_NAMESPACE = "http://www.openarchives.org/OAI/2.0/"
 XSI_NAMESPACE = "http://www.w3.org/2001/XMLSchema-instance"
@@ -92,7 +92,7 @@ def topic_class(spec: str) -> str:
 
 
 def datestamp(moment: float) -> str:
-    return datetime.fromtimestamp(int(moment), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(int(moment), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_datestamp(text: str, name: str) -> tuple[float, int]:
@@ -104,7 +104,7 @@ def parse_datestamp(text: str, name: str) -> tuple[float, int]:
     else:
         raise OaiError("badArgument", f"{name} {text!r}: use YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ")
     try:
-        moment = datetime.strptime(text, pattern).replace(tzinfo=timezone.utc)
+        moment = datetime.strptime(text, pattern).replace(tzinfo=UTC)
     except ValueError:
         raise OaiError("badArgument", f"{name} {text!r} is not a date") from None
     return moment.timestamp(), step

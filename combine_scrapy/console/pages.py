@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html import escape
 
 #: Characters of a record's text shown on its page at most.
@@ -12,7 +12,7 @@ _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 
 
 def when(moment: float | None) -> str:
-    return "" if moment is None else datetime.fromtimestamp(moment, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return "" if moment is None else datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def layout(job: str, title: str, body: str, *, script: bool = False) -> str:

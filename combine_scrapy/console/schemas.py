@@ -17,7 +17,8 @@ from pathlib import Path
 from lxml import etree
 
 from combine_scrapy.export.dc import OAI_DC_NAMESPACE
-from combine_scrapy.export.schemas import LOCAL_COPIES, SCHEMA_DIR as EXPORT_SCHEMA_DIR
+from combine_scrapy.export.schemas import LOCAL_COPIES
+from combine_scrapy.export.schemas import SCHEMA_DIR as EXPORT_SCHEMA_DIR
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 OAI_NAMESPACE = "http://www.openarchives.org/OAI/2.0/"

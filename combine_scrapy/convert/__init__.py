@@ -23,10 +23,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
 
 #: Placeholder for the document's temporary file in a converter command.
 INPUT = "{input}"

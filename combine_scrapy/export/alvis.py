@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import gzip
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TextIO
 from urllib.parse import urlsplit
 
@@ -44,7 +44,7 @@ Inlinks = Callable[[str], "list[tuple[str, str, str, str]]"]  # URL -> (key, url
 def alvis_date(timestamp: float | None) -> str:
     if timestamp is None:
         return ""
-    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _number(value: float) -> str:

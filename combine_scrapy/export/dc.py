@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TextIO
 
 from combine_scrapy.export.xmltext import escape, quote, xml_chars
@@ -62,7 +62,7 @@ def dc_element(meta_name: str) -> str | None:
 
 def w3cdtf(timestamp: float) -> str:
     """A Unix time as the W3C date-time profile DCMI recommends for dc:date."""
-    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def dc_fields(record: Record, urls: list[str]) -> list[tuple[str, str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from combine_scrapy.record import Record
 
@@ -23,7 +23,7 @@ def parse_date(text: str, *, end_of_day: bool = False) -> float:
     except ValueError:
         raise ValueError(f"bad date {text!r}: use YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss][+hh:mm]") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     if end_of_day and _DATE_ONLY.fullmatch(text.strip()):
         moment += timedelta(days=1)
     return moment.timestamp()

@@ -76,8 +76,8 @@ from functools import cached_property
 
 import redis
 from redis.backoff import ExponentialBackoff
-from redis.retry import Retry
 from redis.cluster import RedisCluster
+from redis.retry import Retry
 from scrapy.settings import BaseSettings, Settings
 from scrapy.utils.misc import load_object
 from scrapy_redis.connection import get_redis_from_settings

@@ -20,7 +20,6 @@ from combine_scrapy.items import Fetch
 from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.middlewares import RobotsDisallowed, RobotsPending, UrlRejected
 
-
 #: The close reason of a crawl with nothing to start from (``scrapy crawl`` then exits with status 2).
 NO_USABLE_SEED = "no_usable_seed"
 

@@ -20,7 +20,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import MySQLdb
@@ -287,9 +287,16 @@ class MysqlRecordStore(SqlRecordStore):
                     transient += 1
                     logger.info("%s: %s; running the transaction again", self.location, e)
                 else:
-                    raise self._fault(e) or e
+                    self._raise_fault(e)
             except MySQLdb.Error as e:
-                raise self._fault(e) or e
+                self._raise_fault(e)
+
+    def _raise_fault(self, error: MySQLdb.Error) -> NoReturn:
+        """Raise ``error`` as the StorageFault it means (a full disk, a lost server), else as it is."""
+        fault = self._fault(error)
+        if fault is None:
+            raise error
+        raise fault from error
 
     def _fault(self, error: MySQLdb.Error) -> StorageFault | None:
         """The StorageFault a server error amounts to, when no retry mends it."""

@@ -21,7 +21,13 @@ from combine_scrapy import neardup
 from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.record import Record
 from combine_scrapy.store.sql import (
-    PAGE, SCHEMA_VERSION, SqlRecordStore, compress, document_against_text, stored_text, url_hash,
+    PAGE,
+    SCHEMA_VERSION,
+    SqlRecordStore,
+    compress,
+    document_against_text,
+    stored_text,
+    url_hash,
 )
 from combine_scrapy.urls import host_of
 

@@ -17,8 +17,9 @@ import dataclasses
 import importlib
 import importlib.util
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from combine_scrapy.topic.definition import TopicDefinition
 from combine_scrapy.topic.matching import (

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import random
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 

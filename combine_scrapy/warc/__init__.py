@@ -30,7 +30,7 @@ import json
 import os
 import socket
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.client import responses as REASONS
 from io import BytesIO
 from pathlib import Path
@@ -83,7 +83,7 @@ def _request_target(url: str) -> tuple[str, str]:
 
 def _warc_date(moment: float) -> str:
     """WARC-Date in UTC with microseconds, as WARC/1.1 allows."""
-    return datetime.fromtimestamp(moment, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def cdxj_line(url: str, moment: float, status: int, mime: str, digest: str, where: ArchivedResponse) -> str:
@@ -97,7 +97,7 @@ def cdxj_line(url: str, moment: float, status: int, mime: str, digest: str, wher
         "offset": str(where.offset),
         "filename": where.filename,
     }
-    stamp = datetime.fromtimestamp(moment, timezone.utc).strftime("%Y%m%d%H%M%S")
+    stamp = datetime.fromtimestamp(moment, UTC).strftime("%Y%m%d%H%M%S")
     return f"{surt(url)} {stamp} {json.dumps(fields, ensure_ascii=False)}\n"
 
 
@@ -182,7 +182,7 @@ class WarcArchive:
 
     def _open(self) -> _OpenFile:
         self.directory.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d%H%M%S%f")[:17]
+        stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")[:17]
         while True:
             self._serial += 1
             name = f"{self.prefix}-{stamp}-{self._serial:05d}-{os.getpid()}.warc.gz"
