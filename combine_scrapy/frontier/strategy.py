@@ -54,7 +54,7 @@ class Head:
     relevant: int = 0          # of those, how many were relevant
 
 
-class Round(list):
+class Round(list["FrontierEntry"]):  # FrontierEntry is imported only for type checking
     """The URLs a round hands out, in order.
 
     ``held_until`` is when the first host that holds a better URL than those
@@ -70,6 +70,9 @@ class Round(list):
 #: ``deeper(hosts, depth)``: for each host, the ``(priority, order of marking)`` of its first
 #: ``depth`` due URLs by priority, in that order (priority, then order of marking).
 Deeper = Callable[[list[str], int], dict[str, list[tuple[float, int]]]]
+
+#: What a strategy sorts a round's heads by (smallest first).
+RoundKey = tuple[float | str, ...]
 
 
 class CrawlStrategy:
@@ -89,7 +92,7 @@ class CrawlStrategy:
     #: ``limit`` first heads: a store may hand it only those.
     head_order: ClassVar[str | None] = None
 
-    def round_key(self, head: Head) -> tuple:
+    def round_key(self, head: Head) -> RoundKey:
         return -head.entry.priority, head.entry.host
 
     def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper, *,
@@ -118,7 +121,7 @@ class BreadthFirst(CrawlStrategy):
     name = "BreadthFirst"
     queue = "fifo"
 
-    def round_key(self, head: Head) -> tuple:
+    def round_key(self, head: Head) -> RoundKey:
         return (head.seq,)
 
 
@@ -129,7 +132,7 @@ class PageRank(CrawlStrategy):
     full_round = False
     ranked = True
 
-    def round_key(self, head: Head) -> tuple:
+    def round_key(self, head: Head) -> RoundKey:
         return -head.entry.priority, head.seq
 
 
@@ -160,7 +163,7 @@ class BestFirst(CrawlStrategy):
         f"(fetched + {YIELD_PRIOR_FETCHED!r}))) END, seq"
     )
 
-    def round_key(self, head: Head) -> tuple:
+    def round_key(self, head: Head) -> RoundKey:
         return -weighted_priority(head.entry.priority, host_yield_weight(head.fetched, head.relevant)), head.seq
 
     def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper, *,
