@@ -59,7 +59,7 @@ from bench.virtualweb.job import write_job
 from bench.virtualweb.server import CONTROL_HOST
 from bench.virtualweb.web import VirtualWeb
 from combine_scrapy import settings as project_settings
-from combine_scrapy.frontier.redis import job_key_patterns
+from combine_scrapy.frontier.redis import RedisFrontier
 
 #: Combine's speed-up for 1, 2, 5, 10, 15 and 20 harvesters (the Combine study, 3.3.2, Table 3.1).
 COMBINE_SPEEDUP = {1: 1.0, 2: 2.0, 5: 4.8, 10: 8.2, 15: 9.8, 20: 11.0}
@@ -231,9 +231,7 @@ def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Names
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=60)
-        for pattern in job_key_patterns(name):  # this job's keys only
-            for key in server.scan_iter(match=pattern, count=1000):
-                server.delete(key)
+        RedisFrontier(server, name).delete_all()  # this job's keys only
         server.close()
     wall = time.monotonic() - started
     if process.returncode != 0:
