@@ -21,7 +21,7 @@ from w3lib.url import canonicalize_url
 
 from bench.report import environment, write_report
 from bench.virtualweb.web import VirtualWeb
-from combine_scrapy.urls import UrlRules, check_url
+from combine_scrapy.access.urls import UrlRules, check_url
 
 TABLE = Path(__file__).parent.parent / "tests" / "data" / "canonical_urls.tsv"
 

@@ -27,11 +27,11 @@ from pathlib import Path
 from bench.report import environment, write_report
 from bench.virtualweb.job import write_job
 from bench.virtualweb.web import VirtualWeb
-from combine_scrapy.export import FORMATS, export_store
+from combine_scrapy.document.parse import parse_document
 from combine_scrapy.job import load_job
-from combine_scrapy.parse import parse_document
-from combine_scrapy.record import Record, RecordLink, TopicClass
-from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.records.export import FORMATS, export_store
+from combine_scrapy.records.record import Record, RecordLink, TopicClass
+from combine_scrapy.records.store.sqlite import SqliteRecordStore
 from combine_scrapy.topic.text import Document
 
 DISTINCT_PAGES = 400

@@ -22,8 +22,8 @@ from pathlib import Path
 from bench.report import environment, write_report
 from bench.virtualweb.harness import load_average
 from bench.virtualweb.web import VirtualWeb
+from combine_scrapy.access.urls import host_of
 from combine_scrapy.frontier.sqlite import SqliteFrontier
-from combine_scrapy.urls import host_of
 
 BATCH = 1000
 

@@ -38,9 +38,9 @@ from collections import Counter
 from pathlib import Path
 
 from bench.report import RESULTS, environment, write_report
-from combine_scrapy.harvestlog import HarvestLog, log_path
-from combine_scrapy.sampleweb import LoopbackWeb, Page
-from combine_scrapy.store import open_store
+from combine_scrapy.operations.harvestlog import HarvestLog, log_path
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
+from combine_scrapy.records.store import open_store
 
 PROJECT = Path(__file__).resolve().parent.parent
 HOSTS = [f"127.0.0.{n}" for n in range(121, 131)]
@@ -238,7 +238,7 @@ def _drop_job(job: str, redis_url: str, mysql_url: str) -> None:
     import MySQLdb
 
     from combine_scrapy.frontier.redis import RedisFrontier
-    from combine_scrapy.store.mysql import connection_arguments, table_prefix
+    from combine_scrapy.records.store.mysql import connection_arguments, table_prefix
 
     frontier = RedisFrontier.from_url(redis_url, job)
     frontier.delete_all()

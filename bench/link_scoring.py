@@ -19,10 +19,10 @@ from pathlib import Path
 
 from bench.report import RESULTS, environment, write_report
 from bench.virtualweb.harness import command_line, load_average
+from combine_scrapy.access.urls import check_url
+from combine_scrapy.links.online import OnlineLinkLearner
+from combine_scrapy.links.scoring import LinkCandidate, LinkScorer
 from combine_scrapy.topic import parse_topic_definition
-from combine_scrapy.topic.links import LinkCandidate, LinkScorer
-from combine_scrapy.topic.online import OnlineLinkLearner
-from combine_scrapy.urls import check_url
 
 TOPIC = "100: carnivorous plants?=CP\n50: sundews?=CP\n50: drosera=CP\n40: pinguicula=CP\n10: pitcher[^\\s]*=CP\n"
 WORDS = ("garden club news sundew drosera plants bog peat water light rules members meeting photo "

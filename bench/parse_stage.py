@@ -17,8 +17,8 @@ import time
 
 from bench.report import environment, write_report
 from bench.virtualweb.harness import add_common_options, command_line, web_from
-from combine_scrapy.neardup import page_fingerprint
-from combine_scrapy.parse import parse_document
+from combine_scrapy.document.neardup import page_fingerprint
+from combine_scrapy.document.parse import parse_document
 from combine_scrapy.topic import Document
 
 HEADERS = {"content-type": "text/html; charset=utf-8"}

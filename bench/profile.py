@@ -37,14 +37,14 @@ from bench.virtualweb.harness import (
 #: Groups by where a function's code lives, first match wins; None means "its callers' group".
 GROUPS = (
     ("/combine_scrapy/topic/", "topic scoring"),
-    ("/combine_scrapy/parse.py", "parsing"),
+    ("/combine_scrapy/document/parse.py", "parsing"),
     ("/combine_scrapy/convert", "parsing"),
-    ("/combine_scrapy/urls.py", "URL canonicalization"),
+    ("/combine_scrapy/access/urls.py", "URL canonicalization"),
     ("/combine_scrapy/frontier/", "frontier (SQLite)"),
-    ("/combine_scrapy/store/", "record store (SQLite)"),
-    ("/combine_scrapy/neardup.py", "dedup (MD5 content key, near-duplicate simhash)"),
-    ("/combine_scrapy/record.py", "dedup (MD5 content key, near-duplicate simhash)"),
-    ("/combine_scrapy/content.py", "parsing"),
+    ("/combine_scrapy/records/store/", "record store (SQLite)"),
+    ("/combine_scrapy/document/neardup.py", "dedup (MD5 content key, near-duplicate simhash)"),
+    ("/combine_scrapy/records/record.py", "dedup (MD5 content key, near-duplicate simhash)"),
+    ("/combine_scrapy/document/content.py", "parsing"),
     # The guarded database connection runs the frontier's and the store's SQL: its time is theirs.
     ("/combine_scrapy/faults.py", None),
     ("/combine_scrapy/", "pipeline glue (items, pipelines, middlewares, records)"),

@@ -26,11 +26,11 @@ from pathlib import Path
 
 from bench.report import environment, write_report
 from bench.virtualweb.web import VirtualWeb
-from combine_scrapy.content import main_content
-from combine_scrapy.neardup import page_fingerprint
-from combine_scrapy.parse import parse_document
-from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
-from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.document.content import main_content
+from combine_scrapy.document.neardup import page_fingerprint
+from combine_scrapy.document.parse import parse_document
+from combine_scrapy.records.record import Record, RecordLink, TopicClass, content_key
+from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 COMBINE_KB = {True: 25, False: 8}
 
@@ -128,7 +128,7 @@ def _write_out(cursor, prefix: str, timeout: float = 120.0) -> None:
 
 
 def measure_mysql(batch: list[Record], url: str) -> dict:
-    from combine_scrapy.store.mysql import MysqlRecordStore
+    from combine_scrapy.records.store.mysql import MysqlRecordStore
 
     job = f"bench{uuid.uuid4().hex[:8]}"
     store = MysqlRecordStore.from_url(url, job)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bench.report import environment, write_report
 from bench.virtualweb.web import VirtualWeb
-from combine_scrapy.warc import Exchange, WarcArchive
+from combine_scrapy.records.warc import Exchange, WarcArchive
 
 
 def exchanges(count: int) -> list[Exchange]:

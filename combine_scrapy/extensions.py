@@ -15,9 +15,9 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
-from combine_scrapy.control import harvesters_dir, write_pid_file
 from combine_scrapy.faults import FAULT_REASONS, CrawlFault, stop_crawl
-from combine_scrapy.harvestlog import FetchRow, HarvestLog, format_rate, harvest_rate, log_path
+from combine_scrapy.operations.control import harvesters_dir, write_pid_file
+from combine_scrapy.operations.harvestlog import FetchRow, HarvestLog, format_rate, harvest_rate, log_path
 
 logger = logging.getLogger(__name__)
 

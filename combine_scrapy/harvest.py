@@ -12,7 +12,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from combine_scrapy.addresses import PRIVATE_ADDRESS, AddressPolicy, written_non_public
+from combine_scrapy.access.addresses import PRIVATE_ADDRESS, AddressPolicy, written_non_public
+from combine_scrapy.access.politeness import HostPace
+from combine_scrapy.access.urls import UrlChecker, host_of
 from combine_scrapy.faults import CrawlFault
 from combine_scrapy.frontier import LEASE_SECONDS, Frontier, FrontierEntry
 from combine_scrapy.frontier.pagerank import pagerank
@@ -20,12 +22,10 @@ from combine_scrapy.frontier.redis import OUTAGE_PATIENCE, RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.frontier.strategy import strategy_named
 from combine_scrapy.job import Job
-from combine_scrapy.politeness import HostPace
-from combine_scrapy.store import RecordStore, open_store
-from combine_scrapy.topic.links import LinkScorer
-from combine_scrapy.topic.online import OnlineLinkLearner
-from combine_scrapy.topic.urlpatterns import LearnedLinkScorer
-from combine_scrapy.urls import UrlChecker, host_of
+from combine_scrapy.links.learned import LearnedLinkScorer
+from combine_scrapy.links.online import OnlineLinkLearner
+from combine_scrapy.links.scoring import LinkScorer
+from combine_scrapy.records.store import RecordStore, open_store
 
 logger = logging.getLogger(__name__)
 

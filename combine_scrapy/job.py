@@ -24,11 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from combine_scrapy.convert import DEFAULT_CONVERTERS, converter_map
+from combine_scrapy.access.urls import UrlRule, UrlRules, Verdict, check_url, parse_serveralias
+from combine_scrapy.document.convert import DEFAULT_CONVERTERS, converter_map
+from combine_scrapy.document.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE
+from combine_scrapy.document.neardup import MAX_DISTANCE as MAX_NEAR_DUPLICATE_DISTANCE
 from combine_scrapy.frontier import STRATEGIES
 from combine_scrapy.jobfiles import JobFileError, excerpt, read_job_file
-from combine_scrapy.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE
-from combine_scrapy.neardup import MAX_DISTANCE as MAX_NEAR_DUPLICATE_DISTANCE
+from combine_scrapy.links.learned import LEARNED_RULES_FILE, LearnedUrlRules, UrlRulesFileError, read_rules
+from combine_scrapy.links.scoring import METHODS as LINK_METHODS
 from combine_scrapy.topic import (
     TopicDefinition,
     TopicDefinitionError,
@@ -37,9 +40,6 @@ from combine_scrapy.topic import (
     load_topic_definition,
 )
 from combine_scrapy.topic.filters import PLAIN_NAMES, POSITION_NAMES
-from combine_scrapy.topic.links import METHODS as LINK_METHODS
-from combine_scrapy.topic.urlpatterns import LEARNED_RULES_FILE, LearnedUrlRules, UrlRulesFileError, read_rules
-from combine_scrapy.urls import UrlRule, UrlRules, Verdict, check_url, parse_serveralias
 
 CONFIG_FILE = "combine.cfg"
 TOPIC_FILE = "topicdefinition.txt"
@@ -305,7 +305,7 @@ class Job:
     max_size: int = 16 * 1024 * 1024
     max_redirects: int = 5
     head_only_extensions: frozenset[str] = HEAD_ONLY_EXTENSIONS
-    # {mime type: (Converter, ...)}, see combine_scrapy.convert
+    # {mime type: (Converter, ...)}, see combine_scrapy.document.convert
     converters: Any = dataclasses.field(default_factory=lambda: DEFAULT_CONVERTERS)
     converter_timeout: float = 30
     converter_memory: int = 1024  # MiB of address space

@@ -1,7 +1,7 @@
 """Downloader middlewares: the guards every request passes, whichever way it entered.
 
-URL rules and robots.txt are pure code (:mod:`combine_scrapy.urls`,
-:mod:`combine_scrapy.robots`); these classes only apply them to requests and
+URL rules and robots.txt are pure code (:mod:`combine_scrapy.access.urls`,
+:mod:`combine_scrapy.access.robots`); these classes only apply them to requests and
 count what they refuse in the crawl's stats.
 """
 
@@ -26,11 +26,11 @@ from twisted.internet.error import TimeoutError as TwistedTimeoutError
 from twisted.internet.interfaces import IResolutionReceiver
 from zope.interface import implementer
 
-from combine_scrapy.addresses import PRIVATE_ADDRESS, Address, parse_ip
+from combine_scrapy.access.addresses import PRIVATE_ADDRESS, Address, parse_ip
+from combine_scrapy.access.politeness import OVERLOAD_STATUSES, parse_retry_after
+from combine_scrapy.access.robots import MAX_BODY_BYTES, RobotsPolicy, policy_from_response
+from combine_scrapy.access.urls import check_url, host_of
 from combine_scrapy.harvest import HarvestComponent
-from combine_scrapy.politeness import OVERLOAD_STATUSES, parse_retry_after
-from combine_scrapy.robots import MAX_BODY_BYTES, RobotsPolicy, policy_from_response
-from combine_scrapy.urls import check_url, host_of
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class UrlRejected(IgnoreRequest):
 
 
 class PrivateAddressRefused(UrlRejected):
-    """The host is, or resolves to, a non-public address the job does not name (see :mod:`combine_scrapy.addresses`)."""
+    """The host is, or resolves to, a non-public address the job does not name (see :mod:`combine_scrapy.access.addresses`)."""
 
 
 class RedirectRefused(UrlRejected):
@@ -298,7 +298,7 @@ class AddressGuardMiddleware:
 
 
 class HostPacingMiddleware(HarvestComponent):
-    """Every request waits its host's turn, and a struggling host gets more time (:mod:`combine_scrapy.politeness`).
+    """Every request waits its host's turn, and a struggling host gets more time (:mod:`combine_scrapy.access.politeness`).
 
     The frontier hands out a host once per interval; what it does not hand
     out (a followed redirect's hop, a robots.txt request) waits here for the

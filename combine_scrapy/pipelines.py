@@ -15,20 +15,20 @@ from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from combine_scrapy.analyse import Analysis, analyse
-from combine_scrapy.convert import Limits
+from combine_scrapy.access.politeness import OVERLOAD_STATUSES, parse_retry_after
+from combine_scrapy.document.analyse import Analysis, analyse
+from combine_scrapy.document.convert import Limits
+from combine_scrapy.document.neardup import page_fingerprint
+from combine_scrapy.document.parse import ParsedPage, mime_type_of, parse_document
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status, valid_status
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
 from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.items import Fetch
-from combine_scrapy.neardup import page_fingerprint
-from combine_scrapy.parse import ParsedPage, mime_type_of, parse_document
-from combine_scrapy.politeness import OVERLOAD_STATUSES, parse_retry_after
-from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
-from combine_scrapy.store import Stored
+from combine_scrapy.links.online import DamagedModel, store_for
+from combine_scrapy.links.scoring import LinkCandidate
+from combine_scrapy.records.record import Record, RecordLink, TopicClass, content_key
+from combine_scrapy.records.store import Stored
 from combine_scrapy.topic import Document
-from combine_scrapy.topic.links import LinkCandidate
-from combine_scrapy.topic.online import DamagedModel, store_for
 
 logger = logging.getLogger(__name__)
 

@@ -69,7 +69,7 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
     "combine_scrapy.middlewares.BoundedHttpCompressionMiddleware": 590,
     # saveWARC: archives each response as it came, before BoundedHttpCompressionMiddleware decodes it.
-    "combine_scrapy.warc.middleware.WarcMiddleware": 595,
+    "combine_scrapy.records.warc.middleware.WarcMiddleware": 595,
 }
 
 ITEM_PIPELINES = {
@@ -79,7 +79,7 @@ ITEM_PIPELINES = {
     "combine_scrapy.pipelines.AnalysePipeline": 250,
     "combine_scrapy.pipelines.RecordPipeline": 300,
     # saveIrrelevant = 1: pages the topic filter turned down, kept apart as negative examples.
-    "combine_scrapy.irrelevant.IrrelevantPagesPipeline": 310,
+    "combine_scrapy.records.irrelevant.IrrelevantPagesPipeline": 310,
     "combine_scrapy.extensions.HarvestLogWriter": 850,
     "combine_scrapy.pipelines.FrontierPipeline": 900,
 }
@@ -90,8 +90,8 @@ EXTENSIONS = {
     "combine_scrapy.extensions.HarvesterPidFile": 520,
     "combine_scrapy.extensions.CrawlFaults": 540,
     # Sitemaps = 1 / SitemapGuess = 1: the sitemaps of each host whose robots.txt is read, as a link source.
-    "combine_scrapy.sitemaps.SitemapReader": 545,
-    "combine_scrapy.console.beacon.HarvesterBeacon": 550,
+    "combine_scrapy.links.sitemaps.SitemapReader": 545,
+    "combine_scrapy.operations.console.beacon.HarvesterBeacon": 550,
     "scrapy.extensions.logstats.LogStats": None,
 }
 # Seconds between two progress lines in the log (0: none).
@@ -107,11 +107,11 @@ COMBINE_OAI_PAGE_SIZE = 100
 
 LOG_LEVEL = "INFO"
 # Feeds of the records a crawl stores, as `scrapy export` writes them: scrapy crawl focused -a job=J -O out.xml:oai_dc
-# (combine_scrapy/export/feeds.py; jsonl replaces Scrapy's, which would write the raw fetches).
+# (combine_scrapy/records/export/feeds.py; jsonl replaces Scrapy's, which would write the raw fetches).
 FEED_EXPORTERS = {
-    "oai_dc": "combine_scrapy.export.feeds.DublinCoreFeedExporter",
-    "dc": "combine_scrapy.export.feeds.DublinCoreFeedExporter",
-    "alvis": "combine_scrapy.export.feeds.AlvisFeedExporter",
-    "alvis-light": "combine_scrapy.export.feeds.AlvisLightFeedExporter",
-    "jsonl": "combine_scrapy.export.feeds.JsonLinesFeedExporter",
+    "oai_dc": "combine_scrapy.records.export.feeds.DublinCoreFeedExporter",
+    "dc": "combine_scrapy.records.export.feeds.DublinCoreFeedExporter",
+    "alvis": "combine_scrapy.records.export.feeds.AlvisFeedExporter",
+    "alvis-light": "combine_scrapy.records.export.feeds.AlvisLightFeedExporter",
+    "jsonl": "combine_scrapy.records.export.feeds.JsonLinesFeedExporter",
 }

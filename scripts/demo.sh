@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
-.venv/bin/python -m combine_scrapy.sampleweb &
+.venv/bin/python -m combine_scrapy.operations.sampleweb &
 web=$!
 trap 'kill $web 2>/dev/null || true' EXIT
 for _ in $(seq 1 50); do

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from conftest import PROJECT, SCRAPY, JobDir, free_port
 
-from combine_scrapy.sampleweb import Page
+from combine_scrapy.operations.sampleweb import Page
 
 TOPIC = "100: carnivorous plants?=CP\n80: sundews?=CP.Drosera\n80: pitcher plants?=CP.Nepenthes\n"
 WORDS = ("amber", "birch", "cedar", "delta", "ember", "fjord", "glade", "heath", "inlet", "jetty", "knoll", "larch")

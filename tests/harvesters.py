@@ -13,7 +13,7 @@ from conftest import PROJECT, JobDir
 from crawling import crawl_command
 
 from combine_scrapy.frontier.redis import RedisFrontier
-from combine_scrapy.sampleweb import Hit, Page
+from combine_scrapy.operations.sampleweb import Hit, Page
 
 TOPIC = "100: carnivorous plants=CP\n"
 

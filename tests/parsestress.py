@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from twisted.internet import defer, reactor  # noqa: E402
 
-from combine_scrapy.convert import DEFAULT_CONVERTERS  # noqa: E402
+from combine_scrapy.document.convert import DEFAULT_CONVERTERS  # noqa: E402
 from combine_scrapy.frontier import Outcome  # noqa: E402
 from combine_scrapy.items import Fetch  # noqa: E402
 from combine_scrapy.pipelines import ParsePipeline, RecordPipeline, TopicPipeline  # noqa: E402

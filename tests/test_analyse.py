@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import PROJECT
 
-from combine_scrapy.analyse import MIN_LETTERS, Analysis, analyse, country_of_host, language_of
+from combine_scrapy.document.analyse import MIN_LETTERS, Analysis, analyse, country_of_host, language_of
 
 PARAGRAPHS = {
     "en": "The sundews are one of the largest genera of carnivorous plants. Their leaves are covered in "
@@ -96,7 +96,7 @@ def refuse(*args, **kwargs):
 socket.socket.connect = socket.socket.connect_ex = refuse
 socket.create_connection = socket.getaddrinfo = refuse
 
-from combine_scrapy.analyse import country_of_host
+from combine_scrapy.document.analyse import country_of_host
 print(country_of_host("www.bbc.co.uk"), country_of_host("example.se"), country_of_host("example.com"))
 """
 

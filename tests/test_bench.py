@@ -265,7 +265,7 @@ def test_group_seconds_charges_library_code_to_its_callers_group():
 
 
 def test_a_threads_profile_is_scaled_to_the_cpu_it_used():
-    parse = ("/x/combine_scrapy/parse.py", 1, "parse_document")
+    parse = ("/x/combine_scrapy/document/parse.py", 1, "parse_document")
     wait = ("~", 0, "<method 'get' of '_queue.SimpleQueue' objects>")
     stats = {parse: (2, 2, 3.0, 4.0, {wait: (2, 2, 3.0, 4.0)}), wait: (1, 1, 90.0, 90.0, {})}
     scaled = ThreadProfile(stats, cpu_seconds=1.5).stats  # 3 s of wall clock, half of it waiting for the GIL

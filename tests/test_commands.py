@@ -14,10 +14,10 @@ from harvesters import delete_job_keys
 from scrapy.cmdline import execute
 from scrapy.http import HtmlResponse
 
-from combine_scrapy.control import harvesters_dir, running_harvesters, write_pid_file
-from combine_scrapy.debug import score
 from combine_scrapy.job import load_job
-from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
+from combine_scrapy.operations.control import harvesters_dir, running_harvesters, write_pid_file
+from combine_scrapy.operations.debug import score
+from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
 
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 REDIS_URL = "redis://127.0.0.1:6379/0"

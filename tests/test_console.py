@@ -25,7 +25,7 @@ from selenium.webdriver.common.by import By
 from test_commands import scrapy
 
 from combine_scrapy.frontier.redis import RedisFrontier
-from combine_scrapy.sampleweb import LoopbackWeb
+from combine_scrapy.operations.sampleweb import LoopbackWeb
 
 pytestmark = pytest.mark.crawl
 

@@ -10,13 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from parsestress import stub_crawler
 
-from combine_scrapy.content import _densest_span, main_content
+from combine_scrapy.document.content import _densest_span, main_content
+from combine_scrapy.document.neardup import simhash
+from combine_scrapy.document.parse import parse_document
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import JobConfigError, load_job
-from combine_scrapy.neardup import simhash
-from combine_scrapy.parse import parse_document
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 from combine_scrapy.pipelines import RecordPipeline
-from combine_scrapy.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic import Classification, Document
 
 NEWS_PAGE = """<!DOCTYPE html><html><head><title>Sourdough at home</title>
@@ -129,8 +129,8 @@ def test_a_page_is_parsed_once_for_its_text_and_its_main_content(monkeypatch):
     def no_second_parse(*args, **kwargs):
         raise AssertionError("the page was parsed again")
 
-    monkeypatch.setattr("combine_scrapy.htmltree.parse_html", no_second_parse)
-    monkeypatch.setattr("combine_scrapy.content.parse_html", no_second_parse)
+    monkeypatch.setattr("combine_scrapy.document.htmltree.parse_html", no_second_parse)
+    monkeypatch.setattr("combine_scrapy.document.content.parse_html", no_second_parse)
     assert Document.from_page(page, main_content=True).text == page.main_text
     item = Fetch(url=page.url, host="example.com", fetched_at=0.0, page=page, classification=Classification(True, 1.0, 1.0))
     assert RecordPipeline(stub_crawler())._record(item).fingerprint == simhash(page.main_text)

@@ -15,13 +15,13 @@ import docfixtures
 import pytest
 from conftest import JobDir, free_port
 
-from combine_scrapy.convert import DEFAULT_CONVERTERS, Limits, convert, convert_document, converter_map, parse_converter
-from combine_scrapy.convert.image import image_info
-from combine_scrapy.convert.tex import parse_tex
+from combine_scrapy.document.convert import DEFAULT_CONVERTERS, Limits, convert, convert_document, converter_map, parse_converter
+from combine_scrapy.document.convert.image import image_info
+from combine_scrapy.document.convert.tex import parse_tex
+from combine_scrapy.document.parse import parse_document
 from combine_scrapy.job import JobConfigError, load_job
-from combine_scrapy.parse import parse_document
-from combine_scrapy.sampleweb import LoopbackWeb, Page
-from combine_scrapy.store.sql import stored_text
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
+from combine_scrapy.records.store.sql import stored_text
 
 PHRASE = "Carnivorous plants catch insects"
 CONVERTED = ("pdf", "ps", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "rtf")

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from conftest import PROJECT, JobDir, free_port
 
-from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, Page, demo_sites
+from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, Page, demo_sites
 
 pytestmark = pytest.mark.crawl
 

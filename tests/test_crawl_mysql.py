@@ -9,9 +9,9 @@ from conftest import JobDir, free_port
 from test_crawl import CONFIG, DEMO_TOPIC, PLANTS
 from test_store import MYSQL_URL, drop_mysql_tables
 
-from combine_scrapy.sampleweb import LoopbackWeb, demo_sites
-from combine_scrapy.store import open_store
-from combine_scrapy.store.mysql import table_prefix
+from combine_scrapy.operations.sampleweb import LoopbackWeb, demo_sites
+from combine_scrapy.records.store import open_store
+from combine_scrapy.records.store.mysql import table_prefix
 
 pytestmark = [pytest.mark.crawl, pytest.mark.services]
 

@@ -17,17 +17,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from combine_scrapy.export import FORMATS, write_records
-from combine_scrapy.export.alvis import ALVIS_NAMESPACE, write_alvis, write_alvis_light
-from combine_scrapy.export.dc import DC_NAMESPACE, OAI_DC_NAMESPACE, write_dc
-from combine_scrapy.export.jsonl import write_jsonl
-from combine_scrapy.export.schemas import oai_dc_schema
-from combine_scrapy.export.select import Selection, parse_date
-from combine_scrapy.export.xmltext import cdata, escape, quote, xml_chars
-from combine_scrapy.record import Record, RecordLink, TopicClass
-from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
-from combine_scrapy.store.mysql import MysqlRecordStore, connection_arguments, table_prefix
-from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
+from combine_scrapy.records.export import FORMATS, write_records
+from combine_scrapy.records.export.alvis import ALVIS_NAMESPACE, write_alvis, write_alvis_light
+from combine_scrapy.records.export.dc import DC_NAMESPACE, OAI_DC_NAMESPACE, write_dc
+from combine_scrapy.records.export.jsonl import write_jsonl
+from combine_scrapy.records.export.schemas import oai_dc_schema
+from combine_scrapy.records.export.select import Selection, parse_date
+from combine_scrapy.records.export.xmltext import cdata, escape, quote, xml_chars
+from combine_scrapy.records.record import Record, RecordLink, TopicClass
+from combine_scrapy.records.store.mysql import MysqlRecordStore, connection_arguments, table_prefix
+from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 # What a hostile page can hold: C0 controls, a lone surrogate, a surrogate pair held as two
 # code points, U+FFFE/U+FFFF, "]]>", markup, quotes, a carriage return and non-BMP characters.

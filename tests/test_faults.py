@@ -26,7 +26,7 @@ from harvesters import (
 from test_recovery import private_redis  # noqa: F401  (a fixture)
 
 from combine_scrapy.faults import StorageFault, connect
-from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
 HOSTS = [f"127.0.0.{n}" for n in range(61, 65)]
 

@@ -10,11 +10,11 @@ import pytest
 from conftest import PROJECT, JobDir, free_port
 from lxml import etree
 
-from combine_scrapy.export.dc import DC_NAMESPACE, OAI_DC_NAMESPACE
-from combine_scrapy.export.feeds import RecordKeys
-from combine_scrapy.export.schemas import oai_dc_schema
-from combine_scrapy.irrelevant import IRRELEVANT_FILE, IrrelevantPage, IrrelevantPages
-from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
+from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
+from combine_scrapy.records.export.dc import DC_NAMESPACE, OAI_DC_NAMESPACE
+from combine_scrapy.records.export.feeds import RecordKeys
+from combine_scrapy.records.export.schemas import oai_dc_schema
+from combine_scrapy.records.irrelevant import IRRELEVANT_FILE, IrrelevantPage, IrrelevantPages
 from combine_scrapy.topic.text import Document
 
 CONFIG = "WaitIntervalHost = 0.2\nclassifyPlugIn = plain\nAllowPrivateAddresses = 1\n"

@@ -13,9 +13,9 @@ from conftest import JobDir, free_port
 from combine_scrapy.extensions import HarvestSummary
 from combine_scrapy.harvest import link_scorer_for
 from combine_scrapy.job import JobConfigError, load_job
-from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.links.scoring import DynamicThreshold, LinkCandidate
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic import Document, build_filter, parse_topic_definition
-from combine_scrapy.topic.links import DynamicThreshold, LinkCandidate
 
 HOST = "127.0.0.51"
 TOPIC = "100: carnivorous plants?=CP\n50: sundews?=CP\n"
@@ -121,7 +121,7 @@ def test_one_passing_mention_does_not_make_a_page_relevant_to_position():
 
 def test_the_dynamic_threshold_logs_each_move_with_the_windows_precision(caplog):
     threshold = DynamicThreshold(0.3, step=0.1, window=4)
-    with caplog.at_level(logging.INFO, logger="combine_scrapy.topic.links"):
+    with caplog.at_level(logging.INFO, logger="combine_scrapy.links.scoring"):
         for relevant in [True, True, True, False] + [True, False, False, False] + [True, False, False, False]:
             threshold.observe(relevant)
     assert [r.getMessage() for r in caplog.records] == [

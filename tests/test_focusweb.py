@@ -9,8 +9,8 @@ import pytest
 from bench.focushard import BREADTH_FIRST, Run, targets
 from bench.focusweb import TOPICS, FocusWeb
 from bench.focusweb.job import write_job
+from combine_scrapy.document.parse import parse_document
 from combine_scrapy.job import load_job
-from combine_scrapy.parse import parse_document
 from combine_scrapy.topic import Document, build_filter, parse_topic_definition
 
 SEED = 2

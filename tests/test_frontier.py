@@ -202,7 +202,7 @@ def test_ipagerank_prefers_links_from_relevant_pages(frontier):
 
 
 def test_links_are_kept_only_for_the_pagerank_strategies(frontier):
-    from combine_scrapy.urls import UrlRules
+    from combine_scrapy.access.urls import UrlRules
 
     for strategy, expected in (("BestFirst", 0), ("PageRank", 1)):
         harvest = _harvest(frontier, strategy)

@@ -79,8 +79,8 @@ from test_frontier_redis import (
 from test_online_links import crawl_outcomes, online_scorer
 
 from combine_scrapy.frontier.redis import OutageRetry, RedisFrontier
-from combine_scrapy.sampleweb import LoopbackWeb
-from combine_scrapy.topic.online import store_for
+from combine_scrapy.links.online import store_for
+from combine_scrapy.operations.sampleweb import LoopbackWeb
 
 pytestmark = [pytest.mark.services, pytest.mark.crawl]  # a Redis Cluster of its own; harvester processes
 

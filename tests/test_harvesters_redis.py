@@ -27,7 +27,7 @@ from harvesters import (
     wait_until_opened,
 )
 
-from combine_scrapy.sampleweb import LoopbackWeb
+from combine_scrapy.operations.sampleweb import LoopbackWeb
 
 pytestmark = [pytest.mark.crawl, pytest.mark.services]  # job_dir clears the job's Redis keys
 

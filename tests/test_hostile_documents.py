@@ -20,9 +20,9 @@ import pytest
 from parsestress import stub_crawler
 from twisted.internet import defer
 
+from combine_scrapy.document.parse import parse_document
 from combine_scrapy.frontier import Outcome
 from combine_scrapy.items import Fetch
-from combine_scrapy.parse import parse_document
 from combine_scrapy.pipelines import ParsePipeline
 
 URL = "http://hostile.example/dir/page.html"

@@ -50,8 +50,8 @@ from harvesters import (
 from test_store import MYSQL_URL, drop_mysql_tables, mysql_admin
 
 from combine_scrapy.frontier.redis import RedisFrontier
-from combine_scrapy.sampleweb import LoopbackWeb
-from combine_scrapy.store.mysql import table_prefix
+from combine_scrapy.operations.sampleweb import LoopbackWeb
+from combine_scrapy.records.store.mysql import table_prefix
 
 pytestmark = pytest.mark.crawl
 

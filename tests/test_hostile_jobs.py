@@ -21,7 +21,7 @@ from conftest import JobDir, free_port
 
 from combine_scrapy.job import Job, JobConfigError, load_job
 from combine_scrapy.jobfiles import EXCERPT_CHARACTERS
-from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic import Document
 
 TOPIC = "50: carnivorous plants=CP\n"

@@ -10,8 +10,8 @@ import docfixtures
 import pytest
 from conftest import JobDir, free_port
 
-from combine_scrapy.sampleweb import LoopbackWeb, Page
-from combine_scrapy.store.sql import stored_text
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
+from combine_scrapy.records.store.sql import stored_text
 
 pytestmark = pytest.mark.crawl
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
+from combine_scrapy.links.scoring import DynamicThreshold, LinkCandidate, LinkScorer, squash
 from combine_scrapy.topic import parse_topic_definition
-from combine_scrapy.topic.links import DynamicThreshold, LinkCandidate, LinkScorer, squash
 
 DEFINITION = parse_topic_definition("100: carnivorous plants?=CP\n50: sundews?=CP\n-50: baseball=X\n")
 TOPICAL = LinkCandidate("http://x/p/1.html", "Carnivorous plants of Europe")

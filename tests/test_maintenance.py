@@ -24,9 +24,9 @@ from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.job import load_job
-from combine_scrapy.sampleweb import LoopbackWeb, Page
-from combine_scrapy.store.mysql import table_prefix
-from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
+from combine_scrapy.records.store.mysql import table_prefix
+from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 A, B = "127.0.0.2", "127.0.0.3"
 REDIS_URL = "redis://127.0.0.1:6379/0"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from combine_scrapy import neardup
+from combine_scrapy.document import neardup
 
 WORDS = (
     "sundew pitcher flytrap bog peat moss rain water leaf gland insect prey enzyme root seed flower stalk pot "
@@ -121,7 +121,7 @@ STORED_TEXT_FINGERPRINTS = {
 
 def test_fingerprints_of_sample_pages_are_those_stored_before():
     from bench.virtualweb import VirtualWeb
-    from combine_scrapy.parse import parse_document
+    from combine_scrapy.document.parse import parse_document
 
     web = VirtualWeb(2, 40, 4000)
     found = {}

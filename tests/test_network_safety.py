@@ -18,11 +18,11 @@ from types import SimpleNamespace
 import pytest
 from conftest import free_port
 
-from combine_scrapy.addresses import AddressPolicy, non_public, parse_ip
+from combine_scrapy.access.addresses import AddressPolicy, non_public, parse_ip
+from combine_scrapy.access.politeness import MAX_RETRY_AFTER, MIN_BACKOFF, HostPace, parse_retry_after
+from combine_scrapy.access.urls import UrlRule
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
-from combine_scrapy.politeness import MAX_RETRY_AFTER, MIN_BACKOFF, HostPace, parse_retry_after
-from combine_scrapy.sampleweb import LoopbackWeb, Page
-from combine_scrapy.urls import UrlRule
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
 TOPIC = "100: carnivorous plants=CP\n"
 

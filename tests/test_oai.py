@@ -15,11 +15,11 @@ from lxml import etree
 from sickle import Sickle
 from sickle.oaiexceptions import NoRecordsMatch
 
-from combine_scrapy.console.oai import OaiProvider, set_spec, topic_class
-from combine_scrapy.console.schemas import oai_pmh_schema
-from combine_scrapy.record import Record, TopicClass, content_key
-from combine_scrapy.sampleweb import LoopbackWeb
-from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.operations.console.oai import OaiProvider, set_spec, topic_class
+from combine_scrapy.operations.console.schemas import oai_pmh_schema
+from combine_scrapy.operations.sampleweb import LoopbackWeb
+from combine_scrapy.records.record import Record, TopicClass, content_key
+from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 PAGE_SIZE = 4

@@ -10,9 +10,7 @@ import pytest
 from harvesters import delete_job_keys
 
 from combine_scrapy.frontier.redis import RedisFrontier
-from combine_scrapy.topic import parse_topic_definition
-from combine_scrapy.topic.links import MAX_TUNNEL_DISTANCE, LinkCandidate, LinkScorer
-from combine_scrapy.topic.online import (
+from combine_scrapy.links.online import (
     MODEL_FILE,
     DamagedModel,
     FileModelStore,
@@ -21,6 +19,8 @@ from combine_scrapy.topic.online import (
     RedisModelStore,
     store_for,
 )
+from combine_scrapy.links.scoring import MAX_TUNNEL_DISTANCE, LinkCandidate, LinkScorer
+from combine_scrapy.topic import parse_topic_definition
 
 DEFINITION = parse_topic_definition("100: carnivorous plants?=CP\n50: sundews?=CP\n")
 REDIS_URL = "redis://127.0.0.1:6379/0"

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from combine_scrapy.parse import Link, parse_document
+from combine_scrapy.document.parse import Link, parse_document
 
 HTML = """<!DOCTYPE html>
 <html><head>

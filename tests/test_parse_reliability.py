@@ -15,10 +15,10 @@ from conftest import PROJECT
 from parsestress import stub_crawler
 from twisted.internet import defer
 
-from combine_scrapy import htmltree
+from combine_scrapy.document import htmltree
+from combine_scrapy.document.parse import parse_document
 from combine_scrapy.frontier import Outcome
 from combine_scrapy.items import Fetch
-from combine_scrapy.parse import parse_document
 from combine_scrapy.pipelines import ParsePipeline
 
 HTML = "text/html; charset=utf-8"
@@ -133,7 +133,7 @@ def test_a_meta_refresh_is_a_redirect_link():
     ],
 )
 def test_unreadable_documents_say_why_and_are_logged(body, content_type, reason, caplog):
-    with caplog.at_level(logging.WARNING, logger="combine_scrapy.parse"):
+    with caplog.at_level(logging.WARNING, logger="combine_scrapy.document.parse"):
         page = parse(body, content_type)
     assert page.failure == reason
     assert f"cannot parse http://x.example/dir/page ({content_type.split(';')[0]}): {reason}" in caplog.text

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from conftest import free_port
 
-from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
 pytestmark = pytest.mark.crawl
 

@@ -189,8 +189,8 @@ def test_harvest_marks_at_a_distance_and_counts_raises(tmp_path):
     from collections import Counter
     from types import SimpleNamespace
 
+    from combine_scrapy.access.urls import UrlRules
     from combine_scrapy.harvest import Harvest
-    from combine_scrapy.urls import UrlRules
 
     class Stats(Counter):
         def inc_value(self, key, count=1):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 
-from combine_scrapy.record import content_key
+from combine_scrapy.records.record import content_key
 
 
 def test_content_keys_are_those_stored_before():

@@ -22,7 +22,7 @@ from harvesters import (
     wait_for,
 )
 
-from combine_scrapy.sampleweb import LoopbackWeb
+from combine_scrapy.operations.sampleweb import LoopbackWeb
 
 pytestmark = pytest.mark.crawl
 

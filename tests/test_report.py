@@ -11,9 +11,9 @@ import pytest
 from conftest import PROJECT, JobDir, free_port
 
 from combine_scrapy.extensions import PageRate, Progress, TerminalLine
-from combine_scrapy.harvestlog import FetchRow, HarvestLog, HostRow
-from combine_scrapy.report import ReportData, render, thin, windowed_rate
-from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
+from combine_scrapy.operations.harvestlog import FetchRow, HarvestLog, HostRow
+from combine_scrapy.operations.report import ReportData, render, thin, windowed_rate
+from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
 
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()

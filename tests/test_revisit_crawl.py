@@ -7,7 +7,7 @@ import itertools
 import pytest
 from conftest import free_port
 
-from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
 pytestmark = pytest.mark.crawl
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from combine_scrapy.robots import TTL_DEFAULT, TTL_SUCCESS, parse_robots, policy_from_response, product_token
+from combine_scrapy.access.robots import TTL_DEFAULT, TTL_SUCCESS, parse_robots, policy_from_response, product_token
 
 DATA = Path(__file__).parent / "data"
 #: Conformance cases this implementation is known to fail, by name, with why.

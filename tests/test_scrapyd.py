@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT, JobDir, free_port
 
-from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
+from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
 
 pytestmark = pytest.mark.crawl
 
@@ -104,8 +104,8 @@ def test_deploy_to_scrapyd_and_run_a_job_through_schedule_json(scrapyd, tmp_path
         metadata = egg.read("EGG-INFO/PKG-INFO").decode()
     assert "Name: combine-scrapy" in metadata and "Version: 0.1" in metadata  # pyproject.toml's, not scrapyd-deploy's
     assert {
-        "combine_scrapy/export/schemas/oai_dc.xsd", "combine_scrapy/console/schemas/OAI-PMH.xsd",
-        "combine_scrapy/console/static/console.js", "combine_scrapy/frontier/lua/library.lua",
+        "combine_scrapy/records/export/schemas/oai_dc.xsd", "combine_scrapy/operations/console/schemas/OAI-PMH.xsd",
+        "combine_scrapy/operations/console/static/console.js", "combine_scrapy/frontier/lua/library.lua",
         "combine_scrapy/settings.py",
     } <= files
     assert not any(name.startswith("tests/") for name in files)

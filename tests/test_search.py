@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from combine_scrapy.store.search import query_words, snippet
+from combine_scrapy.records.store.search import query_words, snippet
 
 
 def test_query_words_are_distinct_lower_case_words():

@@ -8,14 +8,14 @@ import re
 import pytest
 from conftest import PROJECT, JobDir, free_port
 
-from combine_scrapy.sampleweb import LoopbackWeb, Page
-from combine_scrapy.sitemaps import (
+from combine_scrapy.links.sitemaps import (
     SitemapError,
     decompressed,
     parse_lastmod,
     parse_sitemap,
     sitemaps_in_robots,
 )
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
 TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
 A, B = "127.0.0.2", "127.0.0.3"

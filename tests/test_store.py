@@ -11,12 +11,12 @@ import zlib
 import MySQLdb
 import pytest
 
-from combine_scrapy import neardup
-from combine_scrapy.record import Record, RecordLink, TopicClass, content_key
-from combine_scrapy.store import Stored, open_store
-from combine_scrapy.store.mysql import TABLES, MysqlRecordStore, connection_arguments, table_prefix
-from combine_scrapy.store.sql import SCHEMA_VERSION, compress, compress_document, inflate_document, url_hash
-from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.document import neardup
+from combine_scrapy.records.record import Record, RecordLink, TopicClass, content_key
+from combine_scrapy.records.store import Stored, open_store
+from combine_scrapy.records.store.mysql import TABLES, MysqlRecordStore, connection_arguments, table_prefix
+from combine_scrapy.records.store.sql import SCHEMA_VERSION, compress, compress_document, inflate_document, url_hash
+from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 MYSQL_URL = "mysql://root@127.0.0.1:3306/test"
 ARTICLE = (

@@ -10,11 +10,11 @@ import pytest
 from lxml import etree
 from test_store import backend  # noqa: F401  (the fixture: stores on SQLite and on the real MariaDB)
 
-from combine_scrapy.export.alvis import ALVIS_NAMESPACE, write_alvis
-from combine_scrapy.record import Record, RecordLink, content_key
-from combine_scrapy.store.mysql import MysqlRecordStore
-from combine_scrapy.store.sql import SCHEMA_VERSION
-from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.records.export.alvis import ALVIS_NAMESPACE, write_alvis
+from combine_scrapy.records.record import Record, RecordLink, content_key
+from combine_scrapy.records.store.mysql import MysqlRecordStore
+from combine_scrapy.records.store.sql import SCHEMA_VERSION
+from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 PLANT = "http://garden.example/img/plant.png"
 

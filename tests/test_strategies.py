@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import JobDir, free_port
 
-from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
 pytestmark = pytest.mark.crawl
 

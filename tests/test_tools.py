@@ -18,16 +18,16 @@ from test_store import MYSQL_URL, backend, drop_mysql_tables, record  # noqa: F4
 
 from combine_scrapy.commands.newjob import create_job
 from combine_scrapy.commands.search import relative_scores
-from combine_scrapy.control import CommandError
-from combine_scrapy.debug import score
 from combine_scrapy.extensions import Progress
-from combine_scrapy.harvestlog import format_rate, harvest_rate
 from combine_scrapy.job import VARIABLES, load_job
-from combine_scrapy.sampleweb import DEMO_HOSTS, LoopbackWeb, Page, demo_sites
-from combine_scrapy.store import Deletion, open_store
-from combine_scrapy.store.mysql import MysqlRecordStore, table_prefix
-from combine_scrapy.store.sql import SCHEMA_VERSION
-from combine_scrapy.store.sqlite import SqliteRecordStore
+from combine_scrapy.operations.control import CommandError
+from combine_scrapy.operations.debug import score
+from combine_scrapy.operations.harvestlog import format_rate, harvest_rate
+from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, Page, demo_sites
+from combine_scrapy.records.store import Deletion, open_store
+from combine_scrapy.records.store.mysql import MysqlRecordStore, table_prefix
+from combine_scrapy.records.store.sql import SCHEMA_VERSION
+from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 PLANTS = DEMO_HOSTS[0]
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()

@@ -10,7 +10,7 @@ from conftest import JobDir, free_port
 
 from combine_scrapy.commands.train import ExampleError, read_examples
 from combine_scrapy.job import load_job
-from combine_scrapy.sampleweb import LoopbackWeb, Page
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic import Document, build_filter
 from combine_scrapy.topic.svm import MODEL_FILE, SvmClassifier, load_model, save_model, train_svm
 from combine_scrapy.topic.vector import VectorClassifier, job_stopwords

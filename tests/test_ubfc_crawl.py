@@ -12,8 +12,8 @@ import pytest
 from conftest import PROJECT, JobDir, free_port
 from crawling import crawl_command
 
-from combine_scrapy.sampleweb import LoopbackWeb, Page
-from combine_scrapy.topic.urlpatterns import LEARNED_RULES_FILE, parse_rules
+from combine_scrapy.links.learned import LEARNED_RULES_FILE, parse_rules
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
 pytestmark = pytest.mark.crawl
 

@@ -8,8 +8,7 @@ import pytest
 
 from combine_scrapy.harvest import link_scorer_for
 from combine_scrapy.job import JobConfigError, load_job
-from combine_scrapy.topic.links import LinkCandidate, LinkScorer
-from combine_scrapy.topic.urlpatterns import (
+from combine_scrapy.links.learned import (
     CONTENT,
     DIRECTORY,
     IRRELEVANT,
@@ -25,6 +24,7 @@ from combine_scrapy.topic.urlpatterns import (
     learn_site_rules,
     parse_rules,
 )
+from combine_scrapy.links.scoring import LinkCandidate, LinkScorer
 
 SHOP = "http://shop.example"
 GENERA = ["drosera", "nepenthes", "dionaea", "pinguicula", "utricularia"]
@@ -257,7 +257,7 @@ def test_rejected_links_can_be_kept_with_a_low_priority():
 
 
 def test_a_rescoring_of_the_online_model_leaves_the_links_the_rules_decide_alone():
-    from combine_scrapy.topic.online import OnlineLinkLearner
+    from combine_scrapy.links.online import OnlineLinkLearner
 
     learned = rules(UrlPattern("s", CONTENT, r"^/p/\d+$", 5), UrlPattern("s", IRRELEVANT, r"^/x/", 10))
     learner = OnlineLinkLearner()

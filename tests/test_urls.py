@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from combine_scrapy.job import load_job
-from combine_scrapy.urls import (
+from combine_scrapy.access.urls import (
     EXCLUDED,
     MALFORMED,
     NOT_ALLOWED,
@@ -25,6 +24,7 @@ from combine_scrapy.urls import (
     host_of,
     parse_serveralias,
 )
+from combine_scrapy.job import load_job
 
 RULES = UrlRules()
 CASES = Path(__file__).parent / "data" / "canonical_urls.tsv"
@@ -293,7 +293,7 @@ def test_a_seed_refused_by_a_rule_names_the_rule_with_its_line_and_the_host_it_s
 
 
 def test_url_checker_remembers_verdicts_and_forgets_when_full():
-    from combine_scrapy.urls import UrlChecker
+    from combine_scrapy.access.urls import UrlChecker
 
     checker = UrlChecker(UrlRules(), size=2)
     first = checker("HTTP://Example.COM:80/a/../b?PHPSESSID=1")

@@ -12,8 +12,8 @@ from conftest import PROJECT, JobDir, free_port
 from warcio.archiveiterator import ArchiveIterator
 
 from combine_scrapy.job import JobConfigError, load_job
-from combine_scrapy.sampleweb import LoopbackWeb, Page
-from combine_scrapy.warc import Exchange, WarcArchive
+from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
+from combine_scrapy.records.warc import Exchange, WarcArchive
 
 TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
 

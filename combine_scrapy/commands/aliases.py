@@ -9,10 +9,10 @@ hosts are renamed to it, so no record is lost.
 
 from __future__ import annotations
 
-from combine_scrapy.control import CommandError, JobCommand
+from combine_scrapy.access.urls import check_url
 from combine_scrapy.job import CONFIG_FILE
-from combine_scrapy.store.maintenance import MIN_SHARED_PATHS, add_serveralias, find_aliases
-from combine_scrapy.urls import check_url
+from combine_scrapy.operations.control import CommandError, JobCommand
+from combine_scrapy.records.store.maintenance import MIN_SHARED_PATHS, add_serveralias, find_aliases
 
 
 class Command(JobCommand):

@@ -13,9 +13,9 @@ from __future__ import annotations
 import redis
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from combine_scrapy.control import CommandError, load_checked_job, print_error
 from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault
 from combine_scrapy.harvest import Harvest
+from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
 from combine_scrapy.spiders.focused import NO_USABLE_SEED, FocusedSpider
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from combine_scrapy.control import CommandError, JobCommand
+from combine_scrapy.operations.control import CommandError, JobCommand
 
 
 class Command(JobCommand):

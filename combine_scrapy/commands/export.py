@@ -7,10 +7,10 @@ import sys
 
 from tqdm import tqdm
 
-from combine_scrapy.control import CommandError, JobCommand
-from combine_scrapy.export import FORMATS, export_store
-from combine_scrapy.export.select import DATE_FIELDS, Selection, parse_date
-from combine_scrapy.store import RANK_ORDERS
+from combine_scrapy.operations.control import CommandError, JobCommand
+from combine_scrapy.records.export import FORMATS, export_store
+from combine_scrapy.records.export.select import DATE_FIELDS, Selection, parse_date
+from combine_scrapy.records.store import RANK_ORDERS
 
 
 class Command(JobCommand):

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from combine_scrapy.control import CommandError, JobCommand
+from combine_scrapy.operations.control import CommandError, JobCommand
 
 
 class Command(JobCommand):

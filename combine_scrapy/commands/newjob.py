@@ -14,10 +14,10 @@ from pathlib import Path
 
 from scrapy.commands import ScrapyCommand
 
-from combine_scrapy.control import CommandError, print_error
+from combine_scrapy.access.urls import UrlRules
 from combine_scrapy.job import BLOCKS, CONFIG_FILE, SEEDS_FILE, TOPIC_FILE, VARIABLES, Job
+from combine_scrapy.operations.control import CommandError, print_error
 from combine_scrapy.topic.matching import PLAIN_CUTOFFS
-from combine_scrapy.urls import UrlRules
 
 #: Defaults a Job leaves unset (None), as the values that mean the same for a new job: the plain
 #: filter's cut-offs (each filter has its own), the COMBINE_MAX_URLS_PER_HOST setting's bound.

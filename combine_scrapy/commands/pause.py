@@ -8,7 +8,7 @@ resume JOB``. A harvester started while the job is paused waits too.
 
 from __future__ import annotations
 
-from combine_scrapy.control import JobCommand, harvesters_dir, running_harvesters
+from combine_scrapy.operations.control import JobCommand, harvesters_dir, running_harvesters
 
 
 class Command(JobCommand):

@@ -10,8 +10,8 @@ and every export format carries them (JSON fields, ALVIS properties).
 
 from __future__ import annotations
 
-from combine_scrapy.control import CommandError, JobCommand
-from combine_scrapy.store.maintenance import rank_records
+from combine_scrapy.operations.control import CommandError, JobCommand
+from combine_scrapy.records.store.maintenance import rank_records
 
 
 class Command(JobCommand):

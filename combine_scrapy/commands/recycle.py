@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from combine_scrapy.control import JobCommand
-from combine_scrapy.topic.links import LinkCandidate
+from combine_scrapy.links.scoring import LinkCandidate
+from combine_scrapy.operations.control import JobCommand
 
 
 class Command(JobCommand):

@@ -7,7 +7,7 @@ the record.
 
 from __future__ import annotations
 
-from combine_scrapy.control import JobCommand
+from combine_scrapy.operations.control import JobCommand
 
 
 class Command(JobCommand):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from combine_scrapy.control import CommandError, JobCommand
-from combine_scrapy.harvestlog import HarvestLog, log_path
-from combine_scrapy.report import ReportData, render
+from combine_scrapy.operations.control import CommandError, JobCommand
+from combine_scrapy.operations.harvestlog import HarvestLog, log_path
+from combine_scrapy.operations.report import ReportData, render
 
 
 class Command(JobCommand):

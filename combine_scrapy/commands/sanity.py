@@ -15,9 +15,9 @@ Exit status 1 when something was found and not restored.
 
 from __future__ import annotations
 
-from combine_scrapy.control import JobCommand
 from combine_scrapy.harvest import Harvest
-from combine_scrapy.store.maintenance import SanityReport, check_sanity
+from combine_scrapy.operations.control import JobCommand
+from combine_scrapy.records.store.maintenance import SanityReport, check_sanity
 
 SHOWN = 5  # example URLs printed per problem
 

@@ -6,7 +6,7 @@ crawl is searchable while it runs: Combine's SearchEngine-in-a-Box.
 
 from __future__ import annotations
 
-from combine_scrapy.control import CommandError, JobCommand
+from combine_scrapy.operations.control import CommandError, JobCommand
 
 
 class Command(JobCommand):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from combine_scrapy.control import CommandError, JobCommand
+from combine_scrapy.operations.control import CommandError, JobCommand
 
 
 def read_urls(lines) -> list[str]:

@@ -17,9 +17,9 @@ import sys
 
 from aiohttp import web
 
-from combine_scrapy.console.app import Console, make_app
-from combine_scrapy.console.data import ConsoleData
-from combine_scrapy.control import CommandError, JobCommand
+from combine_scrapy.operations.console.app import Console, make_app
+from combine_scrapy.operations.console.data import ConsoleData
+from combine_scrapy.operations.control import CommandError, JobCommand
 
 #: Used in Identify when the job names no OperatorEmail (the protocol needs one that looks like an address).
 DEFAULT_ADMIN_EMAIL = "webmaster@localhost.localdomain"

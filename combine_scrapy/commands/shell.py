@@ -5,7 +5,7 @@ frontier; the shell fetches single pages, so it swaps those for Scrapy's own
 and keeps every other project setting. ``--job JOB`` sends the job's
 User-Agent and From headers and puts the job in the shell as ``job``;
 ``score(response)`` (or ``score(response, "glass")``) shows what the job's
-topic filter makes of the page (``combine_scrapy.debug``).
+topic filter makes of the page (``combine_scrapy.operations.debug``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import functools
 
 from scrapy.commands.shell import Command as ScrapyShellCommand
 
-from combine_scrapy.control import CommandError, load_checked_job, print_error
-from combine_scrapy.debug import score
+from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
+from combine_scrapy.operations.debug import score
 
 
 class Command(ScrapyShellCommand):

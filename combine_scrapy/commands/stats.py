@@ -8,7 +8,7 @@ no record has are listed with 0: a term that never matches is worth a look.
 
 from __future__ import annotations
 
-from combine_scrapy.control import CommandError, JobCommand
+from combine_scrapy.operations.control import CommandError, JobCommand
 
 
 class Command(JobCommand):

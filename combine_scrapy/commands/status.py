@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from combine_scrapy.control import CommandError, JobCommand, harvesters_dir, running_harvesters
-from combine_scrapy.harvestlog import HarvestLog, format_rate, log_path
+from combine_scrapy.operations.control import CommandError, JobCommand, harvesters_dir, running_harvesters
+from combine_scrapy.operations.harvestlog import HarvestLog, format_rate, log_path
 
 
 class Command(JobCommand):

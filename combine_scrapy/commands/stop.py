@@ -8,7 +8,7 @@ frontier, the summary is printed. It waits for them to exit.
 
 from __future__ import annotations
 
-from combine_scrapy.control import CommandError, JobCommand, harvesters_dir, running_harvesters, stop_processes
+from combine_scrapy.operations.control import CommandError, JobCommand, harvesters_dir, running_harvesters, stop_processes
 
 
 class Command(JobCommand):

@@ -17,9 +17,9 @@ from pathlib import Path
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from combine_scrapy.control import CommandError, print_error
+from combine_scrapy.document.parse import ParsedPage, parse_document
 from combine_scrapy.job import CONFIG_FILE, JobConfigError, find_job_dir, parse_config
-from combine_scrapy.parse import ParsedPage, parse_document
+from combine_scrapy.operations.control import CommandError, print_error
 from combine_scrapy.topic.text import Document, tokens
 
 EXAMPLE_TYPES = {".txt": "text/plain", ".html": "text/html", ".htm": "text/html"}
@@ -153,7 +153,7 @@ class Command(ScrapyCommand):
 
     def _crawled(self, job: str, main_content: bool):
         """The job's records and the irrelevant pages its crawl kept, as positive and negative examples."""
-        from combine_scrapy.irrelevant import crawl_examples
+        from combine_scrapy.records.irrelevant import crawl_examples
 
         positive, negative = crawl_examples(
             job, self.settings.get("COMBINE_DATA_DIR"), self.settings.get("MYSQL_URL"), main_content

@@ -20,17 +20,17 @@ import scrapy
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from combine_scrapy.console.beacon import HarvesterBeacon
-from combine_scrapy.control import CommandError, load_checked_job, print_error
+from combine_scrapy.access.urls import UrlRules, check_url, host_of
 from combine_scrapy.extensions import HarvesterPidFile, HarvestLogWriter, HarvestSummary
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import Job
+from combine_scrapy.links.learned import LEARNED_RULES_FILE, TrialPage, format_rules, learn_site_rules
+from combine_scrapy.links.scoring import LinkCandidate
+from combine_scrapy.operations.console.beacon import HarvesterBeacon
+from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
 from combine_scrapy.pipelines import RecordPipeline
 from combine_scrapy.spiders.focused import FocusedSpider
-from combine_scrapy.topic.links import LinkCandidate
-from combine_scrapy.topic.urlpatterns import LEARNED_RULES_FILE, TrialPage, format_rules, learn_site_rules
-from combine_scrapy.urls import UrlRules, check_url, host_of
 
 
 def _canonical_links(urls: Iterable[str], rules: UrlRules) -> tuple[str, ...]:

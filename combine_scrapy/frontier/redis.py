@@ -82,10 +82,10 @@ from scrapy.settings import BaseSettings, Settings
 from scrapy.utils.misc import load_object
 from scrapy_redis.connection import get_redis_from_settings
 
+from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import CrawlFault, FrontierVanished, StorageFault
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
-from combine_scrapy.urls import host_of
 
 logger = logging.getLogger(__name__)
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.frontier import FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
-from combine_scrapy.urls import host_of
 
 #: The tables, indexes, trigger and view of a frontier file, one statement each.
 SCHEMA = (

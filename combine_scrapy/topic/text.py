@@ -32,7 +32,7 @@ class Document:
 
     @classmethod
     def from_page(cls, page, host: str = "", main_content: bool = False) -> Document:
-        """The parts of a parsed page (:class:`combine_scrapy.parse.ParsedPage`) the filter reads.
+        """The parts of a parsed page (:class:`combine_scrapy.document.parse.ParsedPage`) the filter reads.
 
         With ``main_content`` (topicText = main) the text of an HTML page is
         only its main content block, without navigation and boilerplate (found

@@ -1,0 +1,1 @@
+"""What may be fetched, and when: URL rules and canonical form, robots.txt, addresses, host pacing."""

@@ -1,0 +1,412 @@
+"""The online link classifier: a model of which links lead to relevant pages, learned from the crawl itself.
+
+The topic definition decides whether a fetched page is relevant; this model
+ranks the links not fetched yet (ACHE's online link classifier, with the
+path credit of context-graph and reinforcement-learning crawlers). A link is
+described by hashed features: the words of its anchor (and title attribute),
+the words around it on its page, the tokens of its URL and its host, the
+linking page's verdict and score, how many links it is from the last relevant
+page, whether it stays on its page's host, and what its target host has
+yielded so far. The label of a link is known when its target has been fetched
+and classified, so the features of links not fetched yet wait in a bounded
+LRU keyed by canonical URL (canonicalized as the frontier does); on
+:meth:`OnlineLinkLearner.observe` the link learns "relevant" or "not", and a
+relevant page also credits the links that led to it through irrelevant pages,
+``CREDIT_DECAY`` less for each hop back, so directory links in front of the
+topic learn that they lead there.
+
+The model is a logistic regression over a fixed hashed feature space
+(``FEATURE_BITS``), trained one example at a time with AdaGrad: deterministic
+(no random choice at all: zero start, examples in the order of the fetches),
+and scoring a page of 200 links takes a few array operations. It is stored
+as a compressed numpy archive (never a pickle, so a model read from a shared
+Redis cannot run code): ``data/<job>/link_model.npz`` beside the SQLite
+frontier, or the Redis key ``combine:{job}:link_model`` beside the Redis
+frontier. Harvesters sharing a Redis merge by adding what each learned: every
+``SYNC_EVERY`` observations a harvester adds its change since the last sync
+to the stored model in one optimistic transaction and continues from the
+sum (asynchronous SGD through a parameter server). Pure code: no Scrapy.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import math
+import os
+import re
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from combine_scrapy.access.urls import UrlChecker, UrlRules
+
+#: log2 of the hashed feature space: 262,144 weights, 1 MB, ample for the words of one crawl.
+FEATURE_BITS = 18
+#: AdaGrad's step size, and the L2 pull towards 0 that keeps rare words' weights small.
+LEARNING_RATE = 0.3
+L2 = 1e-6
+#: A relevant page credits the link into each irrelevant page before it this much less per hop.
+CREDIT_DECAY = 0.7
+#: Links whose targets are not fetched yet, and irrelevant fetched pages (for the path credit), kept at most.
+PENDING_LINKS = 50_000
+FETCHED_PAGES = 20_000
+#: The model ranks links only after this many relevant and irrelevant targets; its share then grows
+#: with the relevant ones up to LEARNED_WEIGHT at FULL_WEIGHT_POSITIVES.
+MIN_POSITIVES = 5
+MIN_NEGATIVES = 5
+FULL_WEIGHT_POSITIVES = 25
+LEARNED_WEIGHT = 0.75
+#: Observations between two merges of the model with the stored one.
+SYNC_EVERY = 100
+#: Observations between two re-scorings of the links waiting in the frontier, once the model has a share.
+RESCORE_EVERY = 50
+#: Words of the text around a link, and URL tokens, used at most.
+CONTEXT_WORDS = 20
+URL_TOKENS = 16
+MODEL_FILE = "link_model.npz"
+MODEL_KEY = "link_model"
+FORMAT_VERSION = 1
+
+# Fixed features with a value, before the hashed ones.
+_NUMERIC = ("bias", "page_relevant", "page_score", "same_host", "host_rate", "host_new", "host_barren")
+_N_NUMERIC = len(_NUMERIC)
+_WORD = re.compile(r"[^\W_]+")
+_SIZE = 1 << FEATURE_BITS
+_CANONICAL_CACHE = 100_000
+
+
+def _hashed(feature: str, cache: dict[str, int] = {}) -> int:  # noqa: B006 - the cache is the point
+    index = cache.get(feature)
+    if index is None:
+        if len(cache) > 1 << 18:
+            cache.clear()
+        index = cache[feature] = _N_NUMERIC + zlib.crc32(feature.encode("utf-8", "surrogatepass")) % (_SIZE - _N_NUMERIC)
+    return index
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased letter and digit runs: numbers stay (a section number or module code names a topic too)."""
+    return _WORD.findall(text.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class LinkFeatures:
+    """One link's features: unique indices into the weights and their values."""
+
+    indices: np.ndarray
+    values: np.ndarray
+
+
+def link_features(*, anchor: str, context: str, url: str, host: str, source_host: str, page_relevant: bool,
+                  page_evidence: float, distance: int, host_yield: tuple[int, int] | None) -> LinkFeatures:
+    """The features of one link (see the module's docstring); each group of words weighs 1 in all."""
+    values: dict[int, float] = {0: 1.0, 1: float(page_relevant), 2: page_evidence, 3: float(host == source_host)}
+    if host_yield is not None:
+        fetched, relevant = host_yield
+        values[4] = relevant / (fetched + 1)
+        values[5] = float(fetched == 0)
+        values[6] = float(fetched >= 5 and relevant == 0)
+    anchor_words = words(anchor)
+    groups = (
+        [f"a:{word}" for word in anchor_words] + [f"a2:{a} {b}" for a, b in zip(anchor_words, anchor_words[1:])],
+        [f"c:{word}" for word in words(context)[:CONTEXT_WORDS]],
+        [f"u:{token}" for token in words(url.split("://", 1)[-1].partition("/")[2])[:URL_TOKENS]],
+        [f"h:{host}", f"d:{min(distance, 8)}", f"dr:{min(distance, 8)}:{int(page_relevant)}"],
+    )
+    for group in groups:
+        if group:
+            weight = 1.0 / math.sqrt(len(group))
+            for feature in group:
+                index = _hashed(feature)
+                values[index] = values.get(index, 0.0) + weight
+    return LinkFeatures(np.fromiter(values.keys(), np.int32, len(values)),
+                        np.fromiter(values.values(), np.float32, len(values)))
+
+
+class LinkModel:
+    """Logistic regression over hashed features, trained online with AdaGrad."""
+
+    def __init__(self, bits: int = FEATURE_BITS):
+        self.bits = bits
+        self.weights = np.zeros(1 << bits, np.float32)
+        self.squares = np.zeros(1 << bits, np.float32)  # AdaGrad: summed squared gradients per weight
+        self.counts = np.zeros(3, np.int64)  # examples, relevant targets, irrelevant targets
+
+    @property
+    def positives(self) -> int:
+        return int(self.counts[1])
+
+    @property
+    def negatives(self) -> int:
+        return int(self.counts[2])
+
+    def predict(self, batch: list[LinkFeatures]) -> np.ndarray:
+        """The probability that each link leads to a relevant page."""
+        if not batch:
+            return np.zeros(0)
+        indices = np.concatenate([f.indices for f in batch])
+        values = np.concatenate([f.values for f in batch])
+        starts = np.cumsum([0] + [len(f.indices) for f in batch[:-1]])
+        z = np.add.reduceat(self.weights[indices] * values, starts)
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+    def learn(self, features: LinkFeatures, target: float) -> None:
+        """One AdaGrad step of the log loss towards ``target`` (1: leads to a relevant page, 0: not)."""
+        indices, values = features.indices, features.values
+        weights = self.weights[indices]
+        p = 1.0 / (1.0 + math.exp(-max(min(float(weights @ values), 30.0), -30.0)))
+        gradient = (p - target) * values + L2 * weights
+        squares = self.squares[indices] + gradient * gradient
+        self.squares[indices] = squares
+        self.weights[indices] = weights - LEARNING_RATE * gradient / (np.sqrt(squares) + 1e-7)
+        self.counts[0] += 1
+        if target >= 1.0:
+            self.counts[1] += 1
+        elif target <= 0.0:
+            self.counts[2] += 1
+
+    def copy(self) -> LinkModel:
+        other = LinkModel(self.bits)
+        other.weights, other.squares, other.counts = self.weights.copy(), self.squares.copy(), self.counts.copy()
+        return other
+
+    def add_change(self, now: LinkModel, before: LinkModel) -> None:
+        """Add what ``now`` learned since ``before`` (another harvester's work) to this model."""
+        self.weights += now.weights - before.weights
+        self.squares += now.squares - before.squares
+        self.counts += now.counts - before.counts
+
+    def to_bytes(self) -> bytes:
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, version=np.array([FORMAT_VERSION, self.bits]), weights=self.weights,
+                            squares=self.squares, counts=self.counts)
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> LinkModel:
+        """A stored model; ValueError when it is damaged or of another format."""
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+                version, bits = (int(v) for v in archive["version"])
+                if version != FORMAT_VERSION:
+                    raise ValueError(f"link model format {version}, expected {FORMAT_VERSION}")
+                model = cls(bits)
+                model.weights, model.squares = archive["weights"], archive["squares"]
+                model.counts = archive["counts"]
+        except (OSError, KeyError, EOFError, zlib.error) as e:
+            raise ValueError(f"not a link model: {e}") from e
+        if model.weights.shape != (1 << bits,) or model.squares.shape != (1 << bits,) or model.counts.shape != (3,):
+            raise ValueError("link model arrays have the wrong shape")
+        return model
+
+
+class ModelStore(Protocol):
+    """Where the job's link model is kept; ``update`` reads, changes and writes it in one atomic step."""
+
+    location: str
+
+    def update(self, change: Callable[[bytes | None], bytes]) -> bytes: ...
+
+
+class FileModelStore:
+    """``data/<job>/link_model.npz``; harvesters on one machine take turns through a lock file."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self.location = str(self.path)
+
+    def update(self, change: Callable[[bytes | None], bytes]) -> bytes:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            stored = self.path.read_bytes() if self.path.exists() else None
+            data = change(stored)
+            temporary = self.path.with_name(self.path.name + ".tmp")
+            temporary.write_bytes(data)
+            os.replace(temporary, self.path)
+            return data
+
+
+class RedisModelStore:
+    """One Redis key; concurrent updates are retried (WATCH/MULTI), so no harvester's change is lost."""
+
+    def __init__(self, server, key: str):
+        self.server = server
+        self.key = key
+        self.location = f"redis key {key}"
+
+    def update(self, change: Callable[[bytes | None], bytes]) -> bytes:
+        import redis
+
+        while True:
+            with self.server.pipeline(transaction=True) as pipe:  # a Redis Cluster's pipelines need it said
+                try:
+                    pipe.watch(self.key)
+                    data = change(pipe.get(self.key))
+                    pipe.multi()
+                    pipe.set(self.key, data)
+                    pipe.execute()
+                    return data
+                except redis.WatchError:
+                    continue
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """A link remembered until its target is fetched: its features, the page it was found on, its priority
+    before the model's share (``prior``) and the priority it was marked with."""
+
+    features: LinkFeatures
+    source: str
+    prior: float = 0.0
+    priority: float = 0.0
+
+
+class OnlineLinkLearner:
+    """The model, the links waiting for their label, and the merging with the stored model."""
+
+    def __init__(self, url_rules: UrlRules | None = None, *, credit_hops: int = 6, store: ModelStore | None = None,
+                 pending_links: int = PENDING_LINKS, fetched_pages: int = FETCHED_PAGES,
+                 url_checker: UrlChecker | None = None):
+        self.url_rules = url_rules
+        #: Canonical URLs as the frontier keeps them; a crawl shares it with the marking of links (Harvest).
+        self.url_checker = url_checker or UrlChecker(url_rules, _CANONICAL_CACHE)
+        self.credit_hops = credit_hops
+        self.store = store
+        self.model = LinkModel()
+        self._base = self.model.copy()
+        self._pending: OrderedDict[str, _Link] = OrderedDict()
+        self._fetched: OrderedDict[str, _Link] = OrderedDict()
+        self._pending_limit, self._fetched_limit = pending_links, fetched_pages
+        self._since_sync = 0
+        self._since_rescore = 0
+
+    def canonical(self, url: str) -> str | None:
+        """The URL as the frontier keeps it (None: the frontier refuses it); cached, links repeat from page to page."""
+        verdict = self.url_checker(url)
+        return verdict.url if verdict.ok else None
+
+    @property
+    def weight(self) -> float:
+        """The model's share of a link's priority: 0 until it has seen enough of both outcomes."""
+        model = self.model
+        if model.positives < MIN_POSITIVES or model.negatives < MIN_NEGATIVES:
+            return 0.0
+        return LEARNED_WEIGHT * min(1.0, model.positives / FULL_WEIGHT_POSITIVES)
+
+    def predict(self, batch: list[LinkFeatures]) -> np.ndarray:
+        return self.model.predict(batch)
+
+    def remember(self, url: str, features: LinkFeatures, source: str, prior: float = 0.0,
+                 priority: float = 0.0) -> None:
+        """Keep a link's features until its (canonical) target is observed. Of the links found to a URL the
+        one marked with the highest priority is kept (the first of equals), as the frontier keeps the highest."""
+        if url in self._fetched:
+            return
+        kept = self._pending.get(url)
+        if kept is not None and kept.priority >= priority:
+            return
+        self._pending[url] = _Link(features, source, prior, priority)
+        if len(self._pending) > self._pending_limit:
+            self._pending.popitem(last=False)
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def observe(self, url: str, relevant: bool) -> int:
+        """Learn from the classified fetch of ``url``: its link, and for a relevant page the links on the path
+        to it through irrelevant pages. Returns the number of training steps (0: no link to it was seen here)."""
+        link = self._pending.pop(url, None)
+        if link is None:
+            return 0
+        self.model.learn(link.features, 1.0 if relevant else 0.0)
+        steps = 1
+        if relevant:
+            source, hop = link.source, 1
+            while hop <= self.credit_hops and (before := self._fetched.get(source)) is not None:
+                self.model.learn(before.features, CREDIT_DECAY ** hop)
+                source, hop, steps = before.source, hop + 1, steps + 1
+        else:
+            self._fetched[url] = link
+            if len(self._fetched) > self._fetched_limit:
+                self._fetched.popitem(last=False)
+        self._since_sync += 1
+        self._since_rescore += 1
+        return steps
+
+    @property
+    def rescore_due(self) -> bool:
+        return self._since_rescore >= RESCORE_EVERY and self.weight > 0
+
+    def rescore(self) -> dict[str, float]:
+        """New priorities for every link still waiting, from the model as it is now.
+
+        A link is marked with the model of its time: those found before the model learned which links lead to
+        the topic (a directory's entries found on the way in) keep their prior alone, and those found early
+        keep what an immature model said. Re-scoring them (ACHE re-scores its frontier the same way) lets
+        them rise, or sink, with what the crawl has learned since."""
+        self._since_rescore = 0
+        weight = self.weight
+        if not weight or not self._pending:
+            return {}
+        urls = list(self._pending)
+        links = list(self._pending.values())
+        probabilities = self.model.predict([link.features for link in links])
+        rescored = {}
+        for url, link, probability in zip(urls, links, probabilities):
+            priority = min((1 - weight) * link.prior + weight * float(probability), 1.0)
+            self._pending[url] = _Link(link.features, link.source, link.prior, priority)
+            rescored[url] = priority
+        return rescored
+
+    @property
+    def sync_due(self) -> bool:
+        return self.store is not None and self._since_sync >= SYNC_EVERY
+
+    def sync(self) -> None:
+        """Merge with the stored model: add this harvester's change since the last sync, continue from the sum.
+
+        The first sync loads what earlier runs and other harvesters learned. A stored model that cannot be read
+        is replaced (ValueError is not raised for it: the crawl keeps its own model).
+        """
+        if self.store is None:
+            return
+        now, before = self.model, self._base
+        damaged: list[str] = []
+
+        def merge(stored: bytes | None) -> bytes:
+            shared = LinkModel(now.bits)
+            if stored:
+                try:
+                    shared = LinkModel.from_bytes(stored)
+                except ValueError as e:
+                    damaged.append(str(e))
+                if shared.bits != now.bits:
+                    shared = LinkModel(now.bits)
+            shared.add_change(now, before)
+            return shared.to_bytes()
+
+        merged = LinkModel.from_bytes(self.store.update(merge))
+        self.model, self._base, self._since_sync = merged, merged.copy(), 0
+        if damaged:
+            raise DamagedModel(f"{self.store.location}: {damaged[0]}; replaced by this harvester's model")
+
+
+class DamagedModel(ValueError):
+    """The stored link model could not be read; it was replaced."""
+
+
+def store_for(frontier, data_dir: Path | str, job: str) -> ModelStore:
+    """The model beside the job's frontier: a Redis key with a Redis frontier, else a file in ``data_dir/job/``."""
+    server, prefix = getattr(frontier, "server", None), getattr(frontier, "prefix", None)
+    if server is not None and prefix is not None:
+        return RedisModelStore(server, prefix + MODEL_KEY)
+    return FileModelStore(Path(data_dir) / job / MODEL_FILE)
+

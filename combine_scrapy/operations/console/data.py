@@ -1,0 +1,355 @@
+"""What the console shows and does, as plain data: one job's frontier, records, harvest log and harvesters.
+
+Everything here is synchronous and runs in one worker thread of the console
+(SQLite connections stay in the thread that opened them); the web layer only
+turns it into JSON and HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import redis
+
+from combine_scrapy.access.urls import host_of
+from combine_scrapy.harvest import Harvest
+from combine_scrapy.job import Job
+from combine_scrapy.operations.console.beacon import beacon_key
+from combine_scrapy.operations.control import harvesters_dir, running_harvesters, stop_processes
+from combine_scrapy.operations.harvestlog import log_path
+from combine_scrapy.records.export.select import parse_date
+from combine_scrapy.records.store.listing import on_host
+
+logger = logging.getLogger(__name__)
+
+#: Points of the harvest curve sent to the page at most.
+CURVE_POINTS = 400
+#: Seconds over which "pages per minute" is measured.
+RATE_WINDOW = 60.0
+#: A harvester whose beacon is older than this many seconds counts as silent.
+BEACON_STALE = 10.0
+#: Search hits looked at, at most, when filters thin them out.
+SEARCH_CANDIDATES = 500
+
+
+class BadRequest(ValueError):
+    """A request the console cannot answer as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    topic_class: str | None = None
+    host: str | None = None
+    since: float | None = None
+    until: float | None = None
+
+    @classmethod
+    def parse(cls, topic_class: str = "", host: str = "", since: str = "", until: str = "") -> SearchFilters:
+        try:
+            return cls(
+                topic_class.strip() or None,
+                host.strip().lower() or None,
+                parse_date(since) if since.strip() else None,
+                parse_date(until, end_of_day=True) if until.strip() else None,
+            )
+        except ValueError as e:
+            raise BadRequest(str(e)) from e
+
+    @property
+    def any(self) -> bool:
+        return any(value is not None for value in (self.topic_class, self.host, self.since, self.until))
+
+
+class HarvestLogReader:
+    """Read-only queries over data/<job>/harvest_log.sqlite (absent until the first harvester writes it)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+
+    def _connection(self) -> sqlite3.Connection | None:
+        if self._db is None and self.path.exists():
+            self._db = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, timeout=10)
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+
+    def query(self, text: str, parameters=()) -> list[tuple]:
+        db = self._connection()
+        return db.execute(text, parameters).fetchall() if db is not None else []
+
+    def totals(self, now: float) -> dict:
+        rows = self.query(
+            """SELECT COUNT(status), COUNT(relevant), COALESCE(SUM(relevant), 0),
+                      COUNT(CASE WHEN status IS NOT NULL AND time > ? THEN 1 END), MIN(time), MAX(time)
+               FROM fetches""",
+            (now - RATE_WINDOW,),
+        )
+        fetched, judged, relevant, recent, first, last = rows[0] if rows else (0, 0, 0, 0, None, None)
+        return {
+            "fetched": fetched, "judged": judged, "relevant": relevant,
+            "harvest_rate": relevant / judged if judged else None,
+            "per_minute": recent * 60 / RATE_WINDOW, "first": first, "last": last,
+        }
+
+    def curve(self, points: int = CURVE_POINTS) -> list[list[float]]:
+        """``[time, fetched so far, relevant so far]`` at most ``points`` times, the last fetch always included."""
+        total = self.query("SELECT COUNT(*) FROM fetches WHERE status IS NOT NULL")
+        total = total[0][0] if total else 0
+        if not total:
+            return []
+        step = max(1, -(-total // points))
+        return [list(row) for row in self.query(
+            """SELECT time, n, r FROM (
+                   SELECT time, ROW_NUMBER() OVER (ORDER BY time, rowid) AS n,
+                          SUM(COALESCE(relevant, 0)) OVER (ORDER BY time, rowid ROWS UNBOUNDED PRECEDING) AS r
+                   FROM fetches WHERE status IS NOT NULL)
+               WHERE n % ? = 0 OR n = ? OR n = 1 ORDER BY n""",
+            (step, total),
+        )]
+
+    def recent_relevant(self, limit: int = 20) -> list[dict]:
+        return [
+            {"time": when, "url": url, "score": score, "class": best}
+            for when, url, score, best in self.query(
+                "SELECT time, url, score, class FROM fetches WHERE relevant = 1 ORDER BY time DESC LIMIT ?", (limit,)
+            )
+        ]
+
+    def errors(self, limit: int = 20) -> list[dict]:
+        """Fetches that did not give a page, by outcome and HTTP status."""
+        return [
+            {"kind": outcome.replace("_", " ") + (f" ({status})" if status is not None else " (no response)"),
+             "outcome": outcome, "status": status, "count": count}
+            for outcome, status, count in self.query(
+                """SELECT outcome, status, COUNT(*) FROM fetches
+                   WHERE outcome NOT IN ('success', 'redirect', 'not_modified')
+                   GROUP BY outcome, status ORDER BY COUNT(*) DESC, outcome LIMIT ?""",
+                (limit,),
+            )
+        ]
+
+    def hosts(self, limit: int) -> dict[str, tuple[int, int]]:
+        """Host -> (pages fetched, relevant), busiest first."""
+        return {host: (fetched, relevant) for host, fetched, relevant in self.query(
+            """SELECT host, COUNT(*), COALESCE(SUM(relevant), 0) FROM fetches WHERE status IS NOT NULL
+               GROUP BY host ORDER BY COUNT(*) DESC, host LIMIT ?""",
+            (limit,),
+        )}
+
+    def last_fetches(self, since: float) -> dict[int, tuple[float, str]]:
+        """Harvester pid -> (time, URL) of its last logged fetch after ``since``."""
+        return {pid: (when, url) for pid, when, url in self.query(
+            "SELECT harvester, MAX(time), url FROM fetches WHERE time > ? GROUP BY harvester", (since,)
+        )}
+
+
+class ConsoleData:
+    """A job as the console sees it: its frontier and records (as its harvesters open them) and its harvest log."""
+
+    def __init__(self, job: Job, harvest: Harvest, data_dir: Path):
+        self.job = job
+        self.harvest = harvest
+        self.data_dir = data_dir
+        self.index = harvest.store.listing
+        self.log = HarvestLogReader(log_path(data_dir, job.name))
+
+    @classmethod
+    def open(cls, job: Job, data_dir: str | Path, *, redis_url: str | None, mysql_url: str | None,
+             max_urls_per_host: int | None = None, settings=None) -> ConsoleData:
+        harvest = Harvest.open(
+            job, data_dir, max_urls_per_host=max_urls_per_host, redis_url=redis_url,
+            redis_outage_patience=5, mysql_url=mysql_url, settings=settings,
+        )
+        return cls(job, harvest, Path(data_dir))
+
+    def close(self) -> None:
+        self.log.close()
+        self.harvest.close()
+
+    # -- the live page --------------------------------------------------------------
+
+    def status(self, now: float | None = None) -> dict:
+        now = time.time() if now is None else now
+        return {
+            "job": self.job.name,
+            "time": now,
+            "paused": self.harvest.frontier.paused(),
+            "frontier": self.harvest.frontier.counts(now),
+            "records": self.harvest.store.count(),
+            "records_location": self.harvest.store.location,
+            **self.log.totals(now),
+            "curve": self.log.curve(),
+            "recent_relevant": self._with_record_keys(self.log.recent_relevant()),
+            "errors": self.log.errors(),
+            "harvesters": self.harvesters(now),
+        }
+
+    def _with_record_keys(self, pages: list[dict]) -> list[dict]:
+        for page in pages:
+            page["record"] = self.harvest.store.key_for_url(page["url"])
+        return pages
+
+    def hosts(self, limit: int = 50, now: float | None = None) -> list[dict]:
+        """Hosts with marked URLs and hosts fetched most: marked URLs, lock, pages fetched and relevant."""
+        now = time.time() if now is None else now
+        fetched = self.log.hosts(limit)
+        rows: dict[str, dict] = {}
+        for host, marked, wait in self.harvest.frontier.hosts(now, limit=limit):
+            rows[host] = {"host": host, "marked": marked, "locked_for": round(wait, 1), "fetched": 0, "relevant": 0}
+        for host, (pages, relevant) in fetched.items():
+            row = rows.setdefault(host, {"host": host, "marked": 0, "locked_for": 0.0})
+            row.update(fetched=pages, relevant=relevant)
+        return sorted(rows.values(), key=lambda row: (-row["marked"], -row["fetched"], row["host"]))[:limit]
+
+    def harvesters(self, now: float) -> list[dict]:
+        """Running harvesters: this machine's pid files and beacons, and on Redis every machine's beacons."""
+        directory = harvesters_dir(self.data_dir, self.job.name)
+        found: dict[tuple[str, int], dict] = {}
+        alive = set(running_harvesters(directory))
+        for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+            try:
+                state = json.loads(path.read_text())
+                pid = int(state["pid"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if pid not in alive:
+                path.unlink(missing_ok=True)  # left by a harvester that was killed
+                continue
+            found[(state.get("machine", ""), pid)] = state
+        if self.harvest.shared:
+            frontier = self.harvest.frontier
+            try:
+                for key in frontier.server.scan_iter(match=beacon_key(frontier.prefix, "*", "*"), count=1000):
+                    raw = frontier.server.get(key)
+                    if raw:
+                        state = json.loads(raw)
+                        found[(state.get("machine", ""), int(state["pid"]))] = state
+            except (redis.exceptions.RedisError, ValueError, KeyError) as e:
+                logger.warning("cannot read the harvesters' beacons from Redis: %s", e)
+        for pid in alive:  # a harvester that has not written its first beacon yet
+            if not any(found_pid == pid for _, found_pid in found):
+                found[("", pid)] = {"pid": pid, "machine": "", "fetching": [], "updated": None}
+        last = self.log.last_fetches(now - 600)
+        harvesters = []
+        for (_, pid), state in sorted(found.items(), key=lambda item: (item[0][0], item[0][1])):
+            updated = state.get("updated")
+            state["silent"] = updated is None or now - updated > BEACON_STALE
+            state["last_fetch"] = dict(zip(("time", "url"), last[pid])) if pid in last else None
+            harvesters.append(state)
+        return harvesters
+
+    # -- records --------------------------------------------------------------------
+
+    def search(self, query: str, filters: SearchFilters, limit: int = 20) -> list[dict]:
+        """Full-text hits (best first), or with an empty query the newest records, that pass the filters."""
+        store = self.harvest.store
+        if not query.strip():
+            if not filters.any:
+                raise BadRequest("give words to search for, or a filter (class, host, dates)")
+            heads = self.index.heads(
+                since=filters.since, until=filters.until, topic_class=filters.topic_class, host=filters.host,
+                limit=limit, newest_first=True,
+            )
+            results = []
+            for head in heads:
+                record = store.get(head.key)
+                if record is not None:
+                    results.append(self._hit(head.key, record.title, store.urls(head.key), None,
+                                             record.text[:200], head.classes, head.checked))
+            return results
+        try:
+            hits = store.search(query, limit=SEARCH_CANDIDATES if filters.any else limit)
+        except ValueError as e:
+            raise BadRequest(str(e)) from e
+        results = []
+        for hit in hits:
+            head = self.index.head(hit.key)
+            if head is None:
+                continue
+            urls = store.urls(hit.key)
+            if not self._passes(head, urls, filters):
+                continue
+            results.append(self._hit(hit.key, hit.title, urls, hit.score, hit.snippet, head.classes, head.checked))
+            if len(results) >= limit:
+                break
+        return results
+
+    @staticmethod
+    def _passes(head, urls: list[str], filters: SearchFilters) -> bool:
+        if filters.topic_class and not any(
+            name == filters.topic_class or name.startswith(filters.topic_class + ".") for name in head.classes
+        ):
+            return False
+        if filters.host and not any(on_host(host_of(url), filters.host) for url in urls):
+            return False
+        if filters.since is not None and head.checked < filters.since:
+            return False
+        return filters.until is None or head.checked < filters.until
+
+    @staticmethod
+    def _hit(key, title, urls, score, snippet, classes, checked) -> dict:
+        return {"key": key, "title": title, "url": urls[0] if urls else "", "urls": urls, "score": score,
+                "snippet": snippet, "classes": list(classes), "checked": checked}
+
+    def record(self, key: str) -> dict | None:
+        """Everything the record page shows: title, URLs, scores per class, language, links out and in, text."""
+        store = self.harvest.store
+        record = store.get(key)
+        head = self.index.head(key)
+        if record is None or head is None:
+            return None
+        urls = store.urls(key)
+        inlinks, seen = [], set()
+        for url in urls:
+            for source_key, source_url, anchor, kind in store.links_to(url):
+                if (source_key, url) not in seen and source_key != key:
+                    seen.add((source_key, url))
+                    inlinks.append({"record": source_key, "url": source_url, "to": url, "anchor": anchor, "kind": kind})
+        return {
+            "key": key, "id": head.id, "title": record.title, "urls": urls, "mime_type": record.mime_type,
+            "language": record.language, "country": record.country, "checked": record.checked,
+            "modified": record.modified, "score": record.score, "normalized": record.normalized,
+            "algorithm": record.algorithm,
+            "classes": [asdict(topic) for topic in record.classes],
+            "terms": record.terms, "headings": record.headings, "meta": record.meta,
+            "links_out": [asdict(link) for link in record.links],
+            "links_in": inlinks,
+            "text": record.text,
+        }
+
+    def records(self, after_id: int = 0, limit: int = 50) -> list[dict]:
+        """Records newest first, ``limit`` at a time (``after_id``: the last id of the previous page)."""
+        heads = self.index.heads(after_id=after_id, limit=limit, newest_first=True)
+        return [{"id": head.id, "key": head.key, "checked": head.checked, "classes": list(head.classes)} for head in heads]
+
+    def classes(self) -> list[tuple[str, int]]:
+        return self.index.classes()
+
+    # -- actions --------------------------------------------------------------------
+
+    def seed(self, urls: list[str], priority: float = 0.0) -> dict:
+        """Mark URLs through the job's URL rules, as ``scrapy seed`` does."""
+        marked, rejected = self.harvest.mark((url, priority) for url in urls)
+        over_bound = rejected.pop("host_full", 0)
+        refused = sum(rejected.values())
+        accepted = len(urls) - refused
+        return {"accepted": accepted, "new": marked, "known": accepted - marked - over_bound,
+                "over_bound": over_bound, "refused": dict(rejected)}
+
+    def set_paused(self, paused: bool) -> dict:
+        self.harvest.frontier.set_paused(paused)
+        return {"paused": self.harvest.frontier.paused()}
+
+    def stop(self) -> dict:
+        """SIGTERM to this machine's harvesters of the job (Scrapy's graceful shutdown), without waiting."""
+        pids = running_harvesters(harvesters_dir(self.data_dir, self.job.name))
+        stop_processes(pids, timeout=0)
+        return {"stopping": pids}

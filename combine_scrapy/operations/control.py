@@ -1,0 +1,234 @@
+"""What the job commands share (Combine's combineCtrl): opening a job's backends with
+one-line errors, and the pid files by which running harvesters can be found and stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import redis
+from scrapy.commands import ScrapyCommand
+from scrapy.utils.log import configure_logging
+
+from combine_scrapy.faults import CrawlFault
+from combine_scrapy.harvest import Harvest
+from combine_scrapy.job import Job, JobConfigError, load_job
+from combine_scrapy.records.store import RecordStore, open_store
+
+HARVESTERS_DIR = "harvesters"
+
+
+class CommandError(Exception):
+    """A failure the user can fix; ``str()`` is the one line they see, ``exitcode`` the status."""
+
+    def __init__(self, message: str, exitcode: int = 1):
+        super().__init__(message)
+        self.exitcode = exitcode
+
+
+def print_error(command: ScrapyCommand, error: CommandError) -> None:
+    """How every project command fails: one ``error: ...`` line on stderr, and the error's exit status."""
+    print(f"error: {error}", file=sys.stderr)
+    command.exitcode = error.exitcode
+
+
+def load_checked_job(name: str, settings, learned_rules: bool = True) -> Job:
+    """The job ``name`` of COMBINE_TOPICS_DIR; a bad or missing one is a CommandError ``bad job: ...``, status 2."""
+    try:
+        return load_job(name, settings.get("COMBINE_TOPICS_DIR"), learned_rules=learned_rules)
+    except JobConfigError as e:
+        raise CommandError(f"bad job: {e}", exitcode=2) from e
+
+
+class JobCommand(ScrapyCommand):
+    """A project command about one job: ``scrapy NAME [options] JOB ...``.
+
+    Subclasses implement ``run_job``; a CommandError there becomes
+    ``error: ...`` on stderr and the error's exit status (print_error).
+    """
+
+    requires_project = True
+    requires_crawler_process = False  # no crawl: no reactor, quicker to start
+    default_settings = {"LOG_ENABLED": False}
+    #: Positional arguments after the job: (fewest, most).
+    extra_args = (0, 0)
+
+    def syntax(self):
+        return "[options] <job>"
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        parser.error = self.usage_error
+
+    def usage_error(self, message: str):
+        """Bad arguments: one line naming what is wrong, exit status 2 (argparse would print the whole usage)."""
+        print(f"error: {message} (usage: scrapy {self.command_name} {self.syntax()}; see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+    @property
+    def command_name(self) -> str:
+        return type(self).__module__.rsplit(".", 1)[-1]
+
+    def run(self, args, opts):
+        fewest, most = self.extra_args
+        if not fewest + 1 <= len(args) <= most + 1:
+            self.usage_error(f"{len(args)} arguments given" if args else "name the job")
+        configure_logging(self.settings)  # quiet unless asked (--loglevel): the output is the command's answer
+        try:
+            job = self.load_job(args[0])
+            self.run_job(job, args[1:], opts)
+        except CommandError as e:
+            print_error(self, e)
+
+    def load_job(self, name: str) -> Job:
+        return load_checked_job(name, self.settings)
+
+    def run_job(self, job: Job, args: list[str], opts) -> None:
+        """Do the command's work for ``job``; ``args`` are the positional arguments after it."""
+        raise NotImplementedError
+
+    @contextmanager
+    def harvest(self, job: Job) -> Iterator[Harvest]:
+        """The job's frontier and records, as its harvesters see them (REDIS_URL, MYSQL_URL or the data dir)."""
+        with open_harvest(job, self.settings) as harvest:
+            yield harvest
+
+    @contextmanager
+    def records(self, job: Job) -> Iterator[RecordStore]:
+        """The job's record store alone (MYSQL_URL or the data dir); a job without records is one error line."""
+        try:
+            store = open_store(job.name, self.data_dir, self.settings.get("MYSQL_URL"), create=False)
+        except FileNotFoundError as e:
+            raise CommandError(str(e)) from e
+        except ValueError as e:  # a malformed MYSQL_URL; the message names it
+            raise CommandError(str(e), exitcode=2) from e
+        except ConnectionError as e:  # the MySQL store connects when opened
+            raise CommandError(f"cannot reach MySQL: {e}") from e
+        except CrawlFault as e:  # a damaged, unwritable or locked SQLite file
+            raise CommandError(str(e)) from e
+        try:
+            yield store
+        finally:
+            store.close()
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.settings.get("COMBINE_DATA_DIR"))
+
+
+@contextmanager
+def open_harvest(job: Job, settings) -> Iterator[Harvest]:
+    """Open the job's backends from the settings (REDIS_URL, MYSQL_URL, else the data dir).
+
+    A command does not wait out a Redis outage as a harvester does: an
+    unreachable or misnamed server is one CommandError line at once.
+    """
+    redis_url, mysql_url = settings.get("REDIS_URL"), settings.get("MYSQL_URL")
+    if redis_url:
+        try:
+            redis.connection.parse_url(redis_url)
+        except ValueError as e:
+            raise CommandError(f"bad REDIS_URL {redis_url!r}: {e}", exitcode=2) from e
+    try:
+        harvest = Harvest.open(
+            job,
+            settings.get("COMBINE_DATA_DIR"),
+            max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
+            redis_url=redis_url,
+            redis_outage_patience=0,
+            mysql_url=mysql_url,
+            settings=settings,
+        )
+    except ValueError as e:  # a malformed MYSQL_URL; the message names it
+        raise CommandError(str(e), exitcode=2) from e
+    except ConnectionError as e:  # the MySQL store connects when opened
+        raise CommandError(f"cannot reach MySQL: {e}") from e
+    except CrawlFault as e:  # a damaged, unwritable or locked SQLite file: the message names it and the fix
+        raise CommandError(str(e)) from e
+    try:
+        if redis_url:
+            harvest.frontier.server.ping()
+        yield harvest
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
+        raise CommandError(f"cannot reach Redis at {redis_url}: {e}") from e
+    finally:
+        harvest.close()
+
+
+# Pid files: data/<job>/harvesters/<pid>.pid, holding the process's start time, so that a
+# file left by a harvester that was killed never leads to signalling an unrelated process
+# that got the same pid later.
+
+def harvesters_dir(data_dir: str | Path, job: str) -> Path:
+    return Path(data_dir) / job / HARVESTERS_DIR
+
+
+def process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), None when unknown or gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def is_running(pid: int) -> bool:
+    """Whether the process exists and has not exited (a zombie waiting for its parent counts as exited)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def write_pid_file(directory: Path, pid: int) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{pid}.pid"
+    path.write_text(f"{pid} {process_start(pid) or ''}\n")
+    return path
+
+
+def running_harvesters(directory: Path) -> list[int]:
+    """Pids of the harvesters whose pid files are there and that still run; stale files are removed."""
+    pids = []
+    for path in sorted(directory.glob("*.pid")) if directory.is_dir() else []:
+        try:
+            pid_text, _, started = path.read_text().strip().partition(" ")
+            pid = int(pid_text)
+        except (OSError, ValueError):
+            path.unlink(missing_ok=True)
+            continue
+        if is_running(pid) and (not started or process_start(pid) == started):
+            pids.append(pid)
+        else:
+            path.unlink(missing_ok=True)
+    return pids
+
+
+def stop_processes(pids: list[int], timeout: float, poll: float = 0.2) -> list[int]:
+    """Send SIGTERM (Scrapy's graceful shutdown) to each, wait up to ``timeout`` s; returns those still running."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout
+    waiting = list(pids)
+    while waiting and time.monotonic() < deadline:
+        time.sleep(poll)
+        waiting = [pid for pid in waiting if is_running(pid)]
+    return waiting

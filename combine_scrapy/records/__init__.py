@@ -1,0 +1,1 @@
+"""The records a crawl keeps, and what is made of them: stores, exports, WARC files."""

@@ -1,0 +1,68 @@
+"""A stored document record and its content key.
+
+Combine keyed records by the MD5 of their visible content, so one page served
+under several URLs is one record with all its URLs. The simhash ``fingerprint`` finds near-duplicates, which
+the MD5 cannot (combine_scrapy.document.neardup).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+def content_key(title: str, text: str, url: str, mime_type: str) -> str:
+    """Upper-case hex MD5 of text plus title with all whitespace removed.
+
+    A page without text (an image, an empty page) is keyed by its URL and
+    MIME type instead, so distinct empty pages do not collapse into one.
+    """
+    visible = "".join((text + title).split())  # str.split's whitespace is re's \s: the key of every stored record
+    material = visible if visible else url + mime_type
+    return hashlib.md5(material.encode("utf-8")).hexdigest().upper()
+
+
+@dataclass(frozen=True)
+class RecordLink:
+    url: str
+    anchor: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class TopicClass:
+    name: str
+    absolute: float
+    relative: float
+    terms: tuple[str, ...]
+
+
+@dataclass
+class Record:
+    """What the crawler keeps of one relevant document."""
+
+    key: str
+    url: str
+    title: str
+    text: str
+    mime_type: str
+    headings: list[str] = field(default_factory=list)
+    meta: dict[str, list[str]] = field(default_factory=dict)
+    links: list[RecordLink] = field(default_factory=list)
+    html: str | None = None
+    charset: str = ""
+    server: str = ""
+    modified: float | None = None
+    expires: float | None = None
+    checked: float = 0.0
+    score: float = 0.0
+    normalized: float = 0.0
+    algorithm: str = ""
+    classes: list[TopicClass] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
+    language: str | None = None
+    country: str | None = None
+    fingerprint: int | None = None  # 64-bit simhash of the text; None when too short to compare
+    pagerank: float | None = None   # rank in the records' link graph, from scrapy rank (None: not ranked)
+    ipagerank: float | None = None  # the same, topic-weighted (iPageRank)
+    off_topic: bool = False         # scrapy reclassify --flag found it no longer passes the topic filter

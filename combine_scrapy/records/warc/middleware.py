@@ -1,0 +1,104 @@
+"""saveWARC = 1: a downloader middleware that archives every response the crawl downloads (:mod:`combine_scrapy.records.warc`).
+
+It sits between the download handler and BoundedHttpCompressionMiddleware, so
+it sees each response as it came, before content decoding, and every request
+that reaches the network: pages, followed redirect hops, robots.txt, sitemaps.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import scrapy
+from scrapy import Request, signals
+from scrapy.http import Response
+
+from combine_scrapy.records.warc import Exchange, WarcArchive
+
+logger = logging.getLogger(__name__)
+
+#: Where a job's WARC files go, under its data directory.
+WARC_DIR = "warc"
+#: Response flags Scrapy sets, and the WARC-Truncated reason each means.
+_TRUNCATED = {"download_stopped": "length", "dataloss": "disconnect", "partial": "disconnect"}
+
+
+def _header_list(headers) -> list[tuple[str, str]]:
+    return [
+        (name.decode("latin-1"), value.decode("latin-1"))
+        for name, values in headers.items()
+        for value in values
+    ]
+
+
+def exchange_of(request: Request, response: Response, fetched_at: float) -> Exchange:
+    truncated = next((_TRUNCATED[flag] for flag in response.flags if flag in _TRUNCATED), None)
+    return Exchange(
+        url=response.url,
+        method=request.method,
+        request_headers=_header_list(request.headers),
+        request_body=request.body,
+        status=response.status,
+        protocol=response.protocol or "HTTP/1.1",
+        response_headers=_header_list(response.headers),
+        body=response.body,
+        fetched_at=fetched_at,
+        ip_address=str(response.ip_address) if response.ip_address else None,
+        truncated=truncated,
+    )
+
+
+class WarcMiddleware:
+    """Write each downloaded response, with its request, into the job's WARC files (when the job says saveWARC = 1)."""
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.archive: WarcArchive | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        middleware = cls(crawler)
+        crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
+        return middleware
+
+    def spider_opened(self, spider) -> None:
+        harvest = getattr(spider, "harvest", None)
+        # Only the job's crawl: `scrapy trial` (its own throw-away state) leaves the job's archive alone.
+        if spider.name != "focused" or harvest is None or not harvest.job.save_warc:
+            return
+        job = harvest.job
+        self.archive = WarcArchive(
+            Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / WARC_DIR,
+            prefix=job.name,
+            max_size=job.warc_max_size,
+            software=f"combine-scrapy (Scrapy {scrapy.__version__})",
+            operator=job.operator_email,
+            description=f"focused crawl of job {job.name}",
+        )
+        logger.info("WARC: writing every fetch to %s", self.archive.directory)
+
+    def spider_closed(self, spider) -> None:
+        if self.archive is not None:
+            self.archive.close()
+            self.crawler.stats.set_value("warc/files", len(self.archive.files_written))
+            self.archive = None
+
+    def process_response(self, request: Request, response: Response):
+        if self.archive is None:
+            return response
+        stats = self.crawler.stats
+        exchange = exchange_of(request, response, time.time())
+        try:
+            where = self.archive.write(exchange)
+        except OSError as e:  # a full disk: the crawl goes on, every fetch it cannot archive counted
+            stats.inc_value("warc/failed")
+            logger.error("WARC: cannot archive %s: %s", response.url, e)
+            return response
+        stats.inc_value("warc/responses")
+        stats.inc_value("warc/bytes", where.length)
+        if exchange.truncated:
+            stats.inc_value("warc/truncated")
+        return response
