@@ -10,8 +10,10 @@ from typing import Any
 class Fetch:
     """One fetch of a frontier URL, and what the pipelines learned from it.
 
-    ``status`` is None when no response came back; ``error`` then says why,
-    and ``outcome`` may already be decided by a middleware (robots, rules).
+    ``status`` is None when no response came back; ``error`` then says why.
+    The spider's errback decides ``outcome`` for a fetch that failed (robots.txt
+    forbids it, a URL rule refused it, the download failed); OutcomePipeline
+    decides it from the status for every other.
     """
 
     url: str
@@ -21,7 +23,7 @@ class Fetch:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     error: str | None = None
-    outcome: Any = None          # a frontier.Outcome, decided by a middleware
+    outcome: Any = None          # a frontier.Outcome: the errback's, else OutcomePipeline's from the status
     postponed: bool = False      # the fetch was put off (robots.txt read first)
     response_url: str | None = None  # where a followed redirect ended: the base of the page's relative links
     retry_after: float | None = None  # seconds a 429/503 asked to wait (Retry-After), set by OutcomePipeline

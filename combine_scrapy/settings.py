@@ -32,7 +32,7 @@ COMBINE_SHARED_POLL_INTERVAL = 1.0
 # PageRank strategies: recompute the ranks after this many hand-outs.
 COMBINE_RERANK_EVERY = 50
 
-SCHEDULER = "combine_scrapy.frontier.scheduler.BreadthFirstTimeScheduler"
+SCHEDULER = "combine_scrapy.frontier.scheduler.FrontierScheduler"
 
 # The frontier decides when a host may be fetched; Scrapy's own throttles and
 # retries would fetch behind its back.

@@ -1,7 +1,7 @@
 """The frontier as a Scrapy scheduler: BreadthFirstTime and the other crawl strategies.
 
-At each scheduling point one URL from each unlocked host forms a ready queue
-(Combine documentation, "Crawling strategy"). BreadthFirstTime and
+At each scheduling point one URL from each unlocked host forms a ready queue,
+as in Combine. BreadthFirstTime and
 BreadthFirst hand it out completely before the next scheduling; BestFirst and
 the PageRank strategies take only the best few, so links found a moment ago
 compete at once, and the PageRank strategies recompute the ranks as the graph
@@ -12,8 +12,8 @@ leases: the next URL is chosen once a page in flight has been processed, with
 the links it gave already marked (with CONCURRENT_REQUESTS = 1 the crawl is
 one page at a time, and the same web gives the same order of fetches).
 
-Requests that Scrapy enqueues (seeds, ``scrapy shell``, a URL rewritten by a
-middleware) are canonicalized, validated and marked in the frontier: nothing
+Requests that Scrapy enqueues (the seeds, a URL rewritten by a middleware)
+are canonicalized, validated and marked in the frontier: nothing
 is fetched that the frontier has not handed out.
 """
 
@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 PAUSE_POLL = 1.0
 
 
-class BreadthFirstTimeScheduler(BaseScheduler):
+class FrontierScheduler(BaseScheduler):
     def __init__(self, crawler, idle_horizon: float, best_batch: int, rerank_every: int, shared_poll: float):
         self.crawler = crawler
         self.stats = crawler.stats
