@@ -33,10 +33,10 @@ def test_shipped_jobs_load(name):
 
 def test_glass_job_uses_combine_defaults():
     job = load_job("glass", PROJECT / "topics")
-    assert job.wait_interval_host == 60
-    assert job.lock_success == 1_000_000
+    assert job.locks.host == 60
+    assert job.locks.success == 1_000_000
     assert job.url_rules.max_url_length == 250
-    assert job.auto_recycle_links and job.save_html and not job.do_analyse
+    assert job.crawling.auto_recycle_links and job.archive.save_html and not job.analysis.do_analyse
 
 
 def test_values_and_blocks_are_read(tmp_path):
@@ -47,8 +47,8 @@ def test_values_and_blocks_are_read(tmp_path):
         **{"sitesOK.txt": "www.Example.org\n"},
     )
     job = load_job("j", tmp_path)
-    assert job.wait_interval_host == 2.5
-    assert job.save_html is False
+    assert job.locks.host == 2.5
+    assert job.archive.save_html is False
     assert job.url_rules.max_url_length == 100
     assert [rule.text for rule in job.url_rules.exclude] == ["URL \\.pdf$"]
     assert job.url_rules.sessionids == ("mysid",)
@@ -121,4 +121,4 @@ def test_spider_trap_bounds_are_read(tmp_path):
     write_job(tmp_path, "maxPathDepth = 5\nmaxRepeatedSegments = 2\nmaxUrlsPerHost = 300\n")
     job = load_job("j", tmp_path)
     assert (job.url_rules.max_path_depth, job.url_rules.max_repeated_segments) == (5, 2)
-    assert job.max_urls_per_host == 300
+    assert job.crawling.max_urls_per_host == 300

@@ -147,11 +147,11 @@ class IrrelevantPagesPipeline:
         spider = self.crawler.spider
         harvest = getattr(spider, "harvest", None)
         # Only the job's crawl: `scrapy trial` (its own throw-away state) leaves the job's files alone.
-        if spider.name != "focused" or harvest is None or not harvest.job.save_irrelevant:
+        if spider.name != "focused" or harvest is None or not harvest.job.archive.save_irrelevant:
             return
         job = harvest.job
         path = Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / IRRELEVANT_FILE
-        self.pages = IrrelevantPages(path, job.irrelevant_max_pages)
+        self.pages = IrrelevantPages(path, job.archive.irrelevant_max_pages)
 
     def close_spider(self) -> None:
         if self.pages is not None:
@@ -162,7 +162,7 @@ class IrrelevantPagesPipeline:
         if self.pages is None or item.postponed:
             return item
         if item.outcome is Outcome.SUCCESS and item.classification is not None and not item.classification.relevant:
-            main = self.crawler.spider.harvest.job.topic_text == "main"
+            main = self.crawler.spider.harvest.job.topic.text == "main"
             document = Document.from_page(item.page, item.host, main_content=main)
             if self.pages.keep(IrrelevantPage(document, item.classification.score, item.fetched_at)):
                 self.stats.inc_value("irrelevant/kept")
