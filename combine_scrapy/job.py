@@ -1,4 +1,6 @@
-"""Load ``topics/<job>/`` into one typed, validated :class:`Job`.
+"""Load ``topics/<job>/``: first into a typed, validated :class:`JobConfig` of plain values
+(:func:`load_config`), then into a :class:`Job`, which builds its topic filter and learned URL
+rules from that configuration (:func:`build_job`; :func:`load_job` does both).
 
 A job directory holds, as in Combine's ``/etc/combine/<job>/``:
 
@@ -413,7 +415,7 @@ class JobConfig:
     #: Lines of seeds.txt the URL rules refuse (the crawl warns about each).
     refused_seeds: tuple[RefusedSeed, ...] = ()
     #: {variable name: its line in combine.cfg}, for errors found when the job is built.
-    lines: dict[str, int] = dataclasses.field(default_factory=dict)
+    variable_lines: dict[str, int] = dataclasses.field(default_factory=dict)
     locks: LockIntervals = LockIntervals()
     fetching: Fetching = Fetching()
     crawling: Crawling = Crawling()
@@ -433,6 +435,7 @@ class Job(JobConfig):
 
     @classmethod
     def of(cls, config: JobConfig) -> Job:
+        """The job of ``config``, nothing built yet."""
         return cls(**{field.name: getattr(config, field.name) for field in dataclasses.fields(config)})
 
     @functools.cached_property
@@ -444,7 +447,7 @@ class Job(JobConfig):
         """The rules of learned_urls.txt when LearnedUrlRules = 1, else None."""
         if not self.learning.use_learned_url_rules:
             return None
-        return _learned_url_rules(self.directory, self.directory / CONFIG_FILE, self.lines["LearnedUrlRules"])
+        return _learned_url_rules(self.directory, self.directory / CONFIG_FILE, self.variable_lines["LearnedUrlRules"])
 
 
 def _read_lines(path: Path, missing: str | None = None) -> list[str] | None:
@@ -681,7 +684,7 @@ def load_config(name: str, topics_dir: Path | str = "topics") -> JobConfig:
         url_rules=url_rules,
         definition=definition,
         sites_ok=sites_ok,
-        lines={name_: number for name_, (number, _) in values.items()},
+        variable_lines={name_: number for name_, (number, _) in values.items()},
         **{group: GROUPS[group](**fields) for group, fields in groups.items()},
     )
 
@@ -703,7 +706,7 @@ def _topic_filter(config: JobConfig) -> TopicFilter:
         needs_definition = topic.classify_plugin in (*PLAIN_NAMES, *POSITION_NAMES)
         missing = f" ({TOPIC_FILE} is missing)" if needs_definition and not (config.directory / TOPIC_FILE).exists() else ""
         raise JobConfigError(
-            config.directory / CONFIG_FILE, config.lines.get("classifyPlugIn"), f"classifyPlugIn {excerpt(topic.classify_plugin)}: {e}{missing}"
+            config.directory / CONFIG_FILE, config.variable_lines.get("classifyPlugIn"), f"classifyPlugIn {excerpt(topic.classify_plugin)}: {e}{missing}"
         ) from e
 
 
