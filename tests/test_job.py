@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import pytest
 from conftest import PROJECT
 
-from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.job import Job, JobConfigError, LockIntervals, TopicConfig, build_job, load_config, load_job
 
 TOPIC = "50: carnivorous plants=CP\n"
 
@@ -122,3 +125,19 @@ def test_spider_trap_bounds_are_read(tmp_path):
     job = load_job("j", tmp_path)
     assert (job.url_rules.max_path_depth, job.url_rules.max_repeated_segments) == (5, 2)
     assert job.crawling.max_urls_per_host == 300
+
+
+def test_the_configuration_builds_nothing_and_the_job_builds_its_filter_once(tmp_path):
+    directory = write_job(tmp_path, "# a filter whose model is not trained yet\nclassifyPlugIn = svm\nLearnedUrlRules = 1\n")
+    config = load_config("j", tmp_path)   # neither the SVM model nor learned_urls.txt is read
+    assert (config.topic.classify_plugin, config.learning.use_learned_url_rules) == ("svm", True)
+    assert config.locks == LockIntervals() and config.fetching.user_agent == "combine-scrapy/0.1"
+    with pytest.raises(JobConfigError, match=re.escape(f"{directory / 'combine.cfg'}:2: classifyPlugIn 'svm': ")):
+        build_job(config)
+    with pytest.raises(JobConfigError, match=re.escape(f"{directory / 'combine.cfg'}:2: classifyPlugIn 'svm': ")):
+        load_job("j", tmp_path)
+
+    job = Job.of(dataclasses.replace(config, topic=TopicConfig()))   # the plain filter: it needs no model
+    assert job.topic_filter is job.topic_filter     # built once, when first used
+    with pytest.raises(JobConfigError, match=re.escape(f"{directory / 'combine.cfg'}:3: LearnedUrlRules = 1, but ")):
+        _ = job.learned_url_rules

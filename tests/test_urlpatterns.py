@@ -7,8 +7,9 @@ import re
 
 import pytest
 
+from combine_scrapy.commands.trial import trial_config
 from combine_scrapy.harvest import link_scorer_for
-from combine_scrapy.job import Job, JobConfigError, load_config, load_job
+from combine_scrapy.job import Job, JobConfigError, build_job, load_config, load_job
 from combine_scrapy.links.learned import (
     CONTENT,
     DIRECTORY,
@@ -250,6 +251,14 @@ def test_a_job_with_learned_rules_marks_links_by_them(tmp_path):
     config = load_config("j", tmp_path)
     unlearned = dataclasses.replace(config, learning=dataclasses.replace(config.learning, use_learned_url_rules=False))
     assert Job.of(unlearned).learned_url_rules is None
+
+
+def test_the_trial_crawls_its_job_breadth_first_without_the_rules_it_is_to_write(tmp_path):
+    write_job(tmp_path, "LearnedUrlRules = 1\nRevisit = 1\nAutoRecycleLinks = 0\n")   # no learned_urls.txt yet
+    job = build_job(trial_config(load_config("j", tmp_path), pages=7))
+    crawling = job.crawling
+    assert (crawling.strategy, crawling.max_urls_per_host, crawling.auto_recycle_links, crawling.revisit) == ("BreadthFirst", 7, True, False)
+    assert job.learned_url_rules is None and job.topic_filter is not None
 
 
 def test_rejected_links_can_be_kept_with_a_low_priority():
