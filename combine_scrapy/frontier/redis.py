@@ -23,13 +23,21 @@ In each bucket, ``combine:{<job>:b<k>}:``
                      first_visit, digest (trailing empty fields left out; absent numbers: 0)
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),
                      fetched and relevant (completed fetches, relevant pages: the host's yield),
-                     leased_until (end of the lease of the URL being fetched; absent: none)
+                     leased_until (end of the lease of the URL being fetched; absent: none),
+                     head (its member of ``heads`` or ``leasedheads``; absent: in neither)
 ``hosts``            set of the bucket's known hosts
 ``fifo:<host>``      marked, unlocked URLs of a host (as kept) scored by order of marking (BreadthFirst); it
                      also finds a URL by its order of marking
 ``best:<host>``      the same URLs' orders of marking (a letter for the number of hexadecimal digits, then
                      the digits, so they sort as numbers) by priority, highest first, then order of marking
 ``hostq``            hosts with marked, unlocked URLs, scored by when the host unlocks
+``heads``            of those, the free hosts (unlocked when last placed, and not leased since): the order of
+                     marking of the host's best URL (as in ``best:``) then the host, scored by minus that URL's
+                     priority weighted by the host's yield, so the first are BestFirst's (``strategy.py``)
+``leasedheads``      the same of the hosts with a lease (``leased_until``), which may hold places in a round
+``waiting``          the other hosts of ``hostq`` (locked), by when they unlock: a look at the heads moves those
+                     unlocked to ``heads``. Every script that changes a host's queues, lock, lease or yield
+                     places it again (``rehead`` in lua/library.lua), so ``ready`` reads only the first heads
 ``locked``           ``host\nURL`` (as kept) of marked URLs whose own lock (a lease, a retry wait) has not
                      ended, by when it ends
 ``busy``             hosts with marked URLs, scored by minus their count (``hosts()``)
@@ -61,6 +69,7 @@ host's hash and queues, so a queued URL costs under 200 bytes
 
 from __future__ import annotations
 
+import heapq
 import importlib.resources
 import json
 import logging
@@ -85,7 +94,7 @@ from scrapy_redis.connection import get_redis_from_settings
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import CrawlFault, FrontierVanished, StorageFault
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, MarkResult
-from combine_scrapy.frontier.strategy import Head, Round, strategy_named
+from combine_scrapy.frontier.strategy import YIELD_PRIOR_FETCHED, YIELD_PRIOR_RELEVANT, Head, Round, strategy_named
 
 logger = logging.getLogger(__name__)
 
@@ -99,9 +108,13 @@ MARKER_CHECK_INTERVAL = 1.0
 #: answers a lower bound, which only costs the scheduler an early wake-up.
 NEXT_DUE_SCAN = 64
 
-#: The key layout this module reads and writes (``layout`` key). Layout 2 kept a whole job under one hash tag
-#: (one slot of a Redis Cluster); before it, a hash per URL.
-LAYOUT = "3"
+#: The key layout this module reads and writes (``layout`` key). Layout 3 lacked the heads of each bucket
+#: (``heads``, ``leasedheads``, ``waiting``): a frontier of it is given them when a harvester opens it. Layout 2
+#: kept a whole job under one hash tag (one slot of a Redis Cluster); before it, a hash per URL.
+LAYOUT = "4"
+
+#: The layout that opening upgrades to LAYOUT in place.
+UPGRADED_LAYOUT = "3"
 
 #: Buckets a new job's hosts are spread over (COMBINE_REDIS_BUCKETS): a bucket is one hash tag, so one slot of
 #: a Redis Cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters and gives eight
@@ -130,12 +143,14 @@ def _lua(name: str) -> str:
     return re.sub(r"\A(?:--.*\n)*", "", (_LUA / f"{name}.lua").read_text(encoding="utf-8"))
 
 
-_LIBRARY = _lua("library")
+# A head's weighted priority in Lua is strategy.weighted_priority with the same constants, so the same doubles.
+_LIBRARY = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"
+            + _lua("library"))
 _BUCKET_SCRIPTS = {
     name: _LIBRARY + _lua(name)
     for name in (
-        "mark", "remark", "ready", "deeper", "claim", "take", "complete", "release", "lock_host", "host_delay",
-        "set_priorities", "next_due", "records", "record_visit",
+        "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "complete", "release",
+        "lock_host", "host_delay", "set_priorities", "next_due", "records", "record_visit", "rebuild_heads",
     )
 }
 _OPEN = _lua("open")
@@ -404,6 +419,10 @@ class RedisFrontier:
             marker, layout, buckets = self._open_script(
                 keys=[key, self._key("layout"), self._key("buckets")], args=[token, LAYOUT, self.buckets]
             )
+            if _text(layout) == UPGRADED_LAYOUT:
+                self._check_buckets(buckets)
+                self._upgrade()
+                layout = LAYOUT.encode()
             if _text(layout) != LAYOUT:
                 raise StorageFault(
                     f"the Redis frontier of job {self.job} was written by an older combine-scrapy (all of a job's "
@@ -427,6 +446,15 @@ class RedisFrontier:
                 "marks their links; then start the harvesters again. Run Redis with --appendonly yes so a "
                 "restart keeps the frontier"
             )
+
+    def _upgrade(self) -> None:
+        """Give a frontier of layout 3 its buckets' heads (``rebuild_heads.lua``, a script per bucket), then
+        today's layout. Every URL, host and lease stays as it was; a harvester that opens it meanwhile places
+        the same heads again. Harvesters of layout 3 still at work would leave the heads behind: stop them first.
+        """
+        self._run_buckets([(bucket, "rebuild_heads", []) for bucket in range(self.buckets)])
+        self.server.set(self._key("layout"), LAYOUT)
+        logger.info("Redis frontier of job %s upgraded from layout %s to %s", self.job, UPGRADED_LAYOUT, LAYOUT)
 
     def _store_buckets(self) -> None:
         """Keep the bucket count in the frontier, once; a frontier that has one already keeps its own."""
@@ -503,15 +531,18 @@ class RedisFrontier:
                 if taken:
                     self.check_marker()
                     return Round(taken)
+        if self._marker is None:  # opening the frontier upgrades an older layout before it is read
+            self.check_marker()
         share = self._share if self.lease_ahead else None
         depth = limit if crawl.holds_places and limit else 0
-        heads = self._heads(now, crawl.queue, hold, share, depth)
+        best = limit if limit is not None and crawl.head_order is not None else None  # only the heads the round reads
+        heads = self._heads(now, crawl.queue, hold, share, depth, best)
         if self.lease_ahead and self._share != share:  # harvesters came or went: look at the new share
             share = self._share
-            heads = self._heads(now, crawl.queue, hold, share, depth)
+            heads = self._heads(now, crawl.queue, hold, share, depth, best)
         round_ = crawl.round(heads, now, limit, self._deeper)
         if share is not None and not round_ and round_.held_until is None:
-            heads = self._heads(now, crawl.queue, hold, None, depth)
+            heads = self._heads(now, crawl.queue, hold, None, depth, best)
             round_ = crawl.round(heads, now, limit, self._deeper)
         self.check_marker(idle=not heads)
         if not self.lease_ahead:
@@ -523,20 +554,28 @@ class RedisFrontier:
             return Round(self._take_from_round(now))
         return Round(self._take(list(round_), now), held_until=round_.held_until)
 
-    def _heads(self, now: float, queue: str, hold: float, share: list[int] | None, depth: int = 0) -> list[Head]:
+    def _heads(self, now: float, queue: str, hold: float, share: list[int] | None, depth: int = 0,
+               best: int | None = None) -> list[Head]:
         """The head of every free (or held) host of the buckets ``share`` (None: every bucket), in one pipeline;
         with a ``depth``, what ``_deeper`` answers for their hosts is fetched with them and kept for it.
+
+        With ``best``, only the ``best`` first heads by weighted priority (BestFirst's ``head_order``), in two
+        pipelines: each bucket's first ones from its ``heads`` and ``leasedheads``, then the rows of the
+        ``best`` first of them all, so the cost is in ``best`` and the buckets, not in the due hosts.
 
         A harvester's frontier also renews its entry among the job's harvesters in the same pipeline (see
         HARVESTERS_RENEWAL) and takes its share of the buckets for the next look from the answer.
         """
         buckets = range(self.buckets) if share is None else share
-        args = [_float(now), self.max_attempts, queue, _float(now + hold), depth]
+        if best is None:
+            script, args = "ready", [_float(now), self.max_attempts, queue, _float(now + hold), depth]
+        else:
+            script, args = "top_heads", [_float(now), self.max_attempts, _float(now + hold), best]
         renew = self.lease_ahead and (time.monotonic() - self._renewed >= HARVESTERS_RENEWAL
                                       or any(self._bucket_nodes[bucket] == self._node_of(self.prefix) for bucket in buckets))
         with self.server.pipeline(transaction=False) as pipe:
             for bucket in buckets:
-                pipe.execute_command("EVALSHA", self._scripts["ready"].sha, 1, self._bucket_prefixes[bucket], *args)
+                pipe.execute_command("EVALSHA", self._scripts[script].sha, 1, self._bucket_prefixes[bucket], *args)
             if renew:
                 harvesters, clock = self._key("harvesters"), time.time()
                 pipe.zadd(harvesters, {self.harvester_id: clock + self.lease_seconds})
@@ -547,13 +586,15 @@ class RedisFrontier:
             self._renewed, self._registered = time.monotonic(), True
             self._share = self._share_of(sorted(member.decode() for member in answers[-1]))
             answers = answers[:-3]
-        rows = []
-        for bucket, answer in zip(buckets, answers):
+        for position, (bucket, answer) in enumerate(zip(buckets, answers)):
             if isinstance(answer, redis.exceptions.NoScriptError):
-                answer = self._scripts["ready"](keys=[self._bucket_prefixes[bucket]], args=args)
+                answers[position] = self._scripts[script](keys=[self._bucket_prefixes[bucket]], args=args)
             elif isinstance(answer, Exception):
                 raise answer
-            rows += answer
+        if best is None:
+            rows = [row for answer in answers[:len(buckets)] for row in answer]
+        else:
+            rows = self._best_rows(list(zip(buckets, answers)), queue, depth, best)
         self._deeper_found = {row[1].decode(): _queue(row[10]) for row in rows if len(row) > 10}
         return [
             Head(
@@ -563,6 +604,21 @@ class RedisFrontier:
             )
             for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant, *_ in rows
         ]
+
+    def _best_rows(self, answers: list[tuple[int, list]], queue: str, depth: int, best: int) -> list:
+        """The rows (as ``ready.lua`` gives them) of the ``best`` first heads among the buckets' first ones
+        (``top_heads.lua`` answers), by weighted priority then order of marking, as the round ranks them."""
+        firsts = []
+        for bucket, lists in answers:
+            for members_and_scores in lists:
+                for member, score in zip(members_and_scores[::2], members_and_scores[1::2]):
+                    digits = member[0] - 96   # the member is the order of marking as in 'best', then the host
+                    firsts.append((float(score), int(member[1:1 + digits], 16), member[1 + digits:].decode(), bucket))
+        chosen: dict[int, list[str]] = {}
+        for _, _, host, bucket in heapq.nsmallest(best, firsts):
+            chosen.setdefault(bucket, []).append(host)
+        calls = [(bucket, "head_rows", [queue, depth, *hosts]) for bucket, hosts in chosen.items()]
+        return [row for found in (self._run_buckets(calls) if calls else []) for row in found if row]
 
     def _share_of(self, harvesters: list[str]) -> list[int] | None:
         """This harvester's buckets among ``harvesters`` (the ids at work, sorted): the part of the buckets (in
