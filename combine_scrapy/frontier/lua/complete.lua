@@ -19,12 +19,11 @@ if r then
   if keep then place(url, host, r.seq, r.priority, r.lock_until, now) end
 end
 if redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
-  local lock_until = with_delay(host, now, tonumber(ARGV[5]))
-  set_host_lock(host, lock_until)
+  set_host_lock(host, with_delay(host, now, tonumber(ARGV[5])))
   redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
   redis.call('HINCRBY', P .. 'host:' .. host, 'fetched', 1)
   if ARGV[8] == '1' then redis.call('HINCRBY', P .. 'host:' .. host, 'relevant', 1) end
-  rehead(host, lock_until <= now)
+  rehead(host, false)
 elseif r then
   rehead(host, nil)
 end

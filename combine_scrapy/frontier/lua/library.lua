@@ -105,9 +105,10 @@ end
 -- The heads of a bucket's hosts with queued URLs, each host in one of three sorted sets: ``heads`` (free hosts)
 -- and ``leasedheads`` (hosts with a lease, free or not) by minus the weighted priority of the host's best queued
 -- URL, its member that URL's order of marking (as in 'best') then the host, so ties go by order of marking; or
--- ``waiting`` (locked hosts) by when the host unlocks, until a look at the heads moves it to ``heads``. The
--- host's ``head`` field holds its member of heads or leasedheads. ``free``: true when the host's lock has ended,
--- false when it may not have, nil when its lock is as when it was last placed (it keeps its place).
+-- ``waiting`` (locked hosts) by when the host unlocks, until a look at the heads (its clock, so the same as the
+-- round's) moves it to ``heads``. The host's ``head`` field holds its member of heads or leasedheads. ``free``:
+-- true when that look found the host's lock ended, false when its lock changed, nil when its lock is as when
+-- it was last placed (it keeps its place).
 local function rehead(host, free)
   local h = redis.call('HMGET', P .. 'host:' .. host, 'head', 'lock_until', 'leased_until', 'fetched', 'relevant')
   local old, was_free = h[1], false
