@@ -145,22 +145,25 @@ end
 local function head_host(member) return string.sub(member, string.byte(member) - 94) end
 
 -- What ``ready`` answers for a host's head: its first URL of ``queue`` with the URL's state, the host's lock
--- (``lock``: its score in hostq) and yield, and with a depth above 0 the members and scores of the first URLs
--- of its 'best' queue.
-local function head_row(host, queue, lock, depth)
-  local h = redis.call('HMGET', P .. 'host:' .. host, 'fetched', 'relevant')
-  local url = redis.call('ZRANGE', P .. queue .. ':' .. host, 0, 0)[1]
+-- and yield (as given), and with a depth above 0 the members and scores of the first URLs of its 'best' queue;
+-- false when the queue is empty.
+local function head_row(host, queue, lock, fetched, relevant, depth)
+  local deeper = depth > 0 and redis.call('ZRANGE', P .. 'best:' .. host, 0, depth - 1, 'WITHSCORES') or nil
+  local url
   if queue == 'best' then
-    local seq = unhex(url)
+    local first = deeper and deeper[1] or redis.call('ZRANGE', P .. 'best:' .. host, 0, 0)[1]
+    if not first then return false end
+    local seq = unhex(first)
     url = redis.call('ZRANGEBYSCORE', P .. 'fifo:' .. host, seq, seq, 'LIMIT', 0, 1)[1]
+  else
+    url = redis.call('ZRANGE', P .. 'fifo:' .. host, 0, 0)[1]
   end
+  if not url then return false end
   url = long(host, url)
   local r = load(host, url)
   local row = {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
-               r.distance or 0, lock, h[1] or '0', h[2] or '0'}
-  if depth > 0 then
-    table.insert(row, redis.call('ZRANGE', P .. 'best:' .. host, 0, depth - 1, 'WITHSCORES'))
-  end
+               r.distance or 0, lock, fetched or '0', relevant or '0'}
+  if deeper then table.insert(row, deeper) end
   return row
 end
 
