@@ -13,7 +13,9 @@ Cluster puts each bucket in one slot and spreads the buckets over its nodes,
 while every script touches one bucket only. What belongs to the whole job is
 under ``combine:{<job>}:``. Looks over the whole frontier (``ready``,
 ``next_due``, ``counts``, ``hosts``) send one script or command per bucket in
-one pipeline: one round trip per node.
+one pipeline: one round trip per node. BestFirst's ``ready`` reads only each
+bucket's first heads (``heads`` below), then the rows of the best of them in a
+second pipeline: its cost is in the round's size, not in the due hosts.
 
 In each bucket, ``combine:{<job>:b<k>}:``
 
@@ -73,6 +75,7 @@ import heapq
 import importlib.resources
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -125,6 +128,11 @@ BUCKETS = 32
 #: buckets follows harvesters that come or go within this (one that dies leaves it when its entry ends, after a
 #: lease). A look that reaches the node of the job-wide keys anyway (always, on a single Redis) renews it too.
 HARVESTERS_RENEWAL = 5.0
+
+#: Heads a BestFirst ``ready`` asks each bucket for first, at least (three times its share of the round if more):
+#: a bucket whose first ones all make the round is asked again for more, which the spread of the hosts over the
+#: buckets makes rare.
+FIRST_HEADS = 6
 
 #: URLs of a full round (BreadthFirstTime, BreadthFirst) one ``ready`` leases to its harvester at once.
 ROUND_LEASE = 16
@@ -570,7 +578,8 @@ class RedisFrontier:
         if best is None:
             script, args = "ready", [_float(now), self.max_attempts, queue, _float(now + hold), depth]
         else:
-            script, args = "top_heads", [_float(now), self.max_attempts, _float(now + hold), best]
+            first = min(best, max(FIRST_HEADS, math.ceil(3 * best / len(buckets))))
+            script, args = "top_heads", [_float(now), self.max_attempts, _float(now + hold), first]
         renew = self.lease_ahead and (time.monotonic() - self._renewed >= HARVESTERS_RENEWAL
                                       or any(self._bucket_nodes[bucket] == self._node_of(self.prefix) for bucket in buckets))
         with self.server.pipeline(transaction=False) as pipe:
@@ -594,7 +603,7 @@ class RedisFrontier:
         if best is None:
             rows = [row for answer in answers[:len(buckets)] for row in answer]
         else:
-            rows = self._best_rows(list(zip(buckets, answers)), queue, depth, best)
+            rows = self._best_rows(dict(zip(buckets, answers)), args, queue, depth, best)
         self._deeper_found = {row[1].decode(): _queue(row[10]) for row in rows if len(row) > 10}
         return [
             Head(
@@ -605,17 +614,33 @@ class RedisFrontier:
             for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant, *_ in rows
         ]
 
-    def _best_rows(self, answers: list[tuple[int, list]], queue: str, depth: int, best: int) -> list:
-        """The rows (as ``ready.lua`` gives them) of the ``best`` first heads among the buckets' first ones
-        (``top_heads.lua`` answers), by weighted priority then order of marking, as the round ranks them."""
-        firsts = []
-        for bucket, lists in answers:
-            for members_and_scores in lists:
-                for member, score in zip(members_and_scores[::2], members_and_scores[1::2]):
-                    digits = member[0] - 96   # the member is the order of marking as in 'best', then the host
-                    firsts.append((float(score), int(member[1:1 + digits], 16), member[1 + digits:].decode(), bucket))
+    def _best_rows(self, answers: dict[int, list], args: list, queue: str, depth: int, best: int) -> list:
+        """The rows (as ``ready.lua`` gives them) of the ``best`` first heads of the buckets, by weighted priority
+        then order of marking, as the round ranks them.
+
+        ``answers`` are each bucket's first few heads (``top_heads.lua`` run with ``args``, its last the few):
+        a bucket whose few are all among the ``best`` first so far may hold more of them, and is asked for its
+        ``best`` first (another round trip, seldom: the best heads spread over the buckets).
+        """
+        def firsts(bucket: int, answer: list) -> list[list[tuple[float, int, str, int]]]:
+            return [[(float(score), int(member[1:1 + member[0] - 96], 16), member[1 + member[0] - 96:].decode(), bucket)
+                     for member, score in zip(found[::2], found[1::2])]   # member: the order of marking as in 'best',
+                    for found in answer]                                   # then the host
+
+        few = args[-1]
+        heads = {bucket: firsts(bucket, answer) for bucket, answer in answers.items()}
+        ranked = heapq.nsmallest(best, (head for lists in heads.values() for found in lists for head in found))
+        if few < best:
+            cut = ranked[-1] if len(ranked) == best else None
+            more = [bucket for bucket, lists in heads.items()
+                    if any(len(found) == few and (cut is None or found[-1] < cut) for found in lists)]
+            if more:
+                for bucket, answer in zip(more, self._run_buckets([(bucket, "top_heads", [*args[:-1], best])
+                                                                   for bucket in more])):
+                    heads[bucket] = firsts(bucket, answer)
+                ranked = heapq.nsmallest(best, (head for lists in heads.values() for found in lists for head in found))
         chosen: dict[int, list[str]] = {}
-        for _, _, host, bucket in heapq.nsmallest(best, firsts):
+        for _, _, host, bucket in ranked:
             chosen.setdefault(bucket, []).append(host)
         calls = [(bucket, "head_rows", [queue, depth, *hosts]) for bucket, hosts in chosen.items()]
         return [row for found in (self._run_buckets(calls) if calls else []) for row in found if row]
