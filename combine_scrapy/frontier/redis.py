@@ -618,6 +618,10 @@ class RedisFrontier:
         """The rows (as ``ready.lua`` gives them) of the ``best`` first heads of the buckets, by weighted priority
         then order of marking, as the round ranks them.
 
+        A host's rows read only as much of its 'best' queue (``depth``) as can take places in the round (the
+        ``best`` first URLs of the heads' hosts, as BestFirst places them): a host whose head is the n-th (from 0)
+        has n better URLs elsewhere, so no more than its ``best - n`` first.
+
         ``answers`` are each bucket's first few heads (``top_heads.lua`` run with ``args``, its last the few):
         a bucket whose few are all among the ``best`` first so far may hold more of them, and is asked for its
         ``best`` first (another round trip, seldom: the best heads spread over the buckets).
@@ -639,10 +643,11 @@ class RedisFrontier:
                                                                    for bucket in more])):
                     heads[bucket] = firsts(bucket, answer)
                 ranked = heapq.nsmallest(best, (head for lists in heads.values() for found in lists for head in found))
-        chosen: dict[int, list[str]] = {}
-        for _, _, host, bucket in ranked:
-            chosen.setdefault(bucket, []).append(host)
-        calls = [(bucket, "head_rows", [queue, depth, *hosts]) for bucket, hosts in chosen.items()]
+        chosen: dict[int, list] = {}
+        for place, (_, _, host, bucket) in enumerate(ranked):
+            # the heads before this one are better than every URL of its host: only its first best - place count
+            chosen.setdefault(bucket, []).extend((host, min(depth, best - place)))
+        calls = [(bucket, "head_rows", [queue, *hosts_and_depths]) for bucket, hosts_and_depths in chosen.items()]
         return [row for found in (self._run_buckets(calls) if calls else []) for row in found if row]
 
     def _share_of(self, harvesters: list[str]) -> list[int] | None:
