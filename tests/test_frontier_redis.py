@@ -516,9 +516,10 @@ def test_a_best_first_look_costs_as_many_redis_commands_however_many_hosts_are_d
     assert best_many * 20 < full_many, costs
 
 
-def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, tmp_path):
+@pytest.mark.parametrize("old_layout", ["3", None], ids=["layout 3", "seeded by an older version, never opened"])
+def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, tmp_path, old_layout):
     """Layout 3 had no heads: opening gives them, from the hosts' queues, locks, leases and yields, and BestFirst
-    ranks as before; nothing else changes."""
+    ranks as before; nothing else changes. So does opening a frontier an older version marked without opening."""
     embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
     old = open_frontier(job, max_attempts=3)
     rnd = random.Random(7)
@@ -540,7 +541,10 @@ def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, t
         for host in server.smembers(prefix + "hosts"):
             server.hdel(prefix + "host:" + host.decode(), "head")
         server.delete(prefix + "heads", prefix + "leasedheads", prefix + "waiting")
-    server.set(f"combine:{{{job}}}:layout", "3")
+    if old_layout:
+        server.set(f"combine:{{{job}}}:layout", old_layout)
+    else:
+        server.delete(f"combine:{{{job}}}:layout", f"combine:{{{job}}}:frontier")
     old.close()
     reopened = open_frontier(job, max_attempts=3)
     try:

@@ -427,9 +427,9 @@ class RedisFrontier:
             marker, layout, buckets = self._open_script(
                 keys=[key, self._key("layout"), self._key("buckets")], args=[token, LAYOUT, self.buckets]
             )
-            if _text(layout) == UPGRADED_LAYOUT:
-                self._check_buckets(buckets)
-                self._upgrade()
+            if _text(layout) == UPGRADED_LAYOUT or _text(marker) == token:  # an older layout, or URLs marked
+                self._check_buckets(buckets)                              # before any harvester opened it
+                self._place_heads(_text(layout))
                 layout = LAYOUT.encode()
             if _text(layout) != LAYOUT:
                 raise StorageFault(
@@ -455,14 +455,17 @@ class RedisFrontier:
                 "restart keeps the frontier"
             )
 
-    def _upgrade(self) -> None:
-        """Give a frontier of layout 3 its buckets' heads (``rebuild_heads.lua``, a script per bucket), then
-        today's layout. Every URL, host and lease stays as it was; a harvester that opens it meanwhile places
-        the same heads again. Harvesters of layout 3 still at work would leave the heads behind: stop them first.
+    def _place_heads(self, layout: str | None) -> None:
+        """Place every host among its bucket's heads anew (``rebuild_heads.lua``, a script per bucket), then set
+        today's layout: a frontier of layout 3 had no heads, and one seeded (``scrapy seed``) by an older
+        combine-scrapy before any harvester opened it has neither heads nor layout. Every URL, host and lease
+        stays as it was; a harvester that opens it meanwhile places the same heads again. Harvesters of layout 3
+        still at work would leave the heads behind: stop them first.
         """
         self._run_buckets([(bucket, "rebuild_heads", []) for bucket in range(self.buckets)])
-        self.server.set(self._key("layout"), LAYOUT)
-        logger.info("Redis frontier of job %s upgraded from layout %s to %s", self.job, UPGRADED_LAYOUT, LAYOUT)
+        if layout != LAYOUT:
+            self.server.set(self._key("layout"), LAYOUT)
+            logger.info("Redis frontier of job %s upgraded from layout %s to %s", self.job, layout, LAYOUT)
 
     def _store_buckets(self) -> None:
         """Keep the bucket count in the frontier, once; a frontier that has one already keeps its own."""
