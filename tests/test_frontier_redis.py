@@ -404,3 +404,156 @@ def test_harvesters_at_work_rank_their_own_shares_and_one_alone_ranks_everything
         assert [entry.host for entry in alone] == [host for host in hosts if host not in leased][:16]
     finally:
         first.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priorities(frontier, tmp_path, seed,
+                                                                                   monkeypatch):
+    """BestFirst reads only the first heads of each bucket, yet ranks as SqliteFrontier does, whatever the
+    priorities, raises, leases (held places), locks, yields and re-rankings that came before. With odd seeds
+    each bucket is first asked for a single head, so buckets are often asked again for more."""
+    import combine_scrapy.frontier.redis as redis_frontier
+
+    if seed % 2:
+        monkeypatch.setattr(redis_frontier, "FIRST_HEADS", 1)
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
+    rnd = random.Random(seed)
+    hosts = [f"h{n}.test" for n in range(120)]
+    now = 0.0
+
+    def both(call):
+        ours, theirs = call(frontier), call(embedded)
+        assert ours == theirs, (seed, now)
+        return ours
+
+    def best_first(limit: int, hold: float):
+        ours, theirs = frontier.ready(now, "BestFirst", limit, hold=hold), embedded.ready(now, "BestFirst", limit, hold=hold)
+        assert (ours, ours.held_until) == (theirs, theirs.held_until), (seed, now)
+        return ours
+
+    for _ in range(120):
+        now += rnd.choice([0, 1, 5, 20])
+        batch = [(f"http://{host}/{rnd.randrange(12)}", host, rnd.choice([-3.0, -0.5, 0.0, 0.5, 2.5, 9.0, rnd.random()]))
+                 for host in rnd.sample(hosts, 30)]
+        distance = rnd.choice([0, 1])
+        both(lambda f: f.mark(batch, distance=distance))
+        round_ = best_first(rnd.choice([1, 4, 16]), rnd.choice([0.0, 30.0]))
+        for entry in round_[:rnd.randrange(len(round_) + 1)]:
+            lease = rnd.choice([10.0, 40.0])
+            if not both(lambda f: f.claim(entry, now, lease)):
+                continue
+            outcome = rnd.random()
+            if outcome < 0.5:
+                fetch = dict(now=now + 1, url_lock_until=now + 1, host_lock_until=now + rnd.choice([1, 10]), status=200,
+                             keep_marked=rnd.random() < 0.2, relevant=rnd.random() < 0.4)
+                both(lambda f: f.complete(entry.url, entry.host, **fetch))
+            elif outcome < 0.6:
+                both(lambda f: f.release(entry.url, entry.host, now + 3, now))
+            # else: the fetch is in flight (its host holds its place) or its harvester died (the lease runs out)
+        if rnd.random() < 0.2:
+            host, until = rnd.choice(hosts), now + rnd.choice([0, 15])
+            both(lambda f: f.lock_host(host, until))
+        if rnd.random() < 0.1:
+            ranks = {f"http://{host}/{rnd.randrange(12)}": rnd.random() for host in rnd.sample(hosts, 20)}
+            both(lambda f: f.set_priorities(ranks))
+        if rnd.random() < 0.1:
+            url = f"http://{rnd.choice(hosts)}/{rnd.randrange(12)}"
+            both(lambda f: f.remark(url))
+        best_first(rnd.choice([1, 4, 16]), rnd.choice([0.0, 30.0]))
+    embedded.close()
+
+
+@pytest.fixture
+def private_redis_url(tmp_path):
+    """A Redis of this test's own, so its command counts are the test's alone."""
+    import subprocess
+
+    import redis
+    from conftest import free_port
+
+    port = free_port("127.0.0.1")
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        for _ in range(200):
+            try:
+                redis.Redis.from_url(url).ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_a_best_first_look_costs_as_many_redis_commands_however_many_hosts_are_due(private_redis_url):
+    """BestFirst's ready reads the first heads of each bucket: the commands Redis runs for it (those of its
+    scripts included) do not grow with the due hosts, while a full round's (BreadthFirstTime) do."""
+
+    def commands(frontier: RedisFrontier, strategy: str, limit: int | None, now: float) -> int:
+        def total() -> int:
+            return sum(stats["calls"] for stats in frontier.server.info("commandstats").values())
+
+        before = total()
+        frontier.ready(now, strategy, limit, hold=60.0)
+        return total() - before
+
+    costs: dict[int, tuple[int, int]] = {}
+    for hosts in (100, 3000):
+        frontier = RedisFrontier.from_url(private_redis_url, f"cost-{hosts}")
+        try:
+            frontier.mark([(f"http://h{n}.test/{page}", f"h{n}.test", float((n * 7 + page) % 13))
+                           for n in range(hosts) for page in range(3)])
+            assert len(frontier.ready(1.0, "BestFirst", 16, hold=60.0)) == 16  # new hosts are due from now on
+            costs[hosts] = commands(frontier, "BestFirst", 16, 2.0), commands(frontier, "BreadthFirstTime", None, 2.0)
+        finally:
+            frontier.close()
+    (best_few, full_few), (best_many, full_many) = costs[100], costs[3000]
+    assert best_many == best_few, costs
+    assert full_many > 10 * full_few, costs  # the counts do see a look over every due host
+    assert best_many * 20 < full_many, costs
+
+
+@pytest.mark.parametrize("old_layout", ["3", None], ids=["layout 3", "seeded by an older version, never opened"])
+def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, tmp_path, old_layout):
+    """Layout 3 had no heads: opening gives them, from the hosts' queues, locks, leases and yields, and BestFirst
+    ranks as before; nothing else changes. So does opening a frontier an older version marked without opening."""
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
+    old = open_frontier(job, max_attempts=3)
+    rnd = random.Random(7)
+    hosts = [f"h{n}.test" for n in range(60)]
+    batch = [(f"http://{host}/{page}", host, rnd.choice([-1.0, 0.0, 1.5, 4.0, rnd.random()]))
+             for host in hosts for page in range(4)]
+    for f in (old, embedded):
+        f.mark(batch)
+    round_ = old.ready(10.0, "BestFirst", 16, hold=60.0)
+    assert round_ == embedded.ready(10.0, "BestFirst", 16, hold=60.0)
+    for position, entry in enumerate(round_):
+        for f in (old, embedded):
+            assert f.claim(entry, 10.0, 30.0)
+            if position % 2:  # the others stay leased: their hosts hold places
+                f.complete(entry.url, entry.host, now=11.0, url_lock_until=11.0, host_lock_until=11.0 + position % 3,
+                           status=200, relevant=position % 3 == 0)
+    server = old.server
+    for prefix in old._bucket_prefixes:  # back to layout 3
+        for host in server.smembers(prefix + "hosts"):
+            server.hdel(prefix + "host:" + host.decode(), "head")
+        server.delete(prefix + "heads", prefix + "leasedheads", prefix + "waiting")
+    if old_layout:
+        server.set(f"combine:{{{job}}}:layout", old_layout)
+    else:
+        server.delete(f"combine:{{{job}}}:layout", f"combine:{{{job}}}:frontier")
+    old.close()
+    reopened = open_frontier(job, max_attempts=3)
+    try:
+        for now in (12.0, 20.0, 45.0):
+            ours, theirs = reopened.ready(now, "BestFirst", 16, hold=60.0), embedded.ready(now, "BestFirst", 16, hold=60.0)
+            assert (ours, ours.held_until) == (theirs, theirs.held_until)
+        assert reopened.server.get(f"combine:{{{job}}}:layout") == b"4"
+        assert any(key.endswith(b":heads") for key in reopened.server.keys(f"combine:{{{job}:b*}}:*"))
+        assert reopened.counts(45.0) == embedded.counts(45.0)
+    finally:
+        reopened.close()
+        embedded.close()

@@ -13,7 +13,9 @@ Cluster puts each bucket in one slot and spreads the buckets over its nodes,
 while every script touches one bucket only. What belongs to the whole job is
 under ``combine:{<job>}:``. Looks over the whole frontier (``ready``,
 ``next_due``, ``counts``, ``hosts``) send one script or command per bucket in
-one pipeline: one round trip per node.
+one pipeline: one round trip per node. BestFirst's ``ready`` reads only each
+bucket's first heads (``heads`` below), then the rows of the best of them in a
+second pipeline: its cost is in the round's size, not in the due hosts.
 
 In each bucket, ``combine:{<job>:b<k>}:``
 
@@ -23,13 +25,21 @@ In each bucket, ``combine:{<job>:b<k>}:``
                      first_visit, digest (trailing empty fields left out; absent numbers: 0)
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),
                      fetched and relevant (completed fetches, relevant pages: the host's yield),
-                     leased_until (end of the lease of the URL being fetched; absent: none)
+                     leased_until (end of the lease of the URL being fetched; absent: none),
+                     head (its member of ``heads`` or ``leasedheads``; absent: in neither)
 ``hosts``            set of the bucket's known hosts
 ``fifo:<host>``      marked, unlocked URLs of a host (as kept) scored by order of marking (BreadthFirst); it
                      also finds a URL by its order of marking
 ``best:<host>``      the same URLs' orders of marking (a letter for the number of hexadecimal digits, then
                      the digits, so they sort as numbers) by priority, highest first, then order of marking
 ``hostq``            hosts with marked, unlocked URLs, scored by when the host unlocks
+``heads``            of those, the free hosts (unlocked when last placed, and not leased since): the order of
+                     marking of the host's best URL (as in ``best:``) then the host, scored by minus that URL's
+                     priority weighted by the host's yield, so the first are BestFirst's (``strategy.py``)
+``leasedheads``      the same of the hosts with a lease (``leased_until``), which may hold places in a round
+``waiting``          the other hosts of ``hostq`` (locked), by when they unlock: a look at the heads moves those
+                     unlocked to ``heads``. Every script that changes a host's queues, lock, lease or yield
+                     places it again (``rehead`` in lua/library.lua), so ``ready`` reads only the first heads
 ``locked``           ``host\nURL`` (as kept) of marked URLs whose own lock (a lease, a retry wait) has not
                      ended, by when it ends
 ``busy``             hosts with marked URLs, scored by minus their count (``hosts()``)
@@ -61,9 +71,11 @@ host's hash and queues, so a queued URL costs under 200 bytes
 
 from __future__ import annotations
 
+import heapq
 import importlib.resources
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -85,7 +97,7 @@ from scrapy_redis.connection import get_redis_from_settings
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import CrawlFault, FrontierVanished, StorageFault
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, MarkResult
-from combine_scrapy.frontier.strategy import Head, Round, strategy_named
+from combine_scrapy.frontier.strategy import YIELD_PRIOR_FETCHED, YIELD_PRIOR_RELEVANT, Head, Round, strategy_named
 
 logger = logging.getLogger(__name__)
 
@@ -99,9 +111,13 @@ MARKER_CHECK_INTERVAL = 1.0
 #: answers a lower bound, which only costs the scheduler an early wake-up.
 NEXT_DUE_SCAN = 64
 
-#: The key layout this module reads and writes (``layout`` key). Layout 2 kept a whole job under one hash tag
-#: (one slot of a Redis Cluster); before it, a hash per URL.
-LAYOUT = "3"
+#: The key layout this module reads and writes (``layout`` key). Layout 3 lacked the heads of each bucket
+#: (``heads``, ``leasedheads``, ``waiting``): a frontier of it is given them when a harvester opens it. Layout 2
+#: kept a whole job under one hash tag (one slot of a Redis Cluster); before it, a hash per URL.
+LAYOUT = "4"
+
+#: The layout that opening upgrades to LAYOUT in place.
+UPGRADED_LAYOUT = "3"
 
 #: Buckets a new job's hosts are spread over (COMBINE_REDIS_BUCKETS): a bucket is one hash tag, so one slot of
 #: a Redis Cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters and gives eight
@@ -112,6 +128,11 @@ BUCKETS = 32
 #: buckets follows harvesters that come or go within this (one that dies leaves it when its entry ends, after a
 #: lease). A look that reaches the node of the job-wide keys anyway (always, on a single Redis) renews it too.
 HARVESTERS_RENEWAL = 5.0
+
+#: Heads a BestFirst ``ready`` asks each bucket for first, at least (three times its share of the round if more):
+#: a bucket whose first ones all make the round is asked again for more, which the spread of the hosts over the
+#: buckets makes rare.
+FIRST_HEADS = 6
 
 #: URLs of a full round (BreadthFirstTime, BreadthFirst) one ``ready`` leases to its harvester at once.
 ROUND_LEASE = 16
@@ -130,12 +151,14 @@ def _lua(name: str) -> str:
     return re.sub(r"\A(?:--.*\n)*", "", (_LUA / f"{name}.lua").read_text(encoding="utf-8"))
 
 
-_LIBRARY = _lua("library")
+# A head's weighted priority in Lua is strategy.weighted_priority with the same constants, so the same doubles.
+_LIBRARY = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"
+            + _lua("library"))
 _BUCKET_SCRIPTS = {
     name: _LIBRARY + _lua(name)
     for name in (
-        "mark", "remark", "ready", "deeper", "claim", "take", "complete", "release", "lock_host", "host_delay",
-        "set_priorities", "next_due", "records", "record_visit",
+        "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "complete", "release",
+        "lock_host", "host_delay", "set_priorities", "next_due", "records", "record_visit", "rebuild_heads",
     )
 }
 _OPEN = _lua("open")
@@ -404,6 +427,10 @@ class RedisFrontier:
             marker, layout, buckets = self._open_script(
                 keys=[key, self._key("layout"), self._key("buckets")], args=[token, LAYOUT, self.buckets]
             )
+            if _text(layout) == UPGRADED_LAYOUT or _text(marker) == token:  # an older layout, or URLs marked
+                self._check_buckets(buckets)                              # before any harvester opened it
+                self._place_heads(_text(layout))
+                layout = LAYOUT.encode()
             if _text(layout) != LAYOUT:
                 raise StorageFault(
                     f"the Redis frontier of job {self.job} was written by an older combine-scrapy (all of a job's "
@@ -427,6 +454,18 @@ class RedisFrontier:
                 "marks their links; then start the harvesters again. Run Redis with --appendonly yes so a "
                 "restart keeps the frontier"
             )
+
+    def _place_heads(self, layout: str | None) -> None:
+        """Place every host among its bucket's heads anew (``rebuild_heads.lua``, a script per bucket), then set
+        today's layout: a frontier of layout 3 had no heads, and one seeded (``scrapy seed``) by an older
+        combine-scrapy before any harvester opened it has neither heads nor layout. Every URL, host and lease
+        stays as it was; a harvester that opens it meanwhile places the same heads again. Harvesters of layout 3
+        still at work would leave the heads behind: stop them first.
+        """
+        self._run_buckets([(bucket, "rebuild_heads", []) for bucket in range(self.buckets)])
+        if layout != LAYOUT:
+            self.server.set(self._key("layout"), LAYOUT)
+            logger.info("Redis frontier of job %s upgraded from layout %s to %s", self.job, layout, LAYOUT)
 
     def _store_buckets(self) -> None:
         """Keep the bucket count in the frontier, once; a frontier that has one already keeps its own."""
@@ -503,15 +542,18 @@ class RedisFrontier:
                 if taken:
                     self.check_marker()
                     return Round(taken)
+        if self._marker is None:  # opening the frontier upgrades an older layout before it is read
+            self.check_marker()
         share = self._share if self.lease_ahead else None
         depth = limit if crawl.holds_places and limit else 0
-        heads = self._heads(now, crawl.queue, hold, share, depth)
+        best = limit if limit is not None and crawl.head_order is not None else None  # only the heads the round reads
+        heads = self._heads(now, crawl.queue, hold, share, depth, best)
         if self.lease_ahead and self._share != share:  # harvesters came or went: look at the new share
             share = self._share
-            heads = self._heads(now, crawl.queue, hold, share, depth)
+            heads = self._heads(now, crawl.queue, hold, share, depth, best)
         round_ = crawl.round(heads, now, limit, self._deeper)
         if share is not None and not round_ and round_.held_until is None:
-            heads = self._heads(now, crawl.queue, hold, None, depth)
+            heads = self._heads(now, crawl.queue, hold, None, depth, best)
             round_ = crawl.round(heads, now, limit, self._deeper)
         self.check_marker(idle=not heads)
         if not self.lease_ahead:
@@ -523,20 +565,29 @@ class RedisFrontier:
             return Round(self._take_from_round(now))
         return Round(self._take(list(round_), now), held_until=round_.held_until)
 
-    def _heads(self, now: float, queue: str, hold: float, share: list[int] | None, depth: int = 0) -> list[Head]:
+    def _heads(self, now: float, queue: str, hold: float, share: list[int] | None, depth: int = 0,
+               best: int | None = None) -> list[Head]:
         """The head of every free (or held) host of the buckets ``share`` (None: every bucket), in one pipeline;
         with a ``depth``, what ``_deeper`` answers for their hosts is fetched with them and kept for it.
+
+        With ``best``, only the ``best`` first heads by weighted priority (BestFirst's ``head_order``), in two
+        pipelines: each bucket's first ones from its ``heads`` and ``leasedheads``, then the rows of the
+        ``best`` first of them all, so the cost is in ``best`` and the buckets, not in the due hosts.
 
         A harvester's frontier also renews its entry among the job's harvesters in the same pipeline (see
         HARVESTERS_RENEWAL) and takes its share of the buckets for the next look from the answer.
         """
         buckets = range(self.buckets) if share is None else share
-        args = [_float(now), self.max_attempts, queue, _float(now + hold), depth]
+        if best is None:
+            script, args = "ready", [_float(now), self.max_attempts, queue, _float(now + hold), depth]
+        else:
+            first = min(best, max(FIRST_HEADS, math.ceil(3 * best / len(buckets))))
+            script, args = "top_heads", [_float(now), self.max_attempts, _float(now + hold), first]
         renew = self.lease_ahead and (time.monotonic() - self._renewed >= HARVESTERS_RENEWAL
                                       or any(self._bucket_nodes[bucket] == self._node_of(self.prefix) for bucket in buckets))
         with self.server.pipeline(transaction=False) as pipe:
             for bucket in buckets:
-                pipe.execute_command("EVALSHA", self._scripts["ready"].sha, 1, self._bucket_prefixes[bucket], *args)
+                pipe.execute_command("EVALSHA", self._scripts[script].sha, 1, self._bucket_prefixes[bucket], *args)
             if renew:
                 harvesters, clock = self._key("harvesters"), time.time()
                 pipe.zadd(harvesters, {self.harvester_id: clock + self.lease_seconds})
@@ -547,13 +598,15 @@ class RedisFrontier:
             self._renewed, self._registered = time.monotonic(), True
             self._share = self._share_of(sorted(member.decode() for member in answers[-1]))
             answers = answers[:-3]
-        rows = []
-        for bucket, answer in zip(buckets, answers):
+        for position, (bucket, answer) in enumerate(zip(buckets, answers)):
             if isinstance(answer, redis.exceptions.NoScriptError):
-                answer = self._scripts["ready"](keys=[self._bucket_prefixes[bucket]], args=args)
+                answers[position] = self._scripts[script](keys=[self._bucket_prefixes[bucket]], args=args)
             elif isinstance(answer, Exception):
                 raise answer
-            rows += answer
+        if best is None:
+            rows = [row for answer in answers[:len(buckets)] for row in answer]
+        else:
+            rows = self._best_rows(dict(zip(buckets, answers)), args, queue, depth, best)
         self._deeper_found = {row[1].decode(): _queue(row[10]) for row in rows if len(row) > 10}
         return [
             Head(
@@ -563,6 +616,42 @@ class RedisFrontier:
             )
             for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant, *_ in rows
         ]
+
+    def _best_rows(self, answers: dict[int, list], args: list, queue: str, depth: int, best: int) -> list:
+        """The rows (as ``ready.lua`` gives them) of the ``best`` first heads of the buckets, by weighted priority
+        then order of marking, as the round ranks them.
+
+        A host's rows read only as much of its 'best' queue (``depth``) as can take places in the round (the
+        ``best`` first URLs of the heads' hosts, as BestFirst places them): a host whose head is the n-th (from 0)
+        has n better URLs elsewhere, so no more than its ``best - n`` first.
+
+        ``answers`` are each bucket's first few heads (``top_heads.lua`` run with ``args``, its last the few):
+        a bucket whose few are all among the ``best`` first so far may hold more of them, and is asked for its
+        ``best`` first (another round trip, seldom: the best heads spread over the buckets).
+        """
+        def firsts(bucket: int, answer: list) -> list[list[tuple[float, int, str, int]]]:
+            return [[(float(score), int(member[1:1 + member[0] - 96], 16), member[1 + member[0] - 96:].decode(), bucket)
+                     for member, score in zip(found[::2], found[1::2])]   # member: the order of marking as in 'best',
+                    for found in answer]                                   # then the host
+
+        few = args[-1]
+        heads = {bucket: firsts(bucket, answer) for bucket, answer in answers.items()}
+        ranked = heapq.nsmallest(best, (head for lists in heads.values() for found in lists for head in found))
+        if few < best:
+            cut = ranked[-1] if len(ranked) == best else None
+            more = [bucket for bucket, lists in heads.items()
+                    if any(len(found) == few and (cut is None or found[-1] < cut) for found in lists)]
+            if more:
+                for bucket, answer in zip(more, self._run_buckets([(bucket, "top_heads", [*args[:-1], best])
+                                                                   for bucket in more])):
+                    heads[bucket] = firsts(bucket, answer)
+                ranked = heapq.nsmallest(best, (head for lists in heads.values() for found in lists for head in found))
+        chosen: dict[int, list] = {}
+        for place, (_, _, host, bucket) in enumerate(ranked):
+            # the heads before this one are better than every URL of its host: only its first best - place count
+            chosen.setdefault(bucket, []).extend((host, min(depth, best - place)))
+        calls = [(bucket, "head_rows", [queue, *hosts_and_depths]) for bucket, hosts_and_depths in chosen.items()]
+        return [row for found in (self._run_buckets(calls) if calls else []) for row in found if row]
 
     def _share_of(self, harvesters: list[str]) -> list[int] | None:
         """This harvester's buckets among ``harvesters`` (the ids at work, sorted): the part of the buckets (in

@@ -23,4 +23,7 @@ if redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
   redis.call('HINCRBY', P .. 'host:' .. host, 'fetched', 1)
   if ARGV[8] == '1' then redis.call('HINCRBY', P .. 'host:' .. host, 'relevant', 1) end
+  rehead(host, false)
+elseif r then
+  rehead(host, nil)
 end

@@ -102,6 +102,71 @@ local function unplace(url, host, seq)
   end
 end
 
+-- The heads of a bucket's hosts with queued URLs, each host in one of three sorted sets: ``heads`` (free hosts)
+-- and ``leasedheads`` (hosts with a lease, free or not) by minus the weighted priority of the host's best queued
+-- URL, its member that URL's order of marking (as in 'best') then the host, so ties go by order of marking; or
+-- ``waiting`` (locked hosts) by when the host unlocks, until a look at the heads (its clock, so the same as the
+-- round's) moves it to ``heads``. The host's ``head`` field holds its member of heads or leasedheads. ``free``:
+-- true when that look found the host's lock ended, false when its lock changed, nil when its lock is as when
+-- it was last placed (it keeps its place).
+local function rehead(host, free)
+  local h = redis.call('HMGET', P .. 'host:' .. host, 'head', 'lock_until', 'leased_until', 'fetched', 'relevant')
+  local old, was_free = h[1], false
+  if old then
+    was_free = redis.call('ZREM', P .. 'heads', old) == 1
+    if not was_free then redis.call('ZREM', P .. 'leasedheads', old) end
+  else
+    redis.call('ZREM', P .. 'waiting', host)
+  end
+  local top = redis.call('ZRANGE', P .. 'best:' .. host, 0, 0, 'WITHSCORES')
+  local placed
+  if top[1] then
+    local member, priority = top[1] .. host, -tonumber(top[2])
+    local weight = (tonumber(h[5] or 0) + YIELD_PRIOR_RELEVANT) / (tonumber(h[4] or 0) + YIELD_PRIOR_FETCHED)
+    local score = num(-(priority >= 0 and priority * weight or priority / weight))
+    if h[3] then
+      placed = member
+      redis.call('ZADD', P .. 'leasedheads', score, member)
+    elseif free or (free == nil and was_free) then
+      placed = member
+      redis.call('ZADD', P .. 'heads', score, member)
+    else
+      redis.call('ZADD', P .. 'waiting', h[2] or 0, host)
+    end
+  end
+  if placed then
+    if placed ~= old then redis.call('HSET', P .. 'host:' .. host, 'head', placed) end
+  elseif old then
+    redis.call('HDEL', P .. 'host:' .. host, 'head')
+  end
+end
+
+-- The host of a member of heads or leasedheads.
+local function head_host(member) return string.sub(member, string.byte(member) - 94) end
+
+-- What ``ready`` answers for a host's head: its first URL of ``queue`` with the URL's state, the host's lock
+-- and yield (as given), and with a depth above 0 the members and scores of the first URLs of its 'best' queue;
+-- false when the queue is empty.
+local function head_row(host, queue, lock, fetched, relevant, depth)
+  local deeper = depth > 0 and redis.call('ZRANGE', P .. 'best:' .. host, 0, depth - 1, 'WITHSCORES') or nil
+  local url
+  if queue == 'best' then
+    local first = deeper and deeper[1] or redis.call('ZRANGE', P .. 'best:' .. host, 0, 0)[1]
+    if not first then return false end
+    local seq = unhex(first)
+    url = redis.call('ZRANGEBYSCORE', P .. 'fifo:' .. host, seq, seq, 'LIMIT', 0, 1)[1]
+  else
+    url = redis.call('ZRANGE', P .. 'fifo:' .. host, 0, 0)[1]
+  end
+  if not url then return false end
+  url = long(host, url)
+  local r = load(host, url)
+  local row = {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
+               r.distance or 0, lock, fetched or '0', relevant or '0'}
+  if deeper then table.insert(row, deeper) end
+  return row
+end
+
 -- Keep the counters right when a URL's mark or fetched state changes.
 local function recount(host, marked_before, done_before, marked_after, done_after)
   local marked = (marked_after and 1 or 0) - (marked_before and 1 or 0)
@@ -127,6 +192,7 @@ local function promote(now, max_attempts)
       recount(host, true, false, false, r.status)
     else
       enqueue(url, host, r.seq, r.priority)
+      rehead(host, nil)
     end
   end
 end
@@ -149,5 +215,6 @@ local function lease(url, host, now, lease_end, mine)
   redis.call('ZADD', P .. 'locked', lease_end, held(host, url))
   set_host_lock(host, tonumber(lease_end))
   redis.call('HSET', P .. 'host:' .. host, 'leased_until', lease_end)
+  rehead(host, nil)
   return 1
 end

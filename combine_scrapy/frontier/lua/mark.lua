@@ -4,6 +4,7 @@
 
 local bound, distance = tonumber(ARGV[1]), tonumber(ARGV[2])
 local marked, refused, raised = 0, 0, 0
+local touched = {}
 for i = 3, #ARGV, 4 do
   local url, host, priority = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local r = load(host, url)
@@ -13,6 +14,7 @@ for i = 3, #ARGV, 4 do
       if higher then
         r.priority = priority
         redis.call('ZADD', P .. 'best:' .. host, 'XX', num(-priority), hexseq(r.seq))
+        touched[host] = true
       end
       if closer then r.distance = distance ~= 0 and distance or nil end
       if higher or closer then
@@ -31,8 +33,10 @@ for i = 3, #ARGV, 4 do
       redis.call('HINCRBY', P .. 'stats', 'urls', 1)
       recount(host, false, false, true, false)
       enqueue(url, host, seq, priority)
+      touched[host] = true
       marked = marked + 1
     end
   end
 end
+for host in pairs(touched) do rehead(host, nil) end
 return {marked, refused, raised}

@@ -14,3 +14,4 @@ local lock_until = tonumber(ARGV[3])
 if ARGV[4] ~= '' then lock_until = with_delay(host, tonumber(ARGV[4]), lock_until) end
 set_host_lock(host, lock_until)
 redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
+rehead(host, false)

@@ -1,0 +1,23 @@
+-- ARGV: now, max attempts, end of the hold, limit. The first ``limit`` heads (by weighted priority, then order
+-- of marking) of the free hosts, and of the leased hosts that are free or leased until at most the end of the
+-- hold, as (score, member) pairs of heads and of leasedheads: ``ready``'s first look for a strategy that reads
+-- only the best heads, its cost in the limit and the leases, not in the hosts.
+
+local now, hold_end, limit = tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[4])
+promote(now, tonumber(ARGV[2]))
+for _, host in ipairs(redis.call('ZRANGEBYSCORE', P .. 'waiting', '-inf', ARGV[1])) do rehead(host, true) end
+local leased = {}
+local members = redis.call('ZRANGE', P .. 'leasedheads', 0, -1, 'WITHSCORES')
+for i = 1, #members, 2 do
+  local host = head_host(members[i])
+  local h = redis.call('HMGET', P .. 'host:' .. host, 'lock_until', 'leased_until')
+  local lock, leased_until = tonumber(h[1] or 0), tonumber(h[2] or 0)
+  if leased_until <= now then  -- the lease ended without completion: placed as an unleased host
+    redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
+    rehead(host, lock <= now)
+  elseif #leased < 2 * limit and lock <= hold_end then
+    table.insert(leased, members[i])
+    table.insert(leased, members[i + 1])
+  end
+end
+return {redis.call('ZRANGE', P .. 'heads', 0, limit - 1, 'WITHSCORES'), leased}
