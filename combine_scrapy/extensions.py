@@ -384,11 +384,11 @@ class HarvestSummary:
         if best is not None and cutoff is not None:
             why += f" (best score {best:g}, cutoff {cutoff:g})"
         tries = []
-        if job.link_method == "propagate":
+        if job.links.method == "propagate":
             tries.append("LinkStrategy = online, to follow the links of irrelevant pages too "
                          "(propagate follows only the links of relevant pages)")
         elif reason == "finished":
-            tries.append(f"a larger MaxTunnelDistance (now {job.max_tunnel_distance}): the crawl ran out of links "
+            tries.append(f"a larger MaxTunnelDistance (now {job.links.max_tunnel_distance}): the crawl ran out of links "
                          "that many irrelevant pages from the seeds")
         else:
             tries.append("a longer crawl (it was stopped)")

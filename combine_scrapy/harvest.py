@@ -40,17 +40,17 @@ def link_scorer_for(job: Job, url_checker: UrlChecker | None = None) -> LinkScor
     cutoffs = getattr(job.topic_filter.classifier, "cutoffs", None)
     scorer = LinkScorer(
         job.definition,
-        job.link_method,
-        threshold=job.link_threshold,
-        page_weight=job.link_page_weight,
-        boost_chance=job.link_boost_chance,
-        dynamic=job.dynamic_threshold,
+        job.links.method,
+        threshold=job.links.threshold,
+        page_weight=job.links.page_weight,
+        boost_chance=job.links.boost_chance,
+        dynamic=job.links.dynamic_threshold,
         page_scale=cutoffs.total if cutoffs and cutoffs.total > 0 else 1.0,
-        rng=random.Random(job.random_seed),
-        max_tunnel_distance=job.max_tunnel_distance,
+        rng=random.Random(job.links.random_seed),
+        max_tunnel_distance=job.links.max_tunnel_distance,
         learner=(
-            OnlineLinkLearner(job.url_rules, credit_hops=job.max_tunnel_distance, url_checker=url_checker)
-            if job.link_method == "online" else None
+            OnlineLinkLearner(job.url_rules, credit_hops=job.links.max_tunnel_distance, url_checker=url_checker)
+            if job.links.method == "online" else None
         ),
     )
     if job.learned_url_rules is None:
@@ -59,8 +59,8 @@ def link_scorer_for(job: Job, url_checker: UrlChecker | None = None) -> LinkScor
         job.learned_url_rules,
         scorer,
         job.url_rules,
-        threshold=job.url_rule_threshold,
-        drop_rejected=job.url_rule_drop,
+        threshold=job.learning.url_rule_threshold,
+        drop_rejected=job.learning.url_rule_drop,
     )
 
 
@@ -96,17 +96,17 @@ class Harvest:
         if redis_url:
             frontier = RedisFrontier.from_settings(
                 settings if settings is not None else {"REDIS_URL": redis_url}, job.name,
-                max_attempts=job.harvest_retries, outage_patience=redis_outage_patience,
+                max_attempts=job.fetching.harvest_retries, outage_patience=redis_outage_patience,
                 lease_seconds=lease_seconds, lease_ahead=True,
             )
         else:
-            frontier = SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.harvest_retries)
+            frontier = SqliteFrontier(directory / "frontier.sqlite", max_attempts=job.fetching.harvest_retries)
         url_checker = UrlChecker(job.url_rules)
         return cls(
             job=job,
             frontier=frontier,
             store=open_store(job.name, data_dir, mysql_url),
-            max_urls_per_host=job.max_urls_per_host or max_urls_per_host,
+            max_urls_per_host=job.crawling.max_urls_per_host or max_urls_per_host,
             link_scorer=link_scorer_for(job, url_checker),
             lease_seconds=lease_seconds,
             url_checker=url_checker,
@@ -125,12 +125,12 @@ class Harvest:
     @cached_property
     def pace(self) -> HostPace:
         """This harvester's memory of when each host may be asked again (redirect hops, robots.txt, back-off)."""
-        return HostPace(self.job.wait_interval_host)
+        return HostPace(self.job.locks.host)
 
     @property
     def ranks_links(self) -> bool:
         """Whether the strategy orders by PageRank, and so needs the link graph."""
-        return strategy_named(self.job.strategy).ranked
+        return strategy_named(self.job.crawling.strategy).ranked
 
     def mark(
         self, candidates: Iterable[tuple[str, float]], source: str | None = None, *, distance: int = 0
@@ -192,7 +192,7 @@ class Harvest:
         Returns the number of ranked nodes.
         """
         edges, scores = self.frontier.link_graph()
-        relevance = {url: max(score, 0.0) for url, score in scores.items()} if self.job.strategy == "iPageRank" else None
+        relevance = {url: max(score, 0.0) for url, score in scores.items()} if self.job.crawling.strategy == "iPageRank" else None
         ranks = pagerank(edges, relevance)
         self.frontier.set_priorities(ranks)
         return len(ranks)
@@ -206,7 +206,7 @@ class Harvest:
         now = time.time()
         try:
             for entry in list(self.leased.values()):
-                self.release(entry.url, entry.host, now + self.job.wait_interval_host)
+                self.release(entry.url, entry.host, now + self.job.locks.host)
         except CrawlFault as fault:  # a full disk, a vanished frontier: the leases end by themselves
             logger.warning("%d leased URLs not given back (%s); they come back when their lease ends", len(self.leased), fault)
         self.frontier.close()

@@ -1,4 +1,6 @@
-"""Load ``topics/<job>/`` into one typed, validated :class:`Job`.
+"""Load ``topics/<job>/``: first into a typed, validated :class:`JobConfig` of plain values
+(:func:`load_config`), then into a :class:`Job`, which builds its topic filter and learned URL
+rules from that configuration (:func:`build_job`; :func:`load_job` does both).
 
 A job directory holds, as in Combine's ``/etc/combine/<job>/``:
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import os
 import re
@@ -158,110 +161,111 @@ def _parse_topic_text(text: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class _Variable:
-    attribute: str
+    group: str     # the JobConfig field it goes to: one of GROUPS, or url_rules
+    field: str     # its field in that group
     parse: Callable[[str], Any]
     meaning: str   # one line on what it is for: scrapy newjob writes it above the variable
 
 
-# Combine's variable names (conf/default.cfg, conf/job_default.cfg) -> Job fields.
+# Combine's variable names (conf/default.cfg, conf/job_default.cfg) -> JobConfig groups and their fields.
 VARIABLES: dict[str, _Variable] = {
-    "WaitIntervalHost": _Variable("wait_interval_host", _parse_seconds, "seconds between two requests to one host"),
-    "WaitIntervalHarvesterLockSuccess": _Variable("lock_success", _parse_seconds,
+    "WaitIntervalHost": _Variable("locks", "host", _parse_seconds, "seconds between two requests to one host"),
+    "WaitIntervalHarvesterLockSuccess": _Variable("locks", "success", _parse_seconds,
                                                   "seconds before a fetched page is due again"),
-    "WaitIntervalHarvesterLockRobotRules": _Variable("lock_robot_rules", _parse_seconds,
+    "WaitIntervalHarvesterLockRobotRules": _Variable("locks", "robot_rules", _parse_seconds,
                                                      "the same after a robots.txt refusal"),
-    "WaitIntervalHarvesterLockNotFound": _Variable("lock_not_found", _parse_seconds, "the same after a 404"),
-    "WaitIntervalHarvesterLockNotModified": _Variable("lock_not_modified", _parse_seconds, "the same after a 304"),
-    "WaitIntervalHarvesterLockUnavailable": _Variable("lock_unavailable", _parse_seconds,
+    "WaitIntervalHarvesterLockNotFound": _Variable("locks", "not_found", _parse_seconds, "the same after a 404"),
+    "WaitIntervalHarvesterLockNotModified": _Variable("locks", "not_modified", _parse_seconds, "the same after a 304"),
+    "WaitIntervalHarvesterLockUnavailable": _Variable("locks", "unavailable", _parse_seconds,
                                                       "the same after a 5xx or no answer (the URL stays marked)"),
-    "maxUrlLength": _Variable("max_url_length", _parse_positive_int, "URLs this long or longer are refused"),
+    "maxUrlLength": _Variable("url_rules", "max_url_length", _parse_positive_int, "URLs this long or longer are refused"),
     # Spider-trap bounds (not Combine's): path depth, repeats of one path segment, URLs kept per host.
-    "maxPathDepth": _Variable("max_path_depth", _parse_positive_int, "spider traps: deeper paths are refused"),
-    "maxRepeatedSegments": _Variable("max_repeated_segments", _parse_positive_int,
+    "maxPathDepth": _Variable("url_rules", "max_path_depth", _parse_positive_int, "spider traps: deeper paths are refused"),
+    "maxRepeatedSegments": _Variable("url_rules", "max_repeated_segments", _parse_positive_int,
                                      "spider traps: a path segment repeated more often is refused"),
-    "maxUrlsPerHost": _Variable("max_urls_per_host", _parse_positive_int,
+    "maxUrlsPerHost": _Variable("crawling", "max_urls_per_host", _parse_positive_int,
                                 "URLs kept in the frontier per host (unset: the setting COMBINE_MAX_URLS_PER_HOST, 10000)"),
-    "AutoRecycleLinks": _Variable("auto_recycle_links", _parse_bool, "mark the links of relevant pages for crawling"),
-    "saveHTML": _Variable("save_html", _parse_bool, "keep the original document in the record"),
-    "doAnalyse": _Variable("do_analyse", _parse_bool, "store the language of the text and the country of the server"),
-    "extractLinksFromText": _Variable("extract_links_from_text", _parse_bool, "URLs written in the text are links too"),
-    "UserAgentFollowRedirects": _Variable("follow_redirects", _parse_bool,
+    "AutoRecycleLinks": _Variable("crawling", "auto_recycle_links", _parse_bool, "mark the links of relevant pages for crawling"),
+    "saveHTML": _Variable("archive", "save_html", _parse_bool, "keep the original document in the record"),
+    "doAnalyse": _Variable("analysis", "do_analyse", _parse_bool, "store the language of the text and the country of the server"),
+    "extractLinksFromText": _Variable("links", "from_text", _parse_bool, "URLs written in the text are links too"),
+    "UserAgentFollowRedirects": _Variable("fetching", "follow_redirects", _parse_bool,
                                           "follow redirects (0: a redirect's target is marked as a new URL)"),
-    "UserAgentGetIfModifiedSince": _Variable("get_if_modified_since", _parse_bool, "revisit with conditional GET"),
+    "UserAgentGetIfModifiedSince": _Variable("fetching", "get_if_modified_since", _parse_bool, "revisit with conditional GET"),
     # Not Combine's: hosts on loopback, private and link-local addresses are fetched only when the job names them
     # (seeds, sitesOK.txt, allow rules), or all of them with AllowPrivateAddresses = 1.
-    "AllowPrivateAddresses": _Variable("allow_private_addresses", _parse_bool,
+    "AllowPrivateAddresses": _Variable("fetching", "allow_private_addresses", _parse_bool,
                                        "1: fetch loopback and private hosts even when the job does not name them"),
-    "UAtimeout": _Variable("timeout", _parse_timeout, "seconds a download may take"),
+    "UAtimeout": _Variable("fetching", "timeout", _parse_timeout, "seconds a download may take"),
     # Fetch limits (not Combine's names): body bytes, redirects followed, converter seconds and MiB.
-    "UAmaxSize": _Variable("max_size", _parse_positive_int, "bytes of a body read at most"),
-    "UAmaxRedirects": _Variable("max_redirects", _parse_positive_int, "redirects followed at most"),
-    "HeadOnlyExtensions": _Variable("head_only_extensions", _parse_extensions,
+    "UAmaxSize": _Variable("fetching", "max_size", _parse_positive_int, "bytes of a body read at most"),
+    "UAmaxRedirects": _Variable("fetching", "max_redirects", _parse_positive_int, "redirects followed at most"),
+    "HeadOnlyExtensions": _Variable("fetching", "head_only_extensions", _parse_extensions,
                                     "URLs ending so are fetched with HEAD only"),
-    "ConverterTimeout": _Variable("converter_timeout", _parse_timeout, "seconds a document converter may run"),
-    "ConverterMemory": _Variable("converter_memory", _parse_positive_int, "MiB of memory a document converter may use"),
-    "HarvestRetries": _Variable("harvest_retries", _parse_positive_int,
+    "ConverterTimeout": _Variable("analysis", "converter_timeout", _parse_timeout, "seconds a document converter may run"),
+    "ConverterMemory": _Variable("analysis", "converter_memory", _parse_positive_int, "MiB of memory a document converter may use"),
+    "HarvestRetries": _Variable("fetching", "harvest_retries", _parse_positive_int,
                                 "tries of an unavailable URL before it counts as gone"),
-    "classifyPlugIn": _Variable("classify_plugin", str,
+    "classifyPlugIn": _Variable("topic", "classify_plugin", str,
                                 "topic filter: plain, position, svm, vector, or package.module:function"),
-    "tot_cutoff": _Variable("tot_cutoff", _parse_cutoff,
+    "tot_cutoff": _Variable("topic", "tot_cutoff", _parse_cutoff,
                             "the topic filter's total-score cut-off (plain's shown; position 90, svm 0, vector 0.2)"),
-    "cutoff_norm": _Variable("cutoff_norm", _parse_cutoff, "the topic filter's normalized-score cut-off"),
-    "cutoff_rel": _Variable("cutoff_rel", _parse_cutoff, "the topic filter's class-share cut-off (percent)"),
-    "UserAgent": _Variable("user_agent", str, "sent as User-Agent"),
-    "OperatorEmail": _Variable("operator_email", str, "sent as From (empty: no From header)"),
-    "CrawlStrategy": _Variable("strategy", _parse_strategy,
+    "cutoff_norm": _Variable("topic", "cutoff_norm", _parse_cutoff, "the topic filter's normalized-score cut-off"),
+    "cutoff_rel": _Variable("topic", "cutoff_rel", _parse_cutoff, "the topic filter's class-share cut-off (percent)"),
+    "UserAgent": _Variable("fetching", "user_agent", str, "sent as User-Agent"),
+    "OperatorEmail": _Variable("fetching", "operator_email", str, "sent as From (empty: no From header)"),
+    "CrawlStrategy": _Variable("crawling", "strategy", _parse_strategy,
                                "BestFirst, BreadthFirstTime (Combine's), BreadthFirst, PageRank or iPageRank"),
     # Continuous operation: keep fetched pages marked and revisit them when their expected age reaches RevisitMaxAge.
-    "Revisit": _Variable("revisit", _parse_bool, "keep fetched pages marked and revisit them"),
-    "RevisitMaxAge": _Variable("revisit_max_age", _parse_seconds,
+    "Revisit": _Variable("crawling", "revisit", _parse_bool, "keep fetched pages marked and revisit them"),
+    "RevisitMaxAge": _Variable("crawling", "revisit_max_age", _parse_seconds,
                                "seconds of expected age after which a page is revisited"),
     # Link relevance (the topic-crawling thesis): propagate (Combine), RW or RWB.
-    "LinkStrategy": _Variable("link_method", _parse_link_method,
+    "LinkStrategy": _Variable("links", "method", _parse_link_method,
                               "which links to mark: online (learned while crawling), propagate (Combine: links of relevant pages only), RW or RWB"),
-    "LinkThreshold": _Variable("link_threshold", _parse_fraction, "RW/RWB: links scoring below this are not marked"),
-    "LinkPageWeight": _Variable("link_page_weight", _parse_fraction, "RW/RWB: the page's share in a link's score"),
-    "LinkBoostChance": _Variable("link_boost_chance", _parse_fraction,
+    "LinkThreshold": _Variable("links", "threshold", _parse_fraction, "RW/RWB: links scoring below this are not marked"),
+    "LinkPageWeight": _Variable("links", "page_weight", _parse_fraction, "RW/RWB: the page's share in a link's score"),
+    "LinkBoostChance": _Variable("links", "boost_chance", _parse_fraction,
                                  "RWB: chance a link below the threshold is marked anyway"),
-    "DynamicThreshold": _Variable("dynamic_threshold", _parse_bool, "RW/RWB: move the threshold with the harvest rate"),
+    "DynamicThreshold": _Variable("links", "dynamic_threshold", _parse_bool, "RW/RWB: move the threshold with the harvest rate"),
     # Tunnelling and repeatability (not Combine's): links followed this many irrelevant pages past the last
     # relevant one; the seed of every random choice of link selection.
-    "MaxTunnelDistance": _Variable("max_tunnel_distance", _parse_count,
+    "MaxTunnelDistance": _Variable("links", "max_tunnel_distance", _parse_count,
                                    "links are followed at most this many irrelevant pages past the last relevant one"),
-    "RandomSeed": _Variable("random_seed", _parse_count,
+    "RandomSeed": _Variable("links", "random_seed", _parse_count,
                             "seeds every random choice of link selection: same seed, same web, same choices"),
     # Near-duplicates (not Combine's): a page within this many simhash bits of a stored record joins it.
-    "nearDuplicates": _Variable("near_duplicates", _parse_bool,
+    "nearDuplicates": _Variable("analysis", "near_duplicates", _parse_bool,
                                 "a page within nearDuplicateDistance simhash bits of a record joins it"),
-    "nearDuplicateDistance": _Variable("near_duplicate_distance", _parse_near_duplicate_distance,
+    "nearDuplicateDistance": _Variable("analysis", "near_duplicate_distance", _parse_near_duplicate_distance,
                                        "simhash bits (0 to 7)"),
     # Learned URL rules (the study's UBFC, seed 002 3.2): `scrapy trial` writes learned_urls.txt, the crawl uses it.
-    "LearnedUrlRules": _Variable("use_learned_url_rules", _parse_bool, "use the URL rules scrapy trial learned"),
-    "TrialPages": _Variable("trial_pages", _parse_positive_int, "pages a site scrapy trial fetches"),
-    "UrlRuleThreshold": _Variable("url_rule_threshold", _parse_ratio, "learned URL rules: precision a rule needs"),
-    "UrlRuleDrop": _Variable("url_rule_drop", _parse_bool, "learned URL rules: drop URLs no rule accepts"),
-    "HubContentLinks": _Variable("hub_content_links", _parse_count,
+    "LearnedUrlRules": _Variable("learning", "use_learned_url_rules", _parse_bool, "use the URL rules scrapy trial learned"),
+    "TrialPages": _Variable("learning", "trial_pages", _parse_positive_int, "pages a site scrapy trial fetches"),
+    "UrlRuleThreshold": _Variable("learning", "url_rule_threshold", _parse_ratio, "learned URL rules: precision a rule needs"),
+    "UrlRuleDrop": _Variable("learning", "url_rule_drop", _parse_bool, "learned URL rules: drop URLs no rule accepts"),
+    "HubContentLinks": _Variable("learning", "hub_content_links", _parse_count,
                                  "learned URL rules: relevant pages a directory page links to"),
-    "HubDirectoryLinks": _Variable("hub_directory_links", _parse_count,
+    "HubDirectoryLinks": _Variable("learning", "hub_directory_links", _parse_count,
                                    "learned URL rules: directory pages a directory page links to"),
     # Main-content extraction (not Combine's): the topic filter scores all of the text, or only the main content block.
-    "topicText": _Variable("topic_text", _parse_topic_text,
+    "topicText": _Variable("topic", "text", _parse_topic_text,
                            "what the topic filter scores: all (the whole text) or main (the main content block)"),
     # Archiving (not Combine's): every fetch as WARC/1.1 request and response records under data/<job>/warc/.
-    "saveWARC": _Variable("save_warc", _parse_bool, "write every fetch as WARC/1.1 records under data/<job>/warc/"),
-    "WARCMaxSize": _Variable("warc_max_size", _parse_positive_int,
+    "saveWARC": _Variable("archive", "save_warc", _parse_bool, "write every fetch as WARC/1.1 records under data/<job>/warc/"),
+    "WARCMaxSize": _Variable("archive", "warc_max_size", _parse_positive_int,
                              "bytes of a WARC file before the next one is started"),
     # Sitemaps (not Combine's): robots.txt's Sitemap: lines, /sitemap.xml, as a link source; bounded per host.
-    "Sitemaps": _Variable("sitemaps", _parse_bool, "read the sitemaps robots.txt names, as a source of links"),
-    "SitemapGuess": _Variable("sitemap_guess", _parse_bool, "also ask for /sitemap.xml when robots.txt names none"),
-    "SitemapMaxFiles": _Variable("sitemap_max_files", _parse_positive_int, "sitemap files read per host at most"),
-    "SitemapMaxUrls": _Variable("sitemap_max_urls", _parse_positive_int, "URLs taken from one host's sitemaps at most"),
-    "SitemapMaxSize": _Variable("sitemap_max_size", _parse_positive_int,
+    "Sitemaps": _Variable("sitemaps", "from_robots", _parse_bool, "read the sitemaps robots.txt names, as a source of links"),
+    "SitemapGuess": _Variable("sitemaps", "guess", _parse_bool, "also ask for /sitemap.xml when robots.txt names none"),
+    "SitemapMaxFiles": _Variable("sitemaps", "max_files", _parse_positive_int, "sitemap files read per host at most"),
+    "SitemapMaxUrls": _Variable("sitemaps", "max_urls", _parse_positive_int, "URLs taken from one host's sitemaps at most"),
+    "SitemapMaxSize": _Variable("sitemaps", "max_size", _parse_positive_int,
                                 "bytes of one sitemap (after decompression) read at most"),
     # Negative pages (ACHE's, not Combine's): irrelevant pages kept apart for `scrapy train --crawled`.
-    "saveIrrelevant": _Variable("save_irrelevant", _parse_bool,
+    "saveIrrelevant": _Variable("archive", "save_irrelevant", _parse_bool,
                                 "keep the pages the topic filter turns down apart, as negatives for scrapy train --crawled"),
-    "IrrelevantMaxPages": _Variable("irrelevant_max_pages", _parse_positive_int, "irrelevant pages kept at most"),
+    "IrrelevantMaxPages": _Variable("archive", "irrelevant_max_pages", _parse_positive_int, "irrelevant pages kept at most"),
 }
 BLOCKS = ("allow", "exclude", "sessionids", "serveralias", "converters")
 #: Variables whose empty value means something (no From header, no HEAD-only extensions); any other needs a value.
@@ -274,76 +278,176 @@ HEAD_ONLY_EXTENSIONS = _parse_extensions(
 
 
 @dataclasses.dataclass(frozen=True)
-class Job:
-    """Everything a harvester needs to know about one crawl job."""
+class LockIntervals:
+    """Seconds a host, and a URL after each outcome, stay locked (what ``frontier.locks_for`` reads)."""
 
-    name: str
-    directory: Path
-    seeds: tuple[str, ...]
-    url_rules: UrlRules
-    topic_filter: TopicFilter
-    definition: TopicDefinition | None
-    sites_ok: frozenset[str] = frozenset()
+    host: float = 60
+    success: float = 1_000_000
+    robot_rules: float = 2_592_000
+    not_found: float = 2_592_000
+    not_modified: float = 2_592_000
+    unavailable: float = 86_400
+
+
+@dataclasses.dataclass(frozen=True)
+class Fetching:
+    """How a page is asked for and how much of it is taken."""
+
+    user_agent: str = "combine-scrapy/0.1"
+    operator_email: str = ""
+    timeout: float = 30
+    max_size: int = 16 * 1024 * 1024
+    max_redirects: int = 5
+    follow_redirects: bool = False
+    get_if_modified_since: bool = True
+    head_only_extensions: frozenset[str] = HEAD_ONLY_EXTENSIONS
+    allow_private_addresses: bool = False
+    harvest_retries: int = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class Crawling:
+    """The frontier's order and bounds, and what becomes of a fetched URL."""
+
+    strategy: str = "BestFirst"
+    auto_recycle_links: bool = True
+    revisit: bool = False
+    revisit_max_age: float = 86_400
+    max_urls_per_host: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class TopicConfig:
+    """Which topic filter judges a page, its cut-offs, and which text of the page it reads."""
+
     classify_plugin: str = "plain"
     tot_cutoff: float | None = None
     cutoff_norm: float | None = None
     cutoff_rel: float | None = None
-    wait_interval_host: float = 60
-    lock_success: float = 1_000_000
-    lock_robot_rules: float = 2_592_000
-    lock_not_found: float = 2_592_000
-    lock_not_modified: float = 2_592_000
-    lock_unavailable: float = 86_400
-    auto_recycle_links: bool = True
-    save_html: bool = True
-    do_analyse: bool = False
-    extract_links_from_text: bool = True
-    follow_redirects: bool = False
-    allow_private_addresses: bool = False
-    get_if_modified_since: bool = True
-    timeout: float = 30
-    max_size: int = 16 * 1024 * 1024
-    max_redirects: int = 5
-    head_only_extensions: frozenset[str] = HEAD_ONLY_EXTENSIONS
-    # {mime type: (Converter, ...)}, see combine_scrapy.document.convert
-    converters: Any = dataclasses.field(default_factory=lambda: DEFAULT_CONVERTERS)
-    converter_timeout: float = 30
-    converter_memory: int = 1024  # MiB of address space
-    harvest_retries: int = 5
-    max_urls_per_host: int | None = None
-    user_agent: str = "combine-scrapy/0.1"
-    operator_email: str = ""
-    strategy: str = "BestFirst"
-    revisit: bool = False
-    revisit_max_age: float = 86_400
-    link_method: str = "online"
-    link_threshold: float = 0.3
-    link_page_weight: float = 0.5
-    link_boost_chance: float = 0.1
+    text: str = "all"
+
+
+@dataclasses.dataclass(frozen=True)
+class Links:
+    """Which links of a page are marked for crawling, and with what priority."""
+
+    method: str = "online"
+    threshold: float = 0.3
+    page_weight: float = 0.5
+    boost_chance: float = 0.1
     dynamic_threshold: bool = False
     max_tunnel_distance: int = 6
     random_seed: int = 1
-    near_duplicates: bool = True
-    near_duplicate_distance: int = NEAR_DUPLICATE_DISTANCE
+    from_text: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class Learning:
+    """The URL rules ``scrapy trial`` learns and the crawl uses."""
+
     use_learned_url_rules: bool = False
     trial_pages: int = 200
     url_rule_threshold: float = 1.0
     url_rule_drop: bool = True
     hub_content_links: int = 5
     hub_directory_links: int = 30
-    learned_url_rules: LearnedUrlRules | None = None
-    topic_text: str = "all"
+
+
+@dataclasses.dataclass(frozen=True)
+class Sitemaps:
+    """Sitemaps as a source of links, and their bounds per host."""
+
+    from_robots: bool = False
+    guess: bool = False
+    max_files: int = 50
+    max_urls: int = 50_000
+    max_size: int = 50 * 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Analysis:
+    """How a fetched document becomes a page: converters, language analysis, near-duplicates."""
+
+    # {mime type: (Converter, ...)}, see combine_scrapy.document.convert
+    converters: Any = dataclasses.field(default_factory=lambda: DEFAULT_CONVERTERS)
+    converter_timeout: float = 30
+    converter_memory: int = 1024  # MiB of address space
+    do_analyse: bool = False
+    near_duplicates: bool = True
+    near_duplicate_distance: int = NEAR_DUPLICATE_DISTANCE
+
+
+@dataclasses.dataclass(frozen=True)
+class Archive:
+    """What is kept besides the record: the original HTML, WARC files, the pages the topic filter turned down."""
+
+    save_html: bool = True
     save_warc: bool = False
     warc_max_size: int = 1_000_000_000
-    sitemaps: bool = False
-    sitemap_guess: bool = False
-    sitemap_max_files: int = 50
-    sitemap_max_urls: int = 50_000
-    sitemap_max_size: int = 50 * 1024 * 1024
     save_irrelevant: bool = False
     irrelevant_max_pages: int = 100_000
+
+
+#: The groups of a JobConfig that combine.cfg variables set, and their classes.
+GROUPS: dict[str, type] = {
+    "locks": LockIntervals,
+    "fetching": Fetching,
+    "crawling": Crawling,
+    "topic": TopicConfig,
+    "links": Links,
+    "learning": Learning,
+    "sitemaps": Sitemaps,
+    "analysis": Analysis,
+    "archive": Archive,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class JobConfig:
+    """A job's files read and validated, as plain values: loading it builds no topic filter and reads no model."""
+
+    name: str
+    directory: Path
+    seeds: tuple[str, ...]
+    url_rules: UrlRules
+    definition: TopicDefinition | None
+    sites_ok: frozenset[str] = frozenset()
     #: Lines of seeds.txt the URL rules refuse (the crawl warns about each).
     refused_seeds: tuple[RefusedSeed, ...] = ()
+    #: {variable name: its line in combine.cfg}, for errors found when the job is built.
+    variable_lines: dict[str, int] = dataclasses.field(default_factory=dict)
+    locks: LockIntervals = LockIntervals()
+    fetching: Fetching = Fetching()
+    crawling: Crawling = Crawling()
+    topic: TopicConfig = TopicConfig()
+    links: Links = Links()
+    learning: Learning = Learning()
+    sitemaps: Sitemaps = Sitemaps()
+    analysis: Analysis = Analysis()
+    archive: Archive = Archive()
+
+
+class Job(JobConfig):
+    """A job's configuration with what is built from it: its topic filter and learned URL rules, each built once, when first used.
+
+    ``build_job`` builds both at once, so that a bad job fails when it is loaded.
+    """
+
+    @classmethod
+    def of(cls, config: JobConfig) -> Job:
+        """The job of ``config``, nothing built yet."""
+        return cls(**{field.name: getattr(config, field.name) for field in dataclasses.fields(config)})
+
+    @functools.cached_property
+    def topic_filter(self) -> TopicFilter:
+        return _topic_filter(self)
+
+    @functools.cached_property
+    def learned_url_rules(self) -> LearnedUrlRules | None:
+        """The rules of learned_urls.txt when LearnedUrlRules = 1, else None."""
+        if not self.learning.use_learned_url_rules:
+            return None
+        return _learned_url_rules(self.directory, self.directory / CONFIG_FILE, self.variable_lines["LearnedUrlRules"])
 
 
 def _read_lines(path: Path, missing: str | None = None) -> list[str] | None:
@@ -541,70 +645,78 @@ def _learned_url_rules(directory: Path, config_path: Path, line: int) -> Learned
         raise JobConfigError(e.source, e.line, e.message) from e
 
 
-def load_job(name: str, topics_dir: Path | str = "topics", learned_rules: bool = True) -> Job:
-    """Load and validate job ``name`` from ``topics_dir/name/``.
-
-    ``learned_rules=False`` leaves the learned URL rules unread, for the trial that writes them.
-    """
+def load_config(name: str, topics_dir: Path | str = "topics") -> JobConfig:
+    """Read and validate job ``name`` from ``topics_dir/name/``: its files, as plain values."""
     directory = find_job_dir(name, topics_dir)
     config_path = directory / CONFIG_FILE
     values, blocks = parse_config(config_path)
 
-    fields: dict[str, Any] = {}
+    groups: dict[str, dict[str, Any]] = {group: {} for group in (*GROUPS, "url_rules")}
     for name_, (number, text) in values.items():
         variable = VARIABLES[name_]
         if not text and name_ not in MAY_BE_EMPTY:
             raise JobConfigError(config_path, number, f"{name_}: no value; leave the line out (or comment it out with #) for the default")
         try:
-            fields[variable.attribute] = variable.parse(text)
+            groups[variable.group][variable.field] = variable.parse(text)
         except ValueError as e:
             hint = " (a comment goes on a line of its own)" if "#" in text else ""
             raise JobConfigError(config_path, number, f"{name_}: {e}{hint}") from e
 
-    url_rules = _url_rules(
-        config_path,
-        {name: fields.pop(name) for name in ("max_url_length", "max_path_depth", "max_repeated_segments") if name in fields},
-        blocks,
-    )
+    url_rules = _url_rules(config_path, groups.pop("url_rules"), blocks)
     sites_ok = _sites_ok(directory / SITES_OK_FILE)
     if "converters" in blocks:
-        fields["converters"] = _converters(config_path, blocks["converters"])
+        groups["analysis"]["converters"] = _converters(config_path, blocks["converters"])
 
     topic_path = directory / TOPIC_FILE
-    classify_plugin = fields.get("classify_plugin", "plain")
     definition = None
     if os.path.lexists(topic_path):
         try:
             definition = load_topic_definition(topic_path)
         except TopicDefinitionError as e:
             raise JobConfigError(e.source, e.line, e.message) from e
-    try:
-        topic_filter = build_filter(
-            classify_plugin,
-            definition,
-            tot_cutoff=fields.get("tot_cutoff"),
-            cutoff_norm=fields.get("cutoff_norm"),
-            cutoff_rel=fields.get("cutoff_rel"),
-            sites_ok=sites_ok,
-            job_dir=directory,
-        )
-    except (ValueError, ImportError, OSError) as e:
-        line = values.get("classifyPlugIn", (None,))[0]
-        needs_definition = classify_plugin in (*PLAIN_NAMES, *POSITION_NAMES)
-        missing = f" ({TOPIC_FILE} is missing)" if needs_definition and not topic_path.exists() else ""
-        raise JobConfigError(config_path, line, f"classifyPlugIn {excerpt(classify_plugin)}: {e}{missing}") from e
 
-    if learned_rules and fields.get("use_learned_url_rules"):
-        fields["learned_url_rules"] = _learned_url_rules(directory, config_path, values["LearnedUrlRules"][0])
     seeds, refused_seeds = _seeds(directory / SEEDS_FILE, url_rules)
-    return Job(
+    return JobConfig(
         name=directory.name,
         directory=directory,
         seeds=seeds,
         refused_seeds=refused_seeds,
         url_rules=url_rules,
-        topic_filter=topic_filter,
         definition=definition,
         sites_ok=sites_ok,
-        **fields,
+        variable_lines={name_: number for name_, (number, _) in values.items()},
+        **{group: GROUPS[group](**fields) for group, fields in groups.items()},
     )
+
+
+def _topic_filter(config: JobConfig) -> TopicFilter:
+    """The topic filter the job's classifyPlugIn names, with its cut-offs (an SVM filter reads its model)."""
+    topic = config.topic
+    try:
+        return build_filter(
+            topic.classify_plugin,
+            config.definition,
+            tot_cutoff=topic.tot_cutoff,
+            cutoff_norm=topic.cutoff_norm,
+            cutoff_rel=topic.cutoff_rel,
+            sites_ok=config.sites_ok,
+            job_dir=config.directory,
+        )
+    except (ValueError, ImportError, OSError) as e:
+        needs_definition = topic.classify_plugin in (*PLAIN_NAMES, *POSITION_NAMES)
+        missing = f" ({TOPIC_FILE} is missing)" if needs_definition and not (config.directory / TOPIC_FILE).exists() else ""
+        raise JobConfigError(
+            config.directory / CONFIG_FILE, config.variable_lines.get("classifyPlugIn"), f"classifyPlugIn {excerpt(topic.classify_plugin)}: {e}{missing}"
+        ) from e
+
+
+def build_job(config: JobConfig) -> Job:
+    """The job of ``config`` with its topic filter and (when LearnedUrlRules = 1) learned URL rules built now."""
+    job = Job.of(config)
+    _ = job.topic_filter, job.learned_url_rules  # built now: a bad filter or rules file fails at load, not mid-crawl
+    return job
+
+
+def load_job(name: str, topics_dir: Path | str = "topics") -> Job:
+    """Load, validate and build job ``name`` from ``topics_dir/name/`` (see load_config and build_job)."""
+    return build_job(load_config(name, topics_dir))

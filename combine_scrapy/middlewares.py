@@ -166,9 +166,9 @@ class RobotsMiddleware:
     ) -> tuple[RobotsPolicy, bool]:
         """Parse and cache a robots.txt answer; a 5xx, 429 or no answer leaves the site unavailable."""
         job = _job(self.crawler)
-        policy = policy_from_response(status, body, job.user_agent)
+        policy = policy_from_response(status, body, job.fetching.user_agent)
         # Re-read after Combine's 1 or 4 days, or sooner when the job locks robots rules for less.
-        ttl = min(policy.ttl, job.lock_robot_rules)
+        ttl = min(policy.ttl, job.locks.robot_rules)
         frontier = self.crawler.spider.harvest.frontier
         if store:
             frontier.store_robots(host, status, body, now + ttl)
@@ -198,7 +198,7 @@ class RobotsMiddleware:
                     "dont_obey_robotstxt": True,
                     "handle_httpstatus_all": True,
                     "dont_redirect": True,
-                    "download_timeout": _job(self.crawler).timeout,
+                    "download_timeout": _job(self.crawler).fetching.timeout,
                     "robots_bytes": 0,
                 },
             )
@@ -386,9 +386,9 @@ class JobHeadersMiddleware:
 
     def process_request(self, request: Request):
         job = _job(self.crawler)
-        request.headers.setdefault(b"User-Agent", job.user_agent)
-        if job.operator_email:
-            request.headers.setdefault(b"From", job.operator_email)
+        request.headers.setdefault(b"User-Agent", job.fetching.user_agent)
+        if job.fetching.operator_email:
+            request.headers.setdefault(b"From", job.fetching.operator_email)
         return None
 
 
@@ -449,10 +449,10 @@ class FetchLimitsMiddleware:
         if "frontier_entry" not in request.meta:
             return None  # robots.txt: its own bounds (RobotsMiddleware)
         job = _job(self.crawler)
-        request.meta["download_maxsize"] = job.max_size
-        request.meta["download_timeout"] = job.timeout
+        request.meta["download_maxsize"] = job.fetching.max_size
+        request.meta["download_timeout"] = job.fetching.timeout
         request.meta["body_bytes"] = 0
-        if request.method == "GET" and _extension(request.url) in job.head_only_extensions:
+        if request.method == "GET" and _extension(request.url) in job.fetching.head_only_extensions:
             request.method = "HEAD"
             self.crawler.stats.inc_value("fetch/head")
         return None
@@ -479,15 +479,15 @@ class FetchLimitsMiddleware:
         job = _job(self.crawler)
         if "body_cut" in request.meta:
             _limit_reached(
-                self.crawler.stats, "size", request, f"body over {job.max_size} bytes, {request.meta['body_cut']}"
+                self.crawler.stats, "size", request, f"body over {job.fetching.max_size} bytes, {request.meta['body_cut']}"
             )
-            response = response.replace(body=response.body[:job.max_size])
+            response = response.replace(body=response.body[:job.fetching.max_size])
         location = response.headers.get(b"Location")
-        if response.status not in REDIRECT_STATUSES or not location or not job.follow_redirects:
+        if response.status not in REDIRECT_STATUSES or not location or not job.fetching.follow_redirects:
             return response
         hops = request.meta.get("redirect_times", 0)
-        if hops >= job.max_redirects:
-            _limit_reached(self.crawler.stats, "redirects", request, f"more than {job.max_redirects} redirects")
+        if hops >= job.fetching.max_redirects:
+            _limit_reached(self.crawler.stats, "redirects", request, f"more than {job.fetching.max_redirects} redirects")
             return response
         target = urljoin(response.url, _header_text(location).strip())
         scheme = urlsplit(target).scheme.lower()
@@ -514,7 +514,7 @@ class FetchLimitsMiddleware:
 
     def process_exception(self, request: Request, exception: Exception):
         if "frontier_entry" in request.meta and isinstance(exception, (DownloadTimeoutError, TwistedTimeoutError)):
-            timeout = _job(self.crawler).timeout
+            timeout = _job(self.crawler).fetching.timeout
             _limit_reached(self.crawler.stats, "time", request, f"no complete answer within {timeout:g} s")
         return None
 

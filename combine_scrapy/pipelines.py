@@ -53,7 +53,7 @@ class OutcomePipeline(HarvestComponent):
             item.retry_after = parse_retry_after(item.headers.get("retry-after"), item.fetched_at)
         if item.outcome is Outcome.UNAVAILABLE:
             retries = self.harvest.frontier.retries(item.url) + 1
-            if retries >= self.harvest.job.harvest_retries:
+            if retries >= self.harvest.job.fetching.harvest_retries:
                 logger.info("giving up on %s after %d tries", item.url, retries)
                 item.outcome = Outcome.NOT_FOUND
         return item
@@ -75,9 +75,9 @@ class ParsePipeline(HarvestComponent):
                     url,
                     item.body,
                     item.headers,
-                    extract_links_from_text=job.extract_links_from_text,
-                    converters=job.converters,
-                    limits=Limits(timeout=job.converter_timeout, memory=job.converter_memory * 1024 * 1024),
+                    extract_links_from_text=job.links.from_text,
+                    converters=job.analysis.converters,
+                    limits=Limits(timeout=job.analysis.converter_timeout, memory=job.analysis.converter_memory * 1024 * 1024),
                 ))
             except Exception:  # a parser bug must cost one page, not the crawl: logged with its traceback, counted
                 logger.exception("parsing %s failed", url)
@@ -111,7 +111,7 @@ class TopicPipeline(HarvestComponent):
         if page is None:
             return item
         job = self.harvest.job
-        document = Document.from_page(page, item.host, main_content=job.topic_text == "main")
+        document = Document.from_page(page, item.host, main_content=job.topic.text == "main")
         item.classification = job.topic_filter.classify(document)
         self.stats.inc_value("topic/relevant" if item.classification.relevant else "topic/irrelevant")
         return item
@@ -122,7 +122,7 @@ class AnalysePipeline(HarvestComponent):
 
     def process_item(self, item: Fetch) -> Fetch:
         page, classification = item.page, item.classification
-        if not self.harvest.job.do_analyse or page is None or not classification.relevant:
+        if not self.harvest.job.analysis.do_analyse or page is None or not classification.relevant:
             return item
         item.analysis = analyse(item.url, f"{page.title}\n{page.text}")
         self.stats.inc_value(f"analyse/language/{item.analysis.language or 'unknown'}")
@@ -149,7 +149,7 @@ class RecordPipeline(HarvestComponent):
             page, classification = item.page, item.classification
             if classification.relevant and not page.robots_noindex:
                 job = self.harvest.job
-                near = job.near_duplicate_distance if job.near_duplicates else None
+                near = job.analysis.near_duplicate_distance if job.analysis.near_duplicates else None
                 stored = store.store(self._record(item), near_duplicate_distance=near)
                 self.stats.inc_value(f"records/{stored.value}")
                 item.stored_key = store.key_for_url(item.url) if stored is Stored.NEAR_DUPLICATE else item.record_key
@@ -172,7 +172,7 @@ class RecordPipeline(HarvestComponent):
             headings=list(page.headings),
             meta={name: list(values) for name, values in page.meta.items()},
             links=[RecordLink(link.url, link.anchor, link.kind) for link in page.links],
-            html=page.html if job.save_html else None,
+            html=page.html if job.archive.save_html else None,
             charset=page.charset,
             server=page.server,
             modified=_timestamp(page.modified),
@@ -210,14 +210,14 @@ class FrontierPipeline(HarvestComponent):
     def process_item(self, item: Fetch) -> Fetch:
         harvest = self.harvest
         if item.postponed:
-            harvest.release(item.url, item.host, item.fetched_at + harvest.job.wait_interval_host, now=item.fetched_at)
+            harvest.release(item.url, item.host, item.fetched_at + harvest.job.locks.host, now=item.fetched_at)
             return item
         self._mark(self._next_urls(item), item.url, distance=0 if self._relevant(item) else item.distance + 1)
         if item.classification is not None:
             self._learn(item)
-        locks = locks_for(item.outcome, harvest.job, retry_after=item.retry_after)
+        locks = locks_for(item.outcome, harvest.job.locks, retry_after=item.retry_after)
         url_lock = locks.url
-        revisit = harvest.job.revisit and item.outcome in (Outcome.SUCCESS, Outcome.NOT_MODIFIED)
+        revisit = harvest.job.crawling.revisit and item.outcome in (Outcome.SUCCESS, Outcome.NOT_MODIFIED)
         if revisit:
             url_lock = self._revisit_after(item)
         harvest.complete(
@@ -243,18 +243,18 @@ class FrontierPipeline(HarvestComponent):
         changed = digest is not None and new_digest is not None and new_digest != digest
         frontier.record_visit(item.url, item.fetched_at, new_digest, changed)
         self.stats.inc_value("revisit/changed" if changed else "revisit/unchanged" if visits else "revisit/first")
-        shortest, longest = job.wait_interval_host, max(job.lock_success, job.wait_interval_host)
+        shortest, longest = job.locks.host, max(job.locks.success, job.locks.host)
         if not visits:  # nothing known yet: look again once the allowed age has passed
-            return min(max(job.revisit_max_age, shortest), longest)
+            return min(max(job.crawling.revisit_max_age, shortest), longest)
         rate = change_rate(visits, changes + changed, (item.fetched_at - first_visit) / visits)
-        return revisit_interval(rate, job.revisit_max_age, shortest, longest)
+        return revisit_interval(rate, job.crawling.revisit_max_age, shortest, longest)
 
     def _next_urls(self, item: Fetch) -> list[tuple[str, float]]:
         """(URL, priority) pairs this fetch leads to, before validation."""
         if item.outcome is Outcome.REDIRECT and item.headers.get("location"):
             return [(urljoin(item.response_url or item.url, item.headers["location"]), 0.0)]
         page, classification = item.page, item.classification
-        if item.outcome is not Outcome.SUCCESS or page.robots_nofollow or not self.harvest.job.auto_recycle_links:
+        if item.outcome is not Outcome.SUCCESS or page.robots_nofollow or not self.harvest.job.crawling.auto_recycle_links:
             return []
         links = [LinkCandidate(link.url, link.anchor, link.title, link.context) for link in page.links]
         return self.harvest.link_scorer.select(

@@ -27,6 +27,7 @@ from twisted.internet import defer, reactor  # noqa: E402
 from combine_scrapy.document.convert import DEFAULT_CONVERTERS  # noqa: E402
 from combine_scrapy.frontier import Outcome  # noqa: E402
 from combine_scrapy.items import Fetch  # noqa: E402
+from combine_scrapy.job import Analysis, Archive, Links, TopicConfig  # noqa: E402
 from combine_scrapy.pipelines import ParsePipeline, RecordPipeline, TopicPipeline  # noqa: E402
 from combine_scrapy.topic import Classification  # noqa: E402
 
@@ -81,8 +82,8 @@ def stub_crawler():
     stats = SimpleNamespace(counts=Counter())
     stats.inc_value = lambda key, count=1, start=0: stats.counts.update({key: count})
     job = SimpleNamespace(
-        extract_links_from_text=True, converters=DEFAULT_CONVERTERS, converter_timeout=30, converter_memory=1024,
-        topic_text="main", save_html=True,
+        links=Links(from_text=True), analysis=Analysis(converters=DEFAULT_CONVERTERS, converter_timeout=30, converter_memory=1024),
+        topic=TopicConfig(text="main"), archive=Archive(save_html=True),
         topic_filter=SimpleNamespace(classify=lambda document: Classification(True, 1.0, 1.0)),
     )
     store = SimpleNamespace(anchors_to=lambda url: [])

@@ -146,8 +146,8 @@ def _job(tmp_path, config: str):
 
 
 def test_topic_text_is_read_from_the_job(tmp_path):
-    assert load_job("j", _job(tmp_path, "WaitIntervalHost = 1\n").parent).topic_text == "all"
-    assert load_job("j", _job(tmp_path, "topicText = main\n").parent).topic_text == "main"
+    assert load_job("j", _job(tmp_path, "WaitIntervalHost = 1\n").parent).topic.text == "all"
+    assert load_job("j", _job(tmp_path, "topicText = main\n").parent).topic.text == "main"
 
 
 def test_bad_topic_text_names_file_and_line(tmp_path):

@@ -12,7 +12,7 @@ from conftest import JobDir, free_port
 
 from combine_scrapy.extensions import HarvestSummary
 from combine_scrapy.harvest import link_scorer_for
-from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.job import JobConfigError, Links, load_job
 from combine_scrapy.links.scoring import DynamicThreshold, LinkCandidate
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 from combine_scrapy.topic import Document, build_filter, parse_topic_definition
@@ -32,14 +32,14 @@ def write_job(tmp_path, config: str = "") -> None:
 def test_the_default_job_crawls_best_first_with_the_online_link_strategy(tmp_path):
     write_job(tmp_path)
     job = load_job("j", tmp_path)
-    assert (job.strategy, job.link_method, job.max_tunnel_distance, job.random_seed) == ("BestFirst", "online", 6, 1)
+    assert (job.crawling.strategy, job.links.method, job.links.max_tunnel_distance, job.links.random_seed) == ("BestFirst", "online", 6, 1)
     assert link_scorer_for(job).learner is not None
 
 
 def test_tunnel_distance_and_seed_are_job_variables(tmp_path):
     write_job(tmp_path, "MaxTunnelDistance = 2\nRandomSeed = 42\nLinkStrategy = RWB\nLinkBoostChance = 0.5\n")
     job = load_job("j", tmp_path)
-    assert (job.max_tunnel_distance, job.random_seed) == (2, 42)
+    assert (job.links.max_tunnel_distance, job.links.random_seed) == (2, 42)
     links = [LinkCandidate(f"http://a.example/{i}.html", "page") for i in range(100)]
     first, again = link_scorer_for(job), link_scorer_for(job)
     assert first.select(links, 0, False, distance=1) == again.select(links, 0, False, distance=1)
@@ -83,7 +83,7 @@ def test_a_crawl_that_finds_nothing_says_why_and_what_to_change(tmp_path):
 
 def summary_job(link_method: str):
     definition = parse_topic_definition(TOPIC)
-    return SimpleNamespace(link_method=link_method, max_tunnel_distance=6,
+    return SimpleNamespace(links=Links(method=link_method, max_tunnel_distance=6),
                            topic_filter=build_filter("plain", definition))
 
 

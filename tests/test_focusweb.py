@@ -129,7 +129,7 @@ def test_a_written_job_loads_with_the_topic_and_the_portals_as_seeds(web, tmp_pa
     write_job(web, 1, tmp_path / "focus-bees", 8951, 0, {"CrawlStrategy": "BestFirst"})
     job = load_job("focus-bees", tmp_path)
     assert list(job.seeds) == web.seeds()
-    assert job.strategy == "BestFirst" and job.wait_interval_host == 0
+    assert job.crawling.strategy == "BestFirst" and job.locks.host == 0
     page = web.relevant_pages(1)[0]
     assert job.topic_filter.classify(document(web, page)).relevant
 

@@ -8,6 +8,7 @@ import pytest
 
 from combine_scrapy.frontier import FrontierEntry, Locks, Outcome, locks_for, outcome_for_status
 from combine_scrapy.frontier.sqlite import SqliteFrontier
+from combine_scrapy.job import Crawling, LockIntervals
 
 
 @pytest.fixture
@@ -128,15 +129,14 @@ def test_outcome_for_status(status, outcome):
 
 
 def test_lock_table_follows_combine():
-    job = SimpleNamespace(
-        wait_interval_host=60, lock_success=1_000_000, lock_not_modified=2_592_000, lock_unavailable=86_400,
-        lock_not_found=2_592_000, lock_robot_rules=2_592_000,
+    intervals = LockIntervals(
+        host=60, success=1_000_000, not_modified=2_592_000, unavailable=86_400, not_found=2_592_000, robot_rules=2_592_000,
     )
-    assert locks_for(Outcome.SUCCESS, job) == Locks(1_000_000, 60)
-    assert locks_for(Outcome.REDIRECT, job) == Locks(1_000_000, 60)
-    assert locks_for(Outcome.NOT_MODIFIED, job) == Locks(2_592_000, 60)
-    assert locks_for(Outcome.UNAVAILABLE, job) == Locks(86_400, 600)
-    assert locks_for(Outcome.ROBOTS, job) == Locks(2_592_000, 60)
+    assert locks_for(Outcome.SUCCESS, intervals) == Locks(1_000_000, 60)
+    assert locks_for(Outcome.REDIRECT, intervals) == Locks(1_000_000, 60)
+    assert locks_for(Outcome.NOT_MODIFIED, intervals) == Locks(2_592_000, 60)
+    assert locks_for(Outcome.UNAVAILABLE, intervals) == Locks(86_400, 600)
+    assert locks_for(Outcome.ROBOTS, intervals) == Locks(2_592_000, 60)
 
 
 def crawl_order(frontier, strategy, harvest=None, limit=None):
@@ -173,7 +173,7 @@ def test_best_first_takes_the_highest_priorities_first(frontier):
 def _harvest(frontier, strategy):
     from combine_scrapy.harvest import Harvest
 
-    return Harvest(job=SimpleNamespace(strategy=strategy), frontier=frontier, store=None)
+    return Harvest(job=SimpleNamespace(crawling=Crawling(strategy=strategy)), frontier=frontier, store=None)
 
 
 def test_pagerank_fetches_the_most_linked_page_first(frontier):
@@ -206,7 +206,7 @@ def test_links_are_kept_only_for_the_pagerank_strategies(frontier):
 
     for strategy, expected in (("BestFirst", 0), ("PageRank", 1)):
         harvest = _harvest(frontier, strategy)
-        harvest.job = SimpleNamespace(strategy=strategy, url_rules=UrlRules())
+        harvest.job = SimpleNamespace(crawling=Crawling(strategy=strategy), url_rules=UrlRules())
         harvest.mark([(f"http://{strategy.lower()}.example/a.html", 0.0)], source="http://s/")
         assert len(frontier.link_graph()[0]) == expected
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import pytest
 from conftest import PROJECT
 
-from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.job import Job, JobConfigError, LockIntervals, TopicConfig, build_job, load_config, load_job
 
 TOPIC = "50: carnivorous plants=CP\n"
 
@@ -33,10 +36,10 @@ def test_shipped_jobs_load(name):
 
 def test_glass_job_uses_combine_defaults():
     job = load_job("glass", PROJECT / "topics")
-    assert job.wait_interval_host == 60
-    assert job.lock_success == 1_000_000
+    assert job.locks.host == 60
+    assert job.locks.success == 1_000_000
     assert job.url_rules.max_url_length == 250
-    assert job.auto_recycle_links and job.save_html and not job.do_analyse
+    assert job.crawling.auto_recycle_links and job.archive.save_html and not job.analysis.do_analyse
 
 
 def test_values_and_blocks_are_read(tmp_path):
@@ -47,8 +50,8 @@ def test_values_and_blocks_are_read(tmp_path):
         **{"sitesOK.txt": "www.Example.org\n"},
     )
     job = load_job("j", tmp_path)
-    assert job.wait_interval_host == 2.5
-    assert job.save_html is False
+    assert job.locks.host == 2.5
+    assert job.archive.save_html is False
     assert job.url_rules.max_url_length == 100
     assert [rule.text for rule in job.url_rules.exclude] == ["URL \\.pdf$"]
     assert job.url_rules.sessionids == ("mysid",)
@@ -121,4 +124,20 @@ def test_spider_trap_bounds_are_read(tmp_path):
     write_job(tmp_path, "maxPathDepth = 5\nmaxRepeatedSegments = 2\nmaxUrlsPerHost = 300\n")
     job = load_job("j", tmp_path)
     assert (job.url_rules.max_path_depth, job.url_rules.max_repeated_segments) == (5, 2)
-    assert job.max_urls_per_host == 300
+    assert job.crawling.max_urls_per_host == 300
+
+
+def test_the_configuration_builds_nothing_and_the_job_builds_its_filter_once(tmp_path):
+    directory = write_job(tmp_path, "# a filter whose model is not trained yet\nclassifyPlugIn = svm\nLearnedUrlRules = 1\n")
+    config = load_config("j", tmp_path)   # neither the SVM model nor learned_urls.txt is read
+    assert (config.topic.classify_plugin, config.learning.use_learned_url_rules) == ("svm", True)
+    assert config.locks == LockIntervals() and config.fetching.user_agent == "combine-scrapy/0.1"
+    with pytest.raises(JobConfigError, match=re.escape(f"{directory / 'combine.cfg'}:2: classifyPlugIn 'svm': ")):
+        build_job(config)
+    with pytest.raises(JobConfigError, match=re.escape(f"{directory / 'combine.cfg'}:2: classifyPlugIn 'svm': ")):
+        load_job("j", tmp_path)
+
+    job = Job.of(dataclasses.replace(config, topic=TopicConfig()))   # the plain filter: it needs no model
+    assert job.topic_filter is job.topic_filter     # built once, when first used
+    with pytest.raises(JobConfigError, match=re.escape(f"{directory / 'combine.cfg'}:3: LearnedUrlRules = 1, but ")):
+        _ = job.learned_url_rules

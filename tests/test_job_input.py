@@ -81,7 +81,7 @@ def test_a_value_out_of_range_says_what_is_allowed(tmp_path, name, value, allowe
 def test_values_in_range_are_read(tmp_path):
     write_job(tmp_path, "WaitIntervalHost = 0\nUAtimeout = 0.5\ntot_cutoff = -3.5\nHarvestRetries = 1_000\n")
     job = load_job("j", tmp_path)
-    assert (job.wait_interval_host, job.timeout, job.tot_cutoff, job.harvest_retries) == (0, 0.5, -3.5, 1000)
+    assert (job.locks.host, job.fetching.timeout, job.topic.tot_cutoff, job.fetching.harvest_retries) == (0, 0.5, -3.5, 1000)
 
 
 @pytest.mark.parametrize("name", sorted(set(VARIABLES) - {"OperatorEmail", "HeadOnlyExtensions"}))
@@ -93,7 +93,7 @@ def test_an_empty_value_is_refused_unless_it_means_something(tmp_path, name):
 
 def test_empty_head_only_extensions_means_none(tmp_path):
     write_job(tmp_path, "HeadOnlyExtensions =\n")
-    assert load_job("j", tmp_path).head_only_extensions == frozenset()
+    assert load_job("j", tmp_path).fetching.head_only_extensions == frozenset()
 
 
 # The file reader

@@ -22,6 +22,7 @@ from combine_scrapy.access.addresses import AddressPolicy, non_public, parse_ip
 from combine_scrapy.access.politeness import MAX_RETRY_AFTER, MIN_BACKOFF, HostPace, parse_retry_after
 from combine_scrapy.access.urls import UrlRule
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
+from combine_scrapy.job import Fetching, LockIntervals
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
 TOPIC = "100: carnivorous plants=CP\n"
@@ -79,7 +80,7 @@ def test_non_public_addresses_and_why(address, kind):
 
 def _policy(seeds=("http://127.0.0.2:8000/",), sites_ok=(), allow=(), allow_all=False) -> AddressPolicy:
     rules = SimpleNamespace(allow=tuple(UrlRule.parse(rule) for rule in allow) or (UrlRule.parse("HOST: .*$"),))
-    job = SimpleNamespace(seeds=seeds, sites_ok=frozenset(sites_ok), url_rules=rules, allow_private_addresses=allow_all)
+    job = SimpleNamespace(seeds=seeds, sites_ok=frozenset(sites_ok), url_rules=rules, fetching=Fetching(allow_private_addresses=allow_all))
     return AddressPolicy.for_job(job)
 
 
@@ -154,14 +155,13 @@ def test_a_slow_host_gets_a_longer_interval_and_the_frontier_hears_of_big_change
 
 
 def test_retry_after_replaces_the_day_long_unavailable_lock():
-    job = SimpleNamespace(wait_interval_host=5, lock_unavailable=86_400, lock_success=1, lock_not_modified=1,
-                          lock_not_found=1, lock_robot_rules=1)
-    assert locks_for(Outcome.UNAVAILABLE, job) == (locks := locks_for(Outcome.UNAVAILABLE, job, None))
+    intervals = LockIntervals(host=5, unavailable=86_400, success=1, not_modified=1, not_found=1, robot_rules=1)
+    assert locks_for(Outcome.UNAVAILABLE, intervals) == (locks := locks_for(Outcome.UNAVAILABLE, intervals, None))
     assert locks.url == 86_400 and locks.host == 50
-    held = locks_for(Outcome.UNAVAILABLE, job, retry_after=120)
+    held = locks_for(Outcome.UNAVAILABLE, intervals, retry_after=120)
     assert held.url == 120 and held.host == 120
-    assert locks_for(Outcome.UNAVAILABLE, job, retry_after=1).host == 5       # never sooner than WaitIntervalHost
-    gone = locks_for(Outcome.NOT_FOUND, job, retry_after=120)                 # out of retries: the URL is gone,
+    assert locks_for(Outcome.UNAVAILABLE, intervals, retry_after=1).host == 5       # never sooner than WaitIntervalHost
+    gone = locks_for(Outcome.NOT_FOUND, intervals, retry_after=120)                 # out of retries: the URL is gone,
     assert gone.url == 1 and gone.host == 120                                 # its host still held as asked
 
 

@@ -16,6 +16,7 @@ from harvesters import delete_job_keys
 
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
+from combine_scrapy.job import Crawling, Fetching
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -197,7 +198,7 @@ def test_harvest_marks_at_a_distance_and_counts_raises(tmp_path):
             self[key] += count
 
     frontier = SqliteFrontier(tmp_path / "frontier.sqlite")
-    harvest = Harvest(job=SimpleNamespace(strategy="BestFirst", url_rules=UrlRules()), frontier=frontier, store=None,
+    harvest = Harvest(job=SimpleNamespace(crawling=Crawling(strategy="BestFirst"), url_rules=UrlRules()), frontier=frontier, store=None,
                       stats=Stats())
     assert harvest.mark([("http://a.example/1", 0.2), ("http://a.example/1#part", 0.6)], distance=2)[0] == 1
     harvest.mark([("http://a.example/1", 0.4)], distance=1)
@@ -215,7 +216,7 @@ def test_the_distance_travels_from_the_frontier_to_the_fetch():
     from combine_scrapy.spiders.focused import FocusedSpider
 
     spider = FocusedSpider(job="t")
-    spider.harvest = SimpleNamespace(job=SimpleNamespace(get_if_modified_since=False, timeout=30))
+    spider.harvest = SimpleNamespace(job=SimpleNamespace(fetching=Fetching(get_if_modified_since=False, timeout=30)))
     spider.crawler = SimpleNamespace(stats=SimpleNamespace(inc_value=lambda *args, **kwargs: None,
                                                            get_value=lambda *args, **kwargs: 1))
     request = spider.request_for(FrontierEntry("http://a.example/", "a.example", 0.5, distance=3))

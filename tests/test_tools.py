@@ -3,6 +3,7 @@ stats, rank, reclassify, incremental export with deletions, and the counts every
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -19,7 +20,7 @@ from test_store import MYSQL_URL, backend, drop_mysql_tables, record  # noqa: F4
 from combine_scrapy.commands.newjob import create_job
 from combine_scrapy.commands.search import relative_scores
 from combine_scrapy.extensions import Progress
-from combine_scrapy.job import VARIABLES, load_job
+from combine_scrapy.job import GROUPS, VARIABLES, load_job
 from combine_scrapy.operations.control import CommandError
 from combine_scrapy.operations.debug import score
 from combine_scrapy.operations.harvestlog import format_rate, harvest_rate
@@ -93,11 +94,12 @@ def test_newjob_writes_every_variable_at_its_default_and_refuses_to_overwrite(tm
     defaults = load_job("plants", job.topics)
     (directory / "combine.cfg").write_text(re.sub(r"^# (\w+ =)", r"\1", config, flags=re.MULTILINE))
     uncommented = load_job("plants", job.topics)
-    ignored = {"directory", "topic_filter", "definition", "url_rules", "converters"}
-    for field in defaults.__dataclass_fields__:
-        if field not in ignored:
-            assert getattr(uncommented, field) == getattr(defaults, field) or field in ("tot_cutoff", "cutoff_norm",
-                                                                                        "cutoff_rel", "max_urls_per_host"), field
+    unset = {"tot_cutoff", "cutoff_norm", "cutoff_rel", "max_urls_per_host"}
+    for group in GROUPS:
+        for field in dataclasses.fields(getattr(defaults, group)):
+            if field.name != "converters":
+                value, default = getattr(getattr(uncommented, group), field.name), getattr(getattr(defaults, group), field.name)
+                assert value == default or field.name in unset, (group, field.name)
     assert uncommented.url_rules.max_url_length == defaults.url_rules.max_url_length
 
 

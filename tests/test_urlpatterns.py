@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 
+from combine_scrapy.commands.trial import trial_config
 from combine_scrapy.harvest import link_scorer_for
-from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.job import Job, JobConfigError, build_job, load_config, load_job
 from combine_scrapy.links.learned import (
     CONTENT,
     DIRECTORY,
@@ -239,14 +241,24 @@ def test_a_job_with_learned_rules_marks_links_by_them(tmp_path):
     write_job(tmp_path, "LearnedUrlRules = 1\nUrlRuleThreshold = 2\nHubContentLinks = 3\nLinkStrategy = propagate\n",
               "site shop.example\ncontent ^/p/\\d+$ support=5\nirrelevant ^/p/1$ support=3\n")
     job = load_job("j", tmp_path)
-    assert (job.url_rule_threshold, job.hub_content_links, job.hub_directory_links, job.trial_pages) == (2.0, 3, 30, 200)
+    assert (job.learning.url_rule_threshold, job.learning.hub_content_links, job.learning.hub_directory_links, job.learning.trial_pages) == (2.0, 3, 30, 200)
     scorer = link_scorer_for(job)
     assert isinstance(scorer, LearnedLinkScorer)
     links = [LinkCandidate(f"http://shop.example/p/{n}") for n in (1, 2)] + [LinkCandidate("http://elsewhere.example/")]
     # An irrelevant page: the job's link method follows none of its links, the rules do on their site.
     assert scorer.select(links, 0.0, False) == [("http://shop.example/p/2", 1.0)]
     assert scorer.select(links, 120.0, True) == [("http://shop.example/p/2", 1.0), ("http://elsewhere.example/", 120.0)]
-    assert load_job("j", tmp_path, learned_rules=False).learned_url_rules is None
+    config = load_config("j", tmp_path)
+    unlearned = dataclasses.replace(config, learning=dataclasses.replace(config.learning, use_learned_url_rules=False))
+    assert Job.of(unlearned).learned_url_rules is None
+
+
+def test_the_trial_crawls_its_job_breadth_first_without_the_rules_it_is_to_write(tmp_path):
+    write_job(tmp_path, "LearnedUrlRules = 1\nRevisit = 1\nAutoRecycleLinks = 0\n")   # no learned_urls.txt yet
+    job = build_job(trial_config(load_config("j", tmp_path), pages=7))
+    crawling = job.crawling
+    assert (crawling.strategy, crawling.max_urls_per_host, crawling.auto_recycle_links, crawling.revisit) == ("BreadthFirst", 7, True, False)
+    assert job.learned_url_rules is None and job.topic_filter is not None
 
 
 def test_rejected_links_can_be_kept_with_a_low_priority():
@@ -274,14 +286,14 @@ def test_a_job_that_enables_learned_rules_without_them_names_the_line(tmp_path):
     directory = write_job(tmp_path, "# rules\nLearnedUrlRules = 1\n")
     with pytest.raises(JobConfigError, match=re.escape(f"{directory / 'combine.cfg'}:2: ") + ".*scrapy trial j"):
         load_job("j", tmp_path)
-    assert load_job("j", tmp_path, learned_rules=False).use_learned_url_rules
+    assert load_config("j", tmp_path).learning.use_learned_url_rules
 
 
 def test_a_bad_learned_rules_file_stops_the_job_with_its_line(tmp_path):
     directory = write_job(tmp_path, "LearnedUrlRules = 1\n", "site shop.example\ncontent ^/p/(\n")
     with pytest.raises(JobConfigError, match=re.escape(f"{directory / LEARNED_RULES_FILE}:2: bad regular expression")):
         load_job("j", tmp_path)
-    assert load_job("j", tmp_path, learned_rules=False).learned_url_rules is None
+    assert load_config("j", tmp_path).learning.use_learned_url_rules  # the configuration reads no rules file
 
 
 @pytest.mark.parametrize("line", ["UrlRuleThreshold = -1", "HubContentLinks = -2", "TrialPages = 0", "UrlRuleDrop = maybe"])

@@ -469,7 +469,7 @@ def test_job_takes_more_variables_and_declares_the_server_aliases(tmp_path):
     assert aliased and all(web.host_index(f"www.{web.host_name(host)}") == host for host in aliased)
     write_job(web, tmp_path / "vweb", 8999, 0.5, {"CrawlStrategy": "BestFirst", "LinkStrategy": "RW"}, serveralias=True)
     job = load_job("vweb", tmp_path)
-    assert (job.strategy, job.link_method, job.wait_interval_host) == ("BestFirst", "RW", 0.5)
+    assert (job.crawling.strategy, job.links.method, job.locks.host) == ("BestFirst", "RW", 0.5)
     assert dict(job.url_rules.serveralias) == {f"www.{web.host_name(host)}": web.host_name(host) for host in aliased}
     write_job(web, tmp_path / "plain", 8999, 0.5)
     assert not load_job("plain", tmp_path).url_rules.serveralias

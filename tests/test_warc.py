@@ -114,7 +114,7 @@ def test_warc_variables_are_validated(tmp_path):
     (directory / "seeds.txt").write_text("http://example.org/\n")
     (directory / "combine.cfg").write_text("saveWARC = 1\nWARCMaxSize = 5000000\n")
     job = load_job("j", tmp_path)
-    assert job.save_warc and job.warc_max_size == 5_000_000
+    assert job.archive.save_warc and job.archive.warc_max_size == 5_000_000
     (directory / "combine.cfg").write_text("saveWARC = 1\nWARCMaxSize = 0\n")
     with pytest.raises(JobConfigError, match="combine.cfg:2: WARCMaxSize"):
         load_job("j", tmp_path)

@@ -152,7 +152,7 @@ class AddressPolicy:
     @classmethod
     def for_job(cls, job: Job) -> AddressPolicy:
         return cls(
-            allow_all=job.allow_private_addresses,
+            allow_all=job.fetching.allow_private_addresses,
             endpoints=frozenset(_endpoint(seed) for seed in job.seeds),
             hosts=frozenset(job.sites_ok),
             rules=tuple(job.url_rules.allow),

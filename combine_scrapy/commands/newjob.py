@@ -15,17 +15,17 @@ from pathlib import Path
 from scrapy.commands import ScrapyCommand
 
 from combine_scrapy.access.urls import UrlRules
-from combine_scrapy.job import BLOCKS, CONFIG_FILE, SEEDS_FILE, TOPIC_FILE, VARIABLES, Job
+from combine_scrapy.job import BLOCKS, CONFIG_FILE, GROUPS, SEEDS_FILE, TOPIC_FILE, VARIABLES
 from combine_scrapy.operations.control import CommandError, print_error
 from combine_scrapy.topic.matching import PLAIN_CUTOFFS
 
-#: Defaults a Job leaves unset (None), as the values that mean the same for a new job: the plain
+#: Defaults a job configuration leaves unset (None), as the values that mean the same for a new job: the plain
 #: filter's cut-offs (each filter has its own), the COMBINE_MAX_URLS_PER_HOST setting's bound.
 UNSET_DEFAULTS = {
-    "tot_cutoff": PLAIN_CUTOFFS.total,
-    "cutoff_norm": PLAIN_CUTOFFS.normalized,
-    "cutoff_rel": PLAIN_CUTOFFS.relative,
-    "max_urls_per_host": 10000,
+    ("topic", "tot_cutoff"): PLAIN_CUTOFFS.total,
+    ("topic", "cutoff_norm"): PLAIN_CUTOFFS.normalized,
+    ("topic", "cutoff_rel"): PLAIN_CUTOFFS.relative,
+    ("crawling", "max_urls_per_host"): 10000,
 }
 
 BLOCK_HELP = {
@@ -63,7 +63,7 @@ SEEDS_TEMPLATE = "# Start URLs of job {name}, one a line; '#' starts a comment.\
 
 
 def config_value(value) -> str:
-    """A Job default written as combine.cfg reads it."""
+    """A job configuration default written as combine.cfg reads it."""
     if isinstance(value, bool):
         return str(int(value))
     if isinstance(value, float):
@@ -76,12 +76,12 @@ def config_value(value) -> str:
 def job_config(name: str) -> str:
     """A combine.cfg with every variable commented out at its default, and the blocks explained."""
     defaults = {
-        field.name: field.default
-        for cls in (UrlRules, Job)  # the URL bounds are the URL rules' fields, the rest the Job's
+        (group, field.name): field.default
+        for group, cls in (("url_rules", UrlRules), *GROUPS.items())  # the URL bounds are the URL rules' fields
         for field in dataclasses.fields(cls)
         if field.default is not dataclasses.MISSING
     }
-    defaults.update((name, value) for name, value in UNSET_DEFAULTS.items() if defaults[name] is None)
+    defaults.update((key, value) for key, value in UNSET_DEFAULTS.items() if defaults[key] is None)
     lines = [
         f"# Job {name}. Every variable is listed here at its default, commented out:",
         "# uncomment a line and change its value to set it. Variables are Combine's.",
@@ -89,7 +89,7 @@ def job_config(name: str) -> str:
     ]
     for variable, spec in VARIABLES.items():
         lines.append(f"# {spec.meaning}")
-        lines.append(f"# {variable} = {config_value(defaults[spec.attribute])}".rstrip())
+        lines.append(f"# {variable} = {config_value(defaults[spec.group, spec.field])}".rstrip())
         lines.append("")
     for block in BLOCKS:
         lines.extend(f"# {line}" for line in BLOCK_HELP[block].splitlines())

@@ -34,7 +34,7 @@ class Command(JobCommand):
         parser.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
 
     def run_job(self, job, args, opts):
-        main_content = job.topic_text == "main"
+        main_content = job.topic.text == "main"
         tally: Counter[str] = Counter()
         failed: list[tuple[str, str, float]] = []
         with self.records(job) as store:
@@ -62,7 +62,7 @@ class Command(JobCommand):
         would = "would be " if opts.dry_run else ""
         fate = "flagged off_topic" if opts.flag else "deleted"
         print(
-            f"job {job.name}: {tally['checked']} records judged by its topic filter ({job.classify_plugin}): "
+            f"job {job.name}: {tally['checked']} records judged by its topic filter ({job.topic.classify_plugin}): "
             f"{tally['unchanged']} unchanged, {tally['rescored']} {would}rescored, "
             f"{len(failed)} no longer pass ({would}{fate})"
         )

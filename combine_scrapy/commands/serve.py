@@ -62,7 +62,7 @@ class Command(JobCommand):
                 max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None, settings=settings,
             ),
             token,
-            admin_email=opts.admin_email or job.operator_email or DEFAULT_ADMIN_EMAIL,
+            admin_email=opts.admin_email or job.fetching.operator_email or DEFAULT_ADMIN_EMAIL,
             oai_page_size=page_size,
         )
         if not address.is_loopback:

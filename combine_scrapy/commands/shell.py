@@ -51,9 +51,9 @@ class Command(ScrapyShellCommand):
             except CommandError as e:  # before the shell starts: exit now
                 print_error(self, e)
                 raise SystemExit(self.exitcode) from e
-            settings.set("USER_AGENT", self.job.user_agent, priority="cmdline")
-            if self.job.operator_email:
-                headers = {**settings.getdict("DEFAULT_REQUEST_HEADERS"), "From": self.job.operator_email}
+            settings.set("USER_AGENT", self.job.fetching.user_agent, priority="cmdline")
+            if self.job.fetching.operator_email:
+                headers = {**settings.getdict("DEFAULT_REQUEST_HEADERS"), "From": self.job.fetching.operator_email}
                 settings.set("DEFAULT_REQUEST_HEADERS", headers, priority="cmdline")
 
     def update_vars(self, vars):

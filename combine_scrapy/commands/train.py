@@ -18,7 +18,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from combine_scrapy.document.parse import ParsedPage, parse_document
-from combine_scrapy.job import CONFIG_FILE, JobConfigError, find_job_dir, parse_config
+from combine_scrapy.job import CONFIG_FILE, JobConfigError, load_config
 from combine_scrapy.operations.control import CommandError, print_error
 from combine_scrapy.topic.text import Document, tokens
 
@@ -115,11 +115,12 @@ class Command(ScrapyCommand):
             raise UsageError("name one job: scrapy train JOB --positive P --negative N")
         user_agent = self.settings.get("USER_AGENT")
         try:
-            job_dir = find_job_dir(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
-            values, _ = parse_config(job_dir / CONFIG_FILE) if (job_dir / CONFIG_FILE).exists() else ({}, {})
-            main_content = values.get("topicText", (0, "all"))[1].strip() == "main"
+            # The configuration only: the SVM filter it names needs the model this command is about to write.
+            config = load_config(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
+            job_dir = config.directory
+            main_content = config.topic.text == "main"
             if opts.crawled:
-                positive, negative = self._crawled(job_dir.name, main_content)
+                positive, negative = self._crawled(config.name, main_content)
             else:
                 positive, negative = [], []
             if opts.positive or not positive:
@@ -149,7 +150,7 @@ class Command(ScrapyCommand):
             print(f"no cross-validation: it needs at least {CROSS_VALIDATION_FOLDS} examples of each kind")
         else:
             print(f"{CROSS_VALIDATION_FOLDS}-fold cross-validation accuracy: {accuracy:.1%}")
-        print(f"wrote {path}; use it with classifyPlugIn = svm in {job_dir / 'combine.cfg'}")
+        print(f"wrote {path}; use it with classifyPlugIn = svm in {job_dir / CONFIG_FILE}")
 
     def _crawled(self, job: str, main_content: bool):
         """The job's records and the irrelevant pages its crawl kept, as positive and negative examples."""

@@ -24,11 +24,11 @@ from combine_scrapy.access.urls import UrlRules, check_url, host_of
 from combine_scrapy.extensions import HarvesterPidFile, HarvestLogWriter, HarvestSummary
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.items import Fetch
-from combine_scrapy.job import Job
+from combine_scrapy.job import Job, JobConfig
 from combine_scrapy.links.learned import LEARNED_RULES_FILE, TrialPage, format_rules, learn_site_rules
 from combine_scrapy.links.scoring import LinkCandidate
 from combine_scrapy.operations.console.beacon import HarvesterBeacon
-from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
+from combine_scrapy.operations.control import CommandError, build_checked_job, load_checked_config, print_error
 from combine_scrapy.pipelines import RecordPipeline
 from combine_scrapy.spiders.focused import FocusedSpider
 
@@ -55,8 +55,19 @@ class SiteLinks:
         return 0
 
 
+def trial_config(config: JobConfig, pages: int) -> JobConfig:
+    """The job as the trial crawls it: breadth-first, every link marked, ``pages`` URLs a host, no revisits,
+    and without the learned URL rules the trial is about to write."""
+    crawling = dataclasses.replace(
+        config.crawling, strategy="BreadthFirst", max_urls_per_host=pages, auto_recycle_links=True, revisit=False
+    )
+    learning = dataclasses.replace(config.learning, use_learned_url_rules=False)
+    return dataclasses.replace(config, crawling=crawling, learning=learning)
+
+
 class TrialSpider(FocusedSpider):
-    """The focused spider over the seed sites only: breadth-first, every on-site link, ``pages`` URLs a site.
+    """The focused spider over the seed sites only, crawling a job made by trial_config: breadth-first,
+    every on-site link, ``pages`` URLs a site.
 
     It keeps what the rule learner needs of every page it fetches: the URL, the
     topic filter's verdict and the out-links.
@@ -81,11 +92,9 @@ class TrialSpider(FocusedSpider):
             off = {f"{component.__module__}.{component.__qualname__}": None for component in components}
             settings.set(name, {**settings.getdict(name), **off}, priority="spider")
 
-    def __init__(self, trial_job: Job, pages: int, data_dir: str, **kwargs):
+    def __init__(self, trial_job: Job, data_dir: str, **kwargs):
         super().__init__(job=trial_job.name, **kwargs)
-        self.trial_job = dataclasses.replace(
-            trial_job, strategy="BreadthFirst", max_urls_per_host=pages, auto_recycle_links=True, revisit=False
-        )
+        self.trial_job = trial_job
         self.data_dir = data_dir
         self.trial_pages: list[TrialPage] = []
 
@@ -127,14 +136,15 @@ class Command(ScrapyCommand):
         if opts.pages is not None and opts.pages <= 0:
             raise UsageError("--pages takes a whole number > 0")
         try:
-            job = load_checked_job(args[0], self.settings, learned_rules=False)
+            config = load_checked_config(args[0], self.settings)
+            pages = opts.pages or config.learning.trial_pages
+            job = build_checked_job(trial_config(config, pages))
         except CommandError as e:
             print_error(self, e)
             return
-        pages = opts.pages or job.trial_pages
         with tempfile.TemporaryDirectory(prefix=f"trial-{job.name}-") as data_dir:
             crawler = self.crawler_process.create_crawler(TrialSpider)
-            self.crawler_process.crawl(crawler, trial_job=job, pages=pages, data_dir=data_dir)
+            self.crawler_process.crawl(crawler, trial_job=job, data_dir=data_dir)
             self.crawler_process.start()
         if self.crawler_process.bootstrap_failed:
             self.exitcode = 1
@@ -143,7 +153,7 @@ class Command(ScrapyCommand):
         if not fetched:
             print_error(self, CommandError(f"the trial fetched no page from {', '.join(job.seeds)}; no rules written"))
             return
-        h1, h2 = job.hub_content_links, job.hub_directory_links
+        h1, h2 = job.learning.hub_content_links, job.learning.hub_directory_links
         trials = learn_site_rules(fetched, h1=h1, h2=h2)
         header = (
             f"Learned URL rules of job {job.name}, written by 'scrapy trial {job.name} --pages {pages}'"

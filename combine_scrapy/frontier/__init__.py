@@ -11,9 +11,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from combine_scrapy.frontier.strategy import CRAWL_STRATEGIES, Round
+
+if TYPE_CHECKING:  # job.py imports this module
+    from combine_scrapy.job import LockIntervals
 
 #: Seconds a handed-out URL and its host stay leased to one harvester. A
 #: harvester that dies holds nothing longer than this (Combine: 60 s).
@@ -59,8 +62,8 @@ class Locks:
     host: float
 
 
-def locks_for(outcome: Outcome, job, retry_after: float | None = None) -> Locks:
-    """Combine's lock table, with two deliberate changes for UNAVAILABLE.
+def locks_for(outcome: Outcome, intervals: LockIntervals, retry_after: float | None = None) -> Locks:
+    """Combine's lock table over a job's lock intervals, with two deliberate changes for UNAVAILABLE.
 
     Combine locked a host for 18,000 s after a 5xx; one bad page would stall
     a small crawl for five hours, so the host waits ten host intervals instead.
@@ -69,20 +72,20 @@ def locks_for(outcome: Outcome, job, retry_after: float | None = None) -> Locks:
     day-long unavailable lock, and its host is held that long whatever became
     of the URL; neither sooner than WaitIntervalHost.
     """
-    wait = job.wait_interval_host
+    wait = intervals.host
     if retry_after is not None:
         held = max(retry_after, wait)
         if outcome is Outcome.UNAVAILABLE:
             return Locks(url=held, host=held)
-        usual = locks_for(outcome, job)
+        usual = locks_for(outcome, intervals)
         return Locks(url=usual.url, host=max(held, usual.host))
     url_lock = {
-        Outcome.SUCCESS: job.lock_success,
-        Outcome.REDIRECT: job.lock_success,
-        Outcome.NOT_MODIFIED: job.lock_not_modified,
-        Outcome.UNAVAILABLE: job.lock_unavailable,
-        Outcome.NOT_FOUND: job.lock_not_found,
-        Outcome.ROBOTS: job.lock_robot_rules,
+        Outcome.SUCCESS: intervals.success,
+        Outcome.REDIRECT: intervals.success,
+        Outcome.NOT_MODIFIED: intervals.not_modified,
+        Outcome.UNAVAILABLE: intervals.unavailable,
+        Outcome.NOT_FOUND: intervals.not_found,
+        Outcome.ROBOTS: intervals.robot_rules,
     }[outcome]
     host_lock = wait * 10 if outcome is Outcome.UNAVAILABLE else wait
     return Locks(url=url_lock, host=host_lock)

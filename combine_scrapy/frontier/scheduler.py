@@ -71,7 +71,7 @@ class FrontierScheduler(BaseScheduler):
         self.spider = spider
         self.harvest = spider.harvest
         self.harvest.stats = self.stats  # counts frontier/raised when links raise a marked URL
-        self.strategy = strategy_named(self.harvest.job.strategy)
+        self.strategy = strategy_named(self.harvest.job.crawling.strategy)
         counts = self.harvest.frontier.counts(time.time())
         logger.info(
             "frontier of job %s: %d URLs on %d hosts, %d marked and due",

@@ -171,20 +171,20 @@ class SitemapReader(HarvestComponent):
         spider = self.crawler.spider
         harvest = getattr(spider, "harvest", None)
         # Only the job's crawl: `scrapy trial` explores the seed sites by their links alone.
-        if spider.name != "focused" or harvest is None or not (harvest.job.sitemaps or harvest.job.sitemap_guess):
+        if spider.name != "focused" or harvest is None or not (harvest.job.sitemaps.from_robots or harvest.job.sitemaps.guess):
             return
         job = harvest.job
         parts = urlsplit(page_url)
         origin = f"{parts.scheme}://{parts.netloc}"
-        named = sitemaps_in_robots(body, f"{origin}/robots.txt") if job.sitemaps and status and 200 <= status < 300 else []
-        if not named and job.sitemap_guess:
+        named = sitemaps_in_robots(body, f"{origin}/robots.txt") if job.sitemaps.from_robots and status and 200 <= status < 300 else []
+        if not named and job.sitemaps.guess:
             guess = origin + GUESSED_PATH
             if policy.allowed(guess):
                 named = [guess]
             else:
                 self.stats.inc_value("sitemaps/robots_disallowed")
         if named:
-            limits = SitemapLimits(job.sitemap_max_files, job.sitemap_max_urls, job.sitemap_max_size)
+            limits = SitemapLimits(job.sitemaps.max_files, job.sitemaps.max_urls, job.sitemaps.max_size)
             reading = deferred_from_coro(self._read_host(host_of(page_url), named, limits))
             self._reading.add(reading)
             reading.addBoth(lambda _: self._reading.discard(reading))
@@ -231,7 +231,7 @@ class SitemapReader(HarvestComponent):
                 "handle_httpstatus_all": True,
                 "dont_redirect": True,
                 "download_maxsize": limits.max_bytes,
-                "download_timeout": self.harvest.job.timeout,
+                "download_timeout": self.harvest.job.fetching.timeout,
             },
         )
         try:

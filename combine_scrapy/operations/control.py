@@ -18,7 +18,7 @@ from scrapy.utils.log import configure_logging
 
 from combine_scrapy.faults import CrawlFault
 from combine_scrapy.harvest import Harvest
-from combine_scrapy.job import Job, JobConfigError, load_job
+from combine_scrapy.job import Job, JobConfig, JobConfigError, build_job, load_config
 from combine_scrapy.records.store import RecordStore, open_store
 
 HARVESTERS_DIR = "harvesters"
@@ -38,12 +38,30 @@ def print_error(command: ScrapyCommand, error: CommandError) -> None:
     command.exitcode = error.exitcode
 
 
-def load_checked_job(name: str, settings, learned_rules: bool = True) -> Job:
-    """The job ``name`` of COMBINE_TOPICS_DIR; a bad or missing one is a CommandError ``bad job: ...``, status 2."""
+@contextmanager
+def _bad_job() -> Iterator[None]:
+    """A JobConfigError raised inside becomes a CommandError ``bad job: ...``, status 2."""
     try:
-        return load_job(name, settings.get("COMBINE_TOPICS_DIR"), learned_rules=learned_rules)
+        yield
     except JobConfigError as e:
         raise CommandError(f"bad job: {e}", exitcode=2) from e
+
+
+def load_checked_config(name: str, settings) -> JobConfig:
+    """The configuration of job ``name`` of COMBINE_TOPICS_DIR (nothing built); a bad or missing job is a CommandError."""
+    with _bad_job():
+        return load_config(name, settings.get("COMBINE_TOPICS_DIR"))
+
+
+def build_checked_job(config: JobConfig) -> Job:
+    """The job of ``config``, its parts built; one that cannot be built (a bad filter or rules file) is a CommandError."""
+    with _bad_job():
+        return build_job(config)
+
+
+def load_checked_job(name: str, settings) -> Job:
+    """The job ``name`` of COMBINE_TOPICS_DIR; a bad or missing one is a CommandError ``bad job: ...``, status 2."""
+    return build_checked_job(load_checked_config(name, settings))
 
 
 class JobCommand(ScrapyCommand):

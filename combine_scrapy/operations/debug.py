@@ -73,6 +73,6 @@ def score(response: Response, job: Job | str, topics_dir: str | Path | None = No
     headers = {
         key.decode("latin-1").lower(): b", ".join(values).decode("latin-1") for key, values in response.headers.items()
     }
-    page = parse_document(response.url, response.body, headers, extract_links_from_text=job.extract_links_from_text)
+    page = parse_document(response.url, response.body, headers, extract_links_from_text=job.links.from_text)
     classification = job.topic_filter.classify(Document.from_page(page, host_of(response.url)))
     return PageScore(response.url, job.name, page.title, classification)

@@ -153,12 +153,12 @@ class IrrelevantPagesPipeline:
         spider = self.crawler.spider
         harvest = getattr(spider, "harvest", None)
         # Only the job's crawl: `scrapy trial` (its own throw-away state) leaves the job's files alone.
-        if spider is None or spider.name != "focused" or harvest is None or not harvest.job.save_irrelevant:
+        if spider is None or spider.name != "focused" or harvest is None or not harvest.job.archive.save_irrelevant:
             return
         job = harvest.job
         path = Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / IRRELEVANT_FILE
-        self.pages = IrrelevantPages(path, job.irrelevant_max_pages)
-        self.main_content = job.topic_text == "main"
+        self.pages = IrrelevantPages(path, job.archive.irrelevant_max_pages)
+        self.main_content = job.topic.text == "main"
 
     def close_spider(self) -> None:
         if self.pages is not None:

@@ -104,7 +104,7 @@ class FocusedSpider(scrapy.Spider):
         The entry rides in the meta, so the Fetch gets its host and distance.
         """
         headers = {}
-        if self.job.get_if_modified_since:
+        if self.job.fetching.get_if_modified_since:
             if entry.last_modified:
                 headers["If-Modified-Since"] = entry.last_modified
             if entry.etag:
@@ -119,7 +119,7 @@ class FocusedSpider(scrapy.Spider):
                 "frontier_entry": entry,
                 "handle_httpstatus_all": True,
                 "dont_redirect": True,
-                "download_timeout": self.job.timeout,
+                "download_timeout": self.job.fetching.timeout,
             },
         )
 

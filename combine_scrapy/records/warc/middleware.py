@@ -69,15 +69,15 @@ class WarcMiddleware:
     def spider_opened(self, spider: Spider) -> None:
         harvest = getattr(spider, "harvest", None)
         # Only the job's crawl: `scrapy trial` (its own throw-away state) leaves the job's archive alone.
-        if spider.name != "focused" or harvest is None or not harvest.job.save_warc:
+        if spider.name != "focused" or harvest is None or not harvest.job.archive.save_warc:
             return
         job = harvest.job
         self.archive = WarcArchive(
             Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / WARC_DIR,
             prefix=job.name,
-            max_size=job.warc_max_size,
+            max_size=job.archive.warc_max_size,
             software=f"combine-scrapy (Scrapy {scrapy.__version__})",
-            operator=job.operator_email,
+            operator=job.fetching.operator_email,
             description=f"focused crawl of job {job.name}",
         )
         logger.info("WARC: writing every fetch to %s", self.archive.directory)
