@@ -15,9 +15,22 @@ import errno
 import functools
 import logging
 import sqlite3
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, Self, TypeVar, overload
+
+if TYPE_CHECKING:
+    from sqlite3 import _Parameters  # typeshed's name for the parameters sqlite3 binds
+
+    from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+_D = TypeVar("_D")
+_C = TypeVar("_C", bound="_Component")
+_CursorT = TypeVar("_CursorT", bound=sqlite3.Cursor)
 
 #: Exit status of a crawl stopped by a CrawlFault.
 FAULT_EXIT_STATUS = 1
@@ -85,34 +98,40 @@ class GuardedConnection(sqlite3.Connection):
     transaction is active" and hide the error that matters.
     """
 
-    def cursor(self, factory=None):
+    path: str  # the file, set by connect
+
+    @overload
+    def cursor(self, factory: None = None) -> GuardedCursor: ...
+    @overload
+    def cursor(self, factory: Callable[[sqlite3.Connection], _CursorT]) -> _CursorT: ...
+    def cursor(self, factory: Callable[[sqlite3.Connection], sqlite3.Cursor] | None = None) -> sqlite3.Cursor:
         return super().cursor(factory or GuardedCursor)
 
-    def execute(self, sql, parameters=()):
+    def execute(self, sql: str, parameters: _Parameters = (), /) -> sqlite3.Cursor:
         if _is_rollback(sql) and not self.in_transaction:
             return self.cursor()
         return _guarded(self, super().execute, sql, parameters)
 
-    def executemany(self, sql, parameters):
+    def executemany(self, sql: str, parameters: Iterable[_Parameters], /) -> sqlite3.Cursor:
         return _guarded(self, super().executemany, sql, parameters)
 
-    def executescript(self, script):
+    def executescript(self, script: str, /) -> sqlite3.Cursor:
         return _guarded(self, super().executescript, script)
 
 
 class GuardedCursor(sqlite3.Cursor):
     """A cursor of a GuardedConnection: the same translation of file faults."""
 
-    def execute(self, sql, parameters=()):
+    def execute(self, sql: str, parameters: _Parameters = (), /) -> Self:
         if _is_rollback(sql) and not self.connection.in_transaction:
             return self
         return _guarded(self.connection, super().execute, sql, parameters)
 
-    def executemany(self, sql, parameters):
+    def executemany(self, sql: str, parameters: Iterable[_Parameters], /) -> Self:
         return _guarded(self.connection, super().executemany, sql, parameters)
 
 
-def connect(path: str, **options) -> GuardedConnection:
+def connect(path: str, **options: Any) -> GuardedConnection:
     """Open ``path`` as a GuardedConnection; a file that cannot be opened is a StorageFault too."""
     try:
         connection = sqlite3.connect(path, factory=GuardedConnection, **options)
@@ -137,9 +156,9 @@ def _is_rollback(sql: str) -> bool:
     return sql.strip().upper() == "ROLLBACK"
 
 
-def _guarded(connection: sqlite3.Connection, call, *args):
+def _guarded(connection: sqlite3.Connection, call: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
     try:
-        return call(*args)
+        return call(*args, **kwargs)
     except sqlite3.Error as error:
         fault = sqlite_fault(error, _path_of(connection))
         if fault is None:
@@ -148,10 +167,11 @@ def _guarded(connection: sqlite3.Connection, call, *args):
 
 
 def _path_of(connection: sqlite3.Connection) -> str:
-    return getattr(connection, "path", "an SQLite database")
+    path: str = getattr(connection, "path", "an SQLite database")
+    return path
 
 
-def note_fault(crawler, fault: CrawlFault) -> bool:
+def note_fault(crawler: Crawler, fault: CrawlFault) -> bool:
     """Count the fault; log it and keep its message in the stats the first time. True on that first time."""
     crawler.stats.inc_value(f"fault/{fault.reason}")
     if crawler.stats.get_value("fault/message"):
@@ -162,7 +182,7 @@ def note_fault(crawler, fault: CrawlFault) -> bool:
     return True
 
 
-def stop_crawl(crawler, fault: CrawlFault) -> None:
+def stop_crawl(crawler: Crawler, fault: CrawlFault) -> None:
     """Log the fault once and close the spider with its reason; later faults of the same crawl are only counted."""
     if not note_fault(crawler, fault):
         return
@@ -173,13 +193,21 @@ def stop_crawl(crawler, fault: CrawlFault) -> None:
         deferred_from_coro(engine.close_spider_async(reason=fault.reason))
 
 
-def stops_crawl_on_fault(default):
+class _Component(Protocol):
+    """A Scrapy component: it keeps its crawler."""
+
+    crawler: Crawler
+
+
+def stops_crawl_on_fault(
+    default: _D,
+) -> Callable[[Callable[Concatenate[_C, _P], _T]], Callable[Concatenate[_C, _P], _T | _D]]:
     """Decorate a Scrapy component's method (the component has ``crawler``): a CrawlFault in it stops the crawl
     and the method returns ``default``, instead of the error escaping into the engine's loop and stalling it."""
 
-    def decorate(method):
+    def decorate(method: Callable[Concatenate[_C, _P], _T]) -> Callable[Concatenate[_C, _P], _T | _D]:
         @functools.wraps(method)
-        def guarded(self, *args, **kwargs):
+        def guarded(self: _C, /, *args: _P.args, **kwargs: _P.kwargs) -> _T | _D:
             try:
                 return method(self, *args, **kwargs)
             except CrawlFault as fault:
@@ -191,13 +219,13 @@ def stops_crawl_on_fault(default):
     return decorate
 
 
-def notes_fault_on_open(method):
+def notes_fault_on_open(method: Callable[Concatenate[_C, _P], _T]) -> Callable[Concatenate[_C, _P], _T | None]:
     """Decorate a Scrapy component's ``open(spider)``: a CrawlFault while the spider opens (Redis unreachable
     at start) is logged once and kept in the stats, and CrawlFaults closes the spider with its reason as soon
     as it is open (Scrapy cannot close a spider from inside the scheduler's ``open``)."""
 
     @functools.wraps(method)
-    def guarded(self, *args, **kwargs):
+    def guarded(self: _C, /, *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
         try:
             return method(self, *args, **kwargs)
         except CrawlFault as fault:

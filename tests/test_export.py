@@ -7,7 +7,11 @@ import dataclasses
 import gzip
 import io
 import json
+import os
+import subprocess
+import sys
 import uuid
+import zipfile
 from datetime import UTC, datetime
 
 import MySQLdb
@@ -133,6 +137,35 @@ def test_the_shipped_schema_rejects_what_is_not_simple_dublin_core():
         f'<oai_dc:dc xmlns:oai_dc="{OAI_DC_NAMESPACE}" xmlns:dc="{DC_NAMESPACE}"><dc:keywords>x</dc:keywords></oai_dc:dc>'.encode()
     )
     assert not oai_dc_schema().validate(bad)
+
+
+# Run in a Python of its own that has only the zip on its path, as scrapyd runs a deployed egg.
+FROM_ZIP = f"""
+import combine_scrapy
+from lxml import etree
+from combine_scrapy.operations.console.schemas import oai_pmh_schema
+from combine_scrapy.records.export.schemas import oai_dc_schema
+good = etree.fromstring('<oai_dc:dc xmlns:oai_dc="{OAI_DC_NAMESPACE}" xmlns:dc="{DC_NAMESPACE}"><dc:title>t</dc:title></oai_dc:dc>')
+bad = etree.fromstring('<oai_dc:dc xmlns:oai_dc="{OAI_DC_NAMESPACE}" xmlns:dc="{DC_NAMESPACE}"><dc:keywords>x</dc:keywords></oai_dc:dc>')
+oai_pmh_schema()
+print(combine_scrapy.__file__, oai_dc_schema().validate(good), oai_dc_schema().validate(bad))
+"""
+
+
+@pytest.mark.crawl
+def test_the_schemas_load_from_a_zipped_package(tmp_path):
+    """scrapyd imports the project from a zipped egg, where the schemas are no files: they are read from the zip."""
+    archive = tmp_path / "project.egg"
+    with zipfile.ZipFile(archive, "w") as egg:
+        for path in sorted((PROJECT / "combine_scrapy").rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                egg.write(path, path.relative_to(PROJECT).as_posix())
+    env = {**os.environ, "PYTHONPATH": str(archive)}
+    result = subprocess.run(
+        [sys.executable, "-c", FROM_ZIP], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(archive / "combine_scrapy" / "__init__.py"), "True", "False"]
 
 
 # --- ALVIS ---------------------------------------------------------------------------------

@@ -21,9 +21,13 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from combine_scrapy.access.urls import DEFAULT_PORTS, UrlRule
+
+if TYPE_CHECKING:
+    from combine_scrapy.job import Job
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -146,7 +150,7 @@ class AddressPolicy:
     rules: tuple[UrlRule, ...] = ()
 
     @classmethod
-    def for_job(cls, job) -> AddressPolicy:
+    def for_job(cls, job: Job) -> AddressPolicy:
         return cls(
             allow_all=job.fetching.allow_private_addresses,
             endpoints=frozenset(_endpoint(seed) for seed in job.seeds),

@@ -156,7 +156,7 @@ class HostPace:
         delay = self.delay(host)
         previous = state.reported
         report = (delay is None) != (previous is None) or (
-            delay is not None and abs(delay - previous) > REPORT_STEP * previous
+            delay is not None and previous is not None and abs(delay - previous) > REPORT_STEP * previous
         )
         if report:
             state.reported = delay

@@ -62,7 +62,9 @@ def language_of(text: str) -> str | None:
         best = detect_langs(text)[0]
     except LangDetectException:  # no feature to judge by, e.g. only digits and symbols
         return None
-    return best.lang if best.prob >= MIN_PROBABILITY else None
+    language: str = best.lang  # langdetect's Language, untyped
+    probability: float = best.prob
+    return language if probability >= MIN_PROBABILITY else None
 
 
 def country_of_host(host: str) -> str | None:

@@ -29,7 +29,8 @@ from urllib.parse import urlsplit
 
 from combine_scrapy.access.urls import UrlRules, check_url, host_of
 from combine_scrapy.jobfiles import JobFileError, read_job_file
-from combine_scrapy.links.scoring import LinkCandidate, LinkScorer
+from combine_scrapy.links.online import OnlineLinkLearner
+from combine_scrapy.links.scoring import HostYield, LinkCandidate, LinkScorer
 
 LEARNED_RULES_FILE = "learned_urls.txt"
 
@@ -110,11 +111,15 @@ def url_target(url: str) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
+#: A URL's structure: its path depth, and per position None for a path segment, else the query name.
+_Structure = tuple[int, tuple[str | None, ...]]
+
+
 @dataclass(frozen=True)
 class _Template:
     """URLs of one structure (path depth, query names), with the values seen at each position."""
 
-    structure: tuple
+    structure: _Structure
     positions: tuple[Counter[str], ...]
     query_names: tuple[str | None, ...]  # per position: None for a path segment, else the query name
 
@@ -142,7 +147,8 @@ class _Template:
         pieces = self.pieces()
         depth = self.structure[0]
         path = "/".join(pieces[:depth])
-        query = "&".join(_escape(name) + piece for name, piece in zip(self.query_names[depth:], pieces[depth:]))
+        names = [name or "" for name in self.query_names[depth:]]  # past the path depth: query names, never None
+        query = "&".join(_escape(name) + piece for name, piece in zip(names, pieces[depth:]))
         return f"^/{path}" + (rf"\?{query}" if query else "") + "$"
 
 
@@ -160,9 +166,9 @@ class UrlPattern:
     regex: str
     support: int = 1
     precision: float = 1.0
-    compiled: re.Pattern = field(init=False, repr=False, compare=False)
+    compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "compiled", re.compile(self.regex))
 
     @property
@@ -249,7 +255,7 @@ def learn_patterns(site: str, kind: str, targets: dict[str, bool], *, min_suppor
 
 def _merge_candidates(templates: list[_Template]) -> list[list[_Template]]:
     """Groups of templates of one structure equal everywhere but at one position, the largest first."""
-    groups: dict[tuple, list[_Template]] = defaultdict(list)
+    groups: dict[tuple[_Structure, int, tuple[str, ...]], list[_Template]] = defaultdict(list)
     for template in templates:
         pieces = template.pieces()
         for position in range(len(pieces)):
@@ -294,19 +300,21 @@ def learn_site_rules(pages: Iterable[TrialPage], *, h1: int = HUB_CONTENT_LINKS,
     for page in pages:
         by_site[host_of(page.url)].append(page)
     trials = []
-    options = {"min_support": min_support, "min_precision": min_precision, "max_rules": max_rules}
     for site, site_pages in sorted(by_site.items()):
         content = {page.url for page in site_pages if page.relevant}
         if not content:
             trials.append(SiteTrial(site, len(site_pages), frozenset(), frozenset(), ()))
             continue
         targets = {url_target(page.url): page.url in content for page in site_pages}
-        patterns = learn_patterns(site, CONTENT, targets, **options)
+        patterns = learn_patterns(site, CONTENT, targets, min_support=min_support, min_precision=min_precision,
+                                  max_rules=max_rules)
         directories = directory_pages(site_pages, content | _predicted_content(site_pages, site, patterns), h1, h2)
         targets = {url_target(page.url): page.url in directories for page in site_pages}
-        patterns += learn_patterns(site, DIRECTORY, targets, **options)
+        patterns += learn_patterns(site, DIRECTORY, targets, min_support=min_support, min_precision=min_precision,
+                                   max_rules=max_rules)
         targets = {url_target(page.url): page.url not in content | directories for page in site_pages}
-        patterns += learn_patterns(site, IRRELEVANT, targets, **options)
+        patterns += learn_patterns(site, IRRELEVANT, targets, min_support=min_support, min_precision=min_precision,
+                                   max_rules=max_rules)
         trials.append(SiteTrial(site, len(site_pages), frozenset(content), frozenset(directories), tuple(patterns)))
     return trials
 
@@ -355,7 +363,7 @@ class LearnedUrlRules:
         negative = tuple(p for p in matching if p.kind == IRRELEVANT)
         evidence_for = sum(p.weight for p in positive)
         evidence_against = sum(p.weight for p in negative)
-        fetch = evidence_for > 0 and (evidence_against == 0 or evidence_for / evidence_against > threshold)
+        fetch: bool | None = evidence_for > 0 and (evidence_against == 0 or evidence_for / evidence_against > threshold)
         if not fetch and not any(p.precision >= 1.0 for p in negative):
             fetch = None
         total = evidence_for + evidence_against
@@ -382,14 +390,16 @@ class LearnedLinkScorer:
         self.drop_rejected = drop_rejected
 
     @property
-    def learner(self):
+    def learner(self) -> OnlineLinkLearner | None:
         return self.fallback.learner
 
-    def select(self, links: Iterable[LinkCandidate], page_score: float, page_relevant: bool,
-               **context) -> list[tuple[str, float]]:
-        """As :meth:`LinkScorer.select` (same keyword arguments), with the rules' say first."""
+    def select(self, links: Iterable[LinkCandidate], page_score: float, page_relevant: bool, *, distance: int = 0,
+               source_url: str = "", host_yield: HostYield | None = None) -> list[tuple[str, float]]:
+        """As :meth:`LinkScorer.select`, with the rules' say first."""
         links = list(links)
-        chosen_by_method = dict(self.fallback.select(links, page_score, page_relevant, **context))
+        chosen_by_method = dict(self.fallback.select(
+            links, page_score, page_relevant, distance=distance, source_url=source_url, host_yield=host_yield,
+        ))
         learner = self.fallback.learner
         chosen = []
         for link in links:
@@ -423,7 +433,7 @@ def _canonical(url: str, url_rules: UrlRules | None) -> str | None:
 class UrlRulesFileError(ValueError):
     """A learned-rules file that cannot be used; ``str()`` reads ``file:line: what is wrong``."""
 
-    def __init__(self, source: str, line: int | None, message: str):
+    def __init__(self, source: str | Path, line: int | None, message: str):
         self.source = str(source)
         self.line = line
         self.message = message
@@ -500,7 +510,7 @@ def parse_rules(text: str, source: str = "<rules>") -> LearnedUrlRules:
         if values.get("support", 1) < 0 or not 0 <= values.get("precision", 1.0) <= 1:
             raise UrlRulesFileError(source, number, "support is a count >= 0 and precision a number from 0 to 1")
         try:
-            patterns.append(UrlPattern(site, kind, regex, **values))
+            patterns.append(UrlPattern(site, kind, regex, int(values.get("support", 1)), values.get("precision", 1.0)))
         except re.error as e:
             raise UrlRulesFileError(source, number, f"bad regular expression {regex!r}: {e}") from e
     return LearnedUrlRules(patterns, sites)

@@ -40,11 +40,15 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
 from combine_scrapy.access.urls import UrlChecker, UrlRules
+
+if TYPE_CHECKING:
+    import redis
+    from redis.cluster import RedisCluster
 
 #: log2 of the hashed feature space: 262,144 weights, 1 MB, ample for the words of one crawl.
 FEATURE_BITS = 18
@@ -153,8 +157,9 @@ class LinkModel:
         indices = np.concatenate([f.indices for f in batch])
         values = np.concatenate([f.values for f in batch])
         starts = np.cumsum([0] + [len(f.indices) for f in batch[:-1]])
-        z = np.add.reduceat(self.weights[indices] * values, starts)
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+        z: np.ndarray = np.add.reduceat(self.weights[indices] * values, starts)
+        probabilities: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+        return probabilities
 
     def learn(self, features: LinkFeatures, target: float) -> None:
         """One AdaGrad step of the log loss towards ``target`` (1: leads to a relevant page, 0: not)."""
@@ -236,7 +241,7 @@ class FileModelStore:
 class RedisModelStore:
     """One Redis key; concurrent updates are retried (WATCH/MULTI), so no harvester's change is lost."""
 
-    def __init__(self, server, key: str):
+    def __init__(self, server: redis.Redis | RedisCluster, key: str) -> None:
         self.server = server
         self.key = key
         self.location = f"redis key {key}"
@@ -248,7 +253,8 @@ class RedisModelStore:
             with self.server.pipeline(transaction=True) as pipe:  # a Redis Cluster's pipelines need it said
                 try:
                     pipe.watch(self.key)
-                    data = change(pipe.get(self.key))
+                    # The frontier's client returns bytes (RedisFrontier refuses decode_responses); redis's types cannot tell.
+                    data = change(cast("bytes | None", pipe.get(self.key)))
                     pipe.multi()
                     pipe.set(self.key, data)
                     pipe.execute()
@@ -403,7 +409,7 @@ class DamagedModel(ValueError):
     """The stored link model could not be read; it was replaced."""
 
 
-def store_for(frontier, data_dir: Path | str, job: str) -> ModelStore:
+def store_for(frontier: object, data_dir: Path | str, job: str) -> ModelStore:
     """The model beside the job's frontier: a Redis key with a Redis frontier, else a file in ``data_dir/job/``."""
     server, prefix = getattr(frontier, "server", None), getattr(frontier, "prefix", None)
     if server is not None and prefix is not None:

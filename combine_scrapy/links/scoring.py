@@ -111,10 +111,10 @@ class DynamicThreshold:
                 self.value = min(self.value + self.step, self.high)
             elif precision > self._previous:
                 self.value = max(self.value - self.step, self.low)
-        if self.value != before:
-            logger.info("DynamicThreshold %s to %.2f: precision %.0f%% over the last %d pages (%.0f%% before)",
-                        "raised" if self.value > before else "lowered", self.value, 100 * precision, self._seen,
-                        100 * self._previous)
+            if self.value != before:
+                logger.info("DynamicThreshold %s to %.2f: precision %.0f%% over the last %d pages (%.0f%% before)",
+                            "raised" if self.value > before else "lowered", self.value, 100 * precision, self._seen,
+                            100 * self._previous)
         self._previous, self._seen, self._relevant = precision, 0, 0
 
 
@@ -219,8 +219,8 @@ class LinkScorer:
         link_distance = 0 if page_relevant else distance + 1
         if link_distance > self.max_tunnel_distance:
             return []
-        if self.method == "online":
-            return self._online(links, page_score, page_relevant, link_distance, source_url, host_yield)
+        if self.learner is not None:  # the online method, and only it, has a model
+            return self._online(self.learner, links, page_score, page_relevant, link_distance, source_url, host_yield)
         page = 1.0 if page_relevant else squash(page_score, self.page_scale)
         threshold = self.current_threshold
         chosen = []
@@ -240,9 +240,8 @@ class LinkScorer:
                         + TUNNEL_FLOOR * TUNNEL_DECAY ** link_distance)
         return min(priority, 1.0)
 
-    def _online(self, links: list[LinkCandidate], page_score: float, page_relevant: bool, link_distance: int,
-                source_url: str, host_yield: HostYield | None) -> list[tuple[str, float]]:
-        learner = self.learner
+    def _online(self, learner: OnlineLinkLearner, links: list[LinkCandidate], page_score: float, page_relevant: bool,
+                link_distance: int, source_url: str, host_yield: HostYield | None) -> list[tuple[str, float]]:
         page_evidence = squash(page_score, self.page_scale)
         source_host = host_of(source_url) if source_url else ""
         yields: dict[str, tuple[int, int] | None] = {}

@@ -28,16 +28,20 @@ import logging
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Self
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
-from scrapy import Request, signals
+from scrapy import Request, Spider, signals
+from scrapy.crawler import Crawler
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils._compression import _DecompressionMaxSizeExceeded
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
+from twisted.internet.defer import Deferred
 
+from combine_scrapy.access.robots import RobotsPolicy
 from combine_scrapy.access.urls import check_url, host_of
 from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.middlewares import ROBOTS_FETCHED
@@ -152,18 +156,18 @@ class SitemapReader(HarvestComponent):
 
     DOWNLOAD_PRIORITY = 900  # after robots.txt, before pages
 
-    def __init__(self, crawler):
-        super().__init__(crawler)
-        self._reading: set = set()
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)  # type: ignore[no-untyped-call]  # HarvestComponent (harvest.py) is not annotated
+        self._reading: set[Deferred[None]] = set()
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> Self:
         reader = cls(crawler)
         crawler.signals.connect(reader.robots_fetched, signal=ROBOTS_FETCHED)
         crawler.signals.connect(reader.spider_closed, signal=signals.spider_closed)
         return reader
 
-    def robots_fetched(self, page_url: str, status: int | None, body: bytes | None, policy) -> None:
+    def robots_fetched(self, page_url: str, status: int | None, body: bytes | None, policy: RobotsPolicy) -> None:
         spider = self.crawler.spider
         harvest = getattr(spider, "harvest", None)
         # Only the job's crawl: `scrapy trial` explores the seed sites by their links alone.
@@ -185,7 +189,7 @@ class SitemapReader(HarvestComponent):
             self._reading.add(reading)
             reading.addBoth(lambda _: self._reading.discard(reading))
 
-    def spider_closed(self, spider) -> None:
+    def spider_closed(self, spider: Spider) -> None:
         for reading in list(self._reading):
             reading.cancel()
 

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.document.parse import parse_document
 from combine_scrapy.job import Job, load_job
 from combine_scrapy.topic import Document
 from combine_scrapy.topic.matching import Classification
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
 
 
 @dataclass(frozen=True, repr=False)
@@ -57,10 +61,11 @@ class PageScore:
 def _topics_dir() -> str:
     from scrapy.utils.project import get_project_settings
 
-    return get_project_settings().get("COMBINE_TOPICS_DIR")
+    topics_dir: str = get_project_settings().get("COMBINE_TOPICS_DIR")
+    return topics_dir
 
 
-def score(response, job: Job | str, topics_dir: str | Path | None = None) -> PageScore:
+def score(response: Response, job: Job | str, topics_dir: str | Path | None = None) -> PageScore:
     """Score a Scrapy response with a job's topic filter (a Job, or a job name looked up in
     ``topics_dir``, by default the project's COMBINE_TOPICS_DIR)."""
     if isinstance(job, str):

@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import datetime
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from combine_scrapy.operations.harvestlog import HostRow, format_rate, harvest_rate
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 #: Plots are drawn from at most this many points of a curve.
 PLOT_POINTS = 2000
@@ -59,7 +65,7 @@ def windowed_rate(curve: Curve, window: int) -> list[tuple[int, float]]:
     ]
 
 
-def _figure():
+def _figure() -> tuple[Figure, Axes]:
     # The Agg canvas draws to PNG without a display and without pyplot's global state.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -69,7 +75,7 @@ def _figure():
     return figure, figure.add_subplot()
 
 
-def _save(figure, axes, path: Path, plot: str, xlabel: str, ylabel: str, top: float | None = None) -> None:
+def _save(figure: Figure, axes: Axes, path: Path, plot: str, xlabel: str, ylabel: str, top: float | None = None) -> None:
     """Label, frame from zero, grid, legend and write one of the report's PLOTS."""
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
@@ -119,7 +125,7 @@ def _when(timestamp: float) -> str:
     return datetime.datetime.fromtimestamp(timestamp, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _table(headings: list[str], rows: list[list], empty: str) -> str:
+def _table(headings: list[str], rows: Sequence[Sequence[object]], empty: str) -> str:
     if not rows:
         return f"<p>{html.escape(empty)}</p>"
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headings)
@@ -145,7 +151,7 @@ def render(data: ReportData, output: Path) -> Path:
     fetched = data.fetched
     minutes = (curve[-1][0] - curve[0][0]) / 60 if len(curve) > 1 else 0
     frontier = data.frontier
-    summary = [
+    summary: list[list[object]] = [
         ["pages fetched", fetched],
         ["relevant pages", f"{relevant} of {judged} judged (harvest rate {_share(relevant, judged)})"],
         ["records stored", data.records],

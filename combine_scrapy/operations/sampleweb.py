@@ -75,22 +75,22 @@ class LoopbackWeb:
     def __enter__(self) -> LoopbackWeb:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _handler_for(self, host: str):
+    def _handler_for(self, host: str) -> type[BaseHTTPRequestHandler]:
         web = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self):
+            def do_GET(self) -> None:
                 self._serve(with_body=True)
 
-            def do_HEAD(self):
+            def do_HEAD(self) -> None:
                 self._serve(with_body=False)
 
-            def _serve(self, with_body: bool):
+            def _serve(self, with_body: bool) -> None:
                 with web._lock:
                     web.hits.append(Hit(host, self.path, time.time(), dict(self.headers.items())))
                 pages = web.sites[host]
@@ -119,7 +119,7 @@ class LoopbackWeb:
                 last_modified, etag = page.headers.get("Last-Modified"), page.headers.get("ETag")
                 return bool((since and since == last_modified) or (tags and etag and etag in tags))
 
-            def log_message(self, format, *args):  # keep test and demo output clean
+            def log_message(self, format: str, *args: object) -> None:  # keep test and demo output clean
                 pass
 
         return Handler

@@ -19,12 +19,17 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Self
 
 from combine_scrapy.document import content
 from combine_scrapy.frontier import Outcome
+from combine_scrapy.items import Fetch
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import open_store
 from combine_scrapy.topic.text import Document
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +66,7 @@ class IrrelevantPages:
         self._db = sqlite3.connect(self.path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(SCHEMA)
-        self._count = self._db.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+        self._count: int = self._db.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
 
     def keep(self, page: IrrelevantPage) -> bool:
         """Keep (or update) a page; False when the file is full and the URL new."""
@@ -134,36 +139,37 @@ def crawl_examples(
 class IrrelevantPagesPipeline:
     """Keep the pages the topic filter turned down (saveIrrelevant = 1); runs after RecordPipeline."""
 
-    def __init__(self, crawler):
+    def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.pages: IrrelevantPages | None = None
+        self.main_content = False  # the job's topicText = main: the filter read the main content block
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
     def open_spider(self) -> None:
         spider = self.crawler.spider
         harvest = getattr(spider, "harvest", None)
         # Only the job's crawl: `scrapy trial` (its own throw-away state) leaves the job's files alone.
-        if spider.name != "focused" or harvest is None or not harvest.job.archive.save_irrelevant:
+        if spider is None or spider.name != "focused" or harvest is None or not harvest.job.archive.save_irrelevant:
             return
         job = harvest.job
         path = Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / IRRELEVANT_FILE
         self.pages = IrrelevantPages(path, job.archive.irrelevant_max_pages)
+        self.main_content = job.topic.text == "main"
 
     def close_spider(self) -> None:
         if self.pages is not None:
             self.pages.close()
             self.pages = None
 
-    def process_item(self, item):
+    def process_item(self, item: Fetch) -> Fetch:
         if self.pages is None or item.postponed:
             return item
         if item.outcome is Outcome.SUCCESS and item.classification is not None and not item.classification.relevant:
-            main = self.crawler.spider.harvest.job.topic.text == "main"
-            document = Document.from_page(item.page, item.host, main_content=main)
+            document = Document.from_page(item.page, item.host, main_content=self.main_content)
             if self.pages.keep(IrrelevantPage(document, item.classification.score, item.fetched_at)):
                 self.stats.inc_value("irrelevant/kept")
             else:

@@ -70,7 +70,7 @@ class TopicTerm:
     line: int
 
     @cached_property
-    def patterns(self) -> tuple[regex.Pattern, ...]:
+    def patterns(self) -> tuple[regex.Pattern[str], ...]:
         """One pattern per part, compiled on first use."""
         return tuple(_lazy_pattern(part, self.line) for part in self.parts)
 
@@ -97,7 +97,7 @@ class TopicDefinition:
         return tuple(dict.fromkeys(name for term in self.terms for name in term.classes))
 
 
-def _word_pattern(part: str) -> regex.Pattern:
+def _word_pattern(part: str) -> regex.Pattern[str]:
     """A term part matches as a whole word sequence: ``\\bPART\\b`` (Combine/Matcher.pm)."""
     return regex.compile(rf"\b(?:{part})\b", regex.VERSION0)
 
@@ -106,7 +106,7 @@ def _word_pattern(part: str) -> regex.Pattern:
 _NOTHING = regex.compile(r"(?!)")
 
 
-def _lazy_pattern(part: str, line: int) -> regex.Pattern:
+def _lazy_pattern(part: str, line: int) -> regex.Pattern[str]:
     try:
         return _word_pattern(part)
     except regex.error as e:  # re accepted it when the definition was read; regex's syntax differs in corners

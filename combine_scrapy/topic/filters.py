@@ -124,12 +124,14 @@ def load_plugin(spec: str, job_dir: Path | None = None) -> Callable[[Document], 
         if not path.exists():
             raise ImportError(f"no file {path}")
         module_spec = importlib.util.spec_from_file_location(f"combine_plugin_{path.stem}", path)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError(f"{path} cannot be loaded as a Python module")
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
     else:
         module = importlib.import_module(module_name)
     try:
-        function = getattr(module, attribute)
+        function: object = getattr(module, attribute)
     except AttributeError as e:
         raise ImportError(f"{module_name} has no {attribute!r}") from e
     if not callable(function):
@@ -148,6 +150,7 @@ def build_filter(
     job_dir: Path | None = None,
 ) -> TopicFilter:
     """The topic filter a job's settings ask for; ValueError or ImportError says what is wrong."""
+    classifier: Classifier
     if classify_plugin in PLAIN_NAMES or classify_plugin in POSITION_NAMES:
         if definition is None:
             raise ValueError("the built-in classifiers need a topic definition")

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
+
+if TYPE_CHECKING:
+    from combine_scrapy.document.parse import ParsedPage
 
 _NOT_WORD = re.compile(r"[^\w/'\-]|_")
 _NUMBER = re.compile(r"^[\d/'\-]+$")
@@ -31,7 +35,7 @@ class Document:
     host: str = ""
 
     @classmethod
-    def from_page(cls, page, host: str = "", main_content: bool = False) -> Document:
+    def from_page(cls, page: ParsedPage, host: str = "", main_content: bool = False) -> Document:
         """The parts of a parsed page (:class:`combine_scrapy.document.parse.ParsedPage`) the filter reads.
 
         With ``main_content`` (topicText = main) the text of an HTML page is

@@ -102,5 +102,5 @@ class VectorClassifier:
         norm = math.sqrt(sum(weight * weight for weight in page.values()))
         shared = {term: weight * self.topic[term] for term, weight in page.items() if term in self.topic}
         score = min(sum(shared.values()) / norm, 1.0) if norm else 0.0  # 1.0: rounding can pass it
-        terms = tuple(sorted(shared, key=shared.get, reverse=True)[:TOP_TERMS])
+        terms = tuple(sorted(shared, key=shared.__getitem__, reverse=True)[:TOP_TERMS])
         return Classification(score >= self.threshold, score, score, terms=terms, algorithm=self.algorithm)

@@ -119,7 +119,9 @@ def parse_converter(line: str) -> tuple[str, Converter | None]:
     return mime_type, Converter(mime_type, argv)
 
 
-def converter_map(lines: list[str] | tuple[str, ...], base: Mapping[str, tuple[Converter, ...]] | None = None):
+def converter_map(
+    lines: list[str] | tuple[str, ...], base: Mapping[str, tuple[Converter, ...]] | None = None
+) -> Mapping[str, tuple[Converter, ...]]:
     """Build ``{mime type: converters in order}``; the lines' types replace those of ``base``."""
     mapping: dict[str, list[Converter]] = {}
     for line in lines:
@@ -233,7 +235,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _kill_group(process: subprocess.Popen) -> None:
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
     """Kill the converter's whole process group (shell scripts like ps2ascii start gs) and reap it."""
     try:
         os.killpg(process.pid, signal.SIGKILL)

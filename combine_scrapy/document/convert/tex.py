@@ -58,7 +58,7 @@ def _braced(source: str, start: int) -> tuple[str, int]:
     return source[start:index - 1], index
 
 
-def _arguments(pattern: re.Pattern, source: str) -> list[str]:
+def _arguments(pattern: re.Pattern[str], source: str) -> list[str]:
     found = []
     for match in pattern.finditer(source):
         found.append(_plain(_braced(source, match.end())[0]))

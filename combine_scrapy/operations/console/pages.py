@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from html import escape
+from typing import Any
 
 #: Characters of a record's text shown on its page at most.
 TEXT_SHOWN = 100_000
@@ -88,7 +90,7 @@ def _snippet(text: str) -> str:
     return _BRACKETED.sub(r"<mark>\1</mark>", escape(text, quote=False))
 
 
-def search_page(job: str, form: dict[str, str], classes: list[tuple[str, int]], hits: list[dict] | None,
+def search_page(job: str, form: dict[str, str], classes: list[tuple[str, int]], hits: list[dict[str, Any]] | None,
                 error: str | None) -> str:
     options = ['<option value="">any class</option>'] + [
         f'<option value="{escape(name)}"{" selected" if name == form.get("class") else ""}>{escape(name)} ({count})</option>'
@@ -120,8 +122,8 @@ def search_page(job: str, form: dict[str, str], classes: list[tuple[str, int]], 
     return layout(job, "Search", "\n".join(body))
 
 
-def record_page(job: str, record: dict) -> str:
-    def rows(pairs):
+def record_page(job: str, record: dict[str, Any]) -> str:
+    def rows(pairs: Iterable[tuple[str, str]]) -> str:
         return "".join(f"<tr><th>{escape(name)}</th><td>{value}</td></tr>" for name, value in pairs)
 
     urls = "".join(f'<li><a href="{escape(url)}" rel="noreferrer">{escape(url)}</a></li>' for url in record["urls"])

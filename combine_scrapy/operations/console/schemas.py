@@ -6,37 +6,32 @@ comes from the pyoai 2.5.0 package on PyPI, which bundles it for its tests
 with its three wildcards (metadata, about, description) relaxed to
 ``processContents="skip"``; here they are ``strict`` again, as published, so
 a record's metadata is validated against its own schema too. The oai_dc
-schema and the schemas it imports are those of ``combine_scrapy/records/export/schemas``.
+schema and the schemas it imports are those of ``combine_scrapy/records/export/schemas``; all are read
+through importlib.resources, as export/schemas.py reads its own.
 """
 
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
+from importlib.resources import files
 
 from lxml import etree
 
 from combine_scrapy.records.export.dc import OAI_DC_NAMESPACE
-from combine_scrapy.records.export.schemas import LOCAL_COPIES
-from combine_scrapy.records.export.schemas import SCHEMA_DIR as EXPORT_SCHEMA_DIR
+from combine_scrapy.records.export.schemas import LOCAL_COPIES, OAI_DC_URL, PackagedSchemas
 
-SCHEMA_DIR = Path(__file__).parent / "schemas"
+SCHEMA_DIR = files("combine_scrapy.operations.console") / "schemas"
 OAI_NAMESPACE = "http://www.openarchives.org/OAI/2.0/"
-
-
-class _LocalSchemas(etree.Resolver):
-    def resolve(self, url, public_id, context):
-        local = LOCAL_COPIES.get(url)
-        return self.resolve_filename(str(local), context) if local else None
+OAI_PMH_URL = "http://www.openarchives.org/OAI/2.0/OAI-PMH.xsd"
 
 
 @cache
 def oai_pmh_schema() -> etree.XMLSchema:
     """OAI-PMH 2.0 responses whose metadata is oai_dc: ``validate(document)`` checks the whole response."""
     wrapper = f"""<schema xmlns="http://www.w3.org/2001/XMLSchema">
-      <import namespace="{OAI_NAMESPACE}" schemaLocation="{(SCHEMA_DIR / 'OAI-PMH.xsd').as_uri()}"/>
-      <import namespace="{OAI_DC_NAMESPACE}" schemaLocation="{(EXPORT_SCHEMA_DIR / 'oai_dc.xsd').as_uri()}"/>
+      <import namespace="{OAI_NAMESPACE}" schemaLocation="{OAI_PMH_URL}"/>
+      <import namespace="{OAI_DC_NAMESPACE}" schemaLocation="{OAI_DC_URL}"/>
     </schema>"""
     parser = etree.XMLParser(no_network=True)
-    parser.resolvers.add(_LocalSchemas())
-    return etree.XMLSchema(etree.fromstring(wrapper, parser, base_url=SCHEMA_DIR.as_uri() + "/"))
+    parser.resolvers.add(PackagedSchemas({**LOCAL_COPIES, OAI_PMH_URL: SCHEMA_DIR / "OAI-PMH.xsd"}))
+    return etree.XMLSchema(etree.fromstring(wrapper, parser))

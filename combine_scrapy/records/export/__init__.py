@@ -9,7 +9,7 @@ marks a deleted record with ``status="deleted"``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TextIO
 
 from combine_scrapy.records.export.alvis import Inlinks, LinkTargets, write_alvis, write_alvis_light
@@ -55,7 +55,7 @@ def export_store(
     """Write the store's selected records in ``format``, in ``order`` (``id``: oldest first, or a stored rank:
     ``pagerank``, ``ipagerank``), then ``deletions``; ``on_record`` is called for every record read."""
 
-    def selected():
+    def selected() -> Iterator[tuple[Record, list[str]]]:
         for record in store.records(order):
             on_record()
             if selection.matches(record):

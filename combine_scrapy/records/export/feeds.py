@@ -21,19 +21,23 @@ from __future__ import annotations
 import io
 import sqlite3
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol, Self, cast
 
+from scrapy.crawler import Crawler
 from scrapy.exporters import BaseItemExporter
 
 from combine_scrapy.records.export import write_records
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import RecordStore
 
+if TYPE_CHECKING:
+    from combine_scrapy.harvest import Harvest
+
 
 class RecordKeys:
     """Distinct record keys in the order first seen, kept on disk (a private temporary SQLite database)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._db = sqlite3.connect("")  # "": a temporary file SQLite deletes on close, paged out past its cache
         self._db.execute("CREATE TABLE keys (key TEXT NOT NULL UNIQUE)")
 
@@ -58,6 +62,12 @@ def stored_records(store: RecordStore, keys: RecordKeys) -> Iterator[tuple[Recor
             yield record, store.urls(key)
 
 
+class _HarvestingSpider(Protocol):
+    """The focused spider, whose from_crawler gives it the job's Harvest."""
+
+    harvest: Harvest
+
+
 class RecordFeedExporter(BaseItemExporter):
     """Write the records a crawl stored, in ``export_format``, as ``scrapy export`` writes them."""
 
@@ -70,8 +80,10 @@ class RecordFeedExporter(BaseItemExporter):
         self.keys = RecordKeys()
 
     @classmethod
-    def from_crawler(cls, crawler, file: IO[bytes], **kwargs: Any):
-        return cls(file, crawler.spider.harvest.store, **kwargs)
+    def from_crawler(cls, crawler: Crawler, file: IO[bytes], **kwargs: Any) -> Self:
+        # Scrapy types Crawler.spider as any Spider or None; these exporters run in the focused spider's crawls only.
+        spider = cast(_HarvestingSpider, crawler.spider)
+        return cls(file, spider.harvest.store, **kwargs)
 
     def export_item(self, item: Any) -> None:
         key = getattr(item, "stored_key", None)

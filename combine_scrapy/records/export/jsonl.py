@@ -5,28 +5,35 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from combine_scrapy.records.export.xmltext import repair_surrogates
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import Deletion
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 
 def _json_value(value: object) -> object:
     """A dataclass (a record, a link, a topic class) as an object of its fields; any other unknown type as text."""
     if dataclasses.is_dataclass(value):
-        return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+        return _fields(value)
     return str(value)
 
 
-def record_document(record: Record, urls: list[str]) -> dict:
+def _fields(value: DataclassInstance | type[DataclassInstance]) -> dict[str, object]:
+    return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+
+
+def record_document(record: Record, urls: list[str]) -> dict[str, object]:
     """Every field of the record (fields added later included) and its URLs."""
-    document = _json_value(record)
+    document = _fields(record)
     document["urls"] = urls
     return document
 
 
-def deletion_document(deletion: Deletion) -> dict:
+def deletion_document(deletion: Deletion) -> dict[str, object]:
     """A deleted record's line: its key, the URLs it had, when it was deleted, and ``"status": "deleted"``."""
     return {"key": deletion.key, "urls": deletion.urls, "deleted": deletion.deleted, "status": "deleted"}
 

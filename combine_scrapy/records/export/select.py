@@ -38,7 +38,7 @@ class Selection:
     until: float | None = None
     date_field: str = "checked"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.date_field not in DATE_FIELDS:
             raise ValueError(f"bad date field {self.date_field!r}: use {' or '.join(DATE_FIELDS)}")
 

@@ -23,8 +23,9 @@ _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]+")
 _CDATA_BREAKS = re.compile(r"\]\]>|\r")
 
 
-def _joined_pair(match: re.Match) -> str:
-    return match.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+def _joined_pair(match: re.Match[str]) -> str:
+    pair: str = match.group()
+    return pair.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
 
 
 def repair_surrogates(text: str) -> str:
@@ -54,7 +55,7 @@ def quote(text: str) -> str:
     return f'"{text}"'
 
 
-def _cdata_break(match: re.Match) -> str:
+def _cdata_break(match: re.Match[str]) -> str:
     # "]]>" may not appear inside a CDATA section: end the section between "]]" and ">".
     # A carriage return inside one would be read as a newline: write it as a character reference.
     return "]]]]><![CDATA[>" if match.group() == "]]>" else "]]>&#13;<![CDATA["

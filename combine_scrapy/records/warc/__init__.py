@@ -34,11 +34,15 @@ from datetime import UTC, datetime
 from http.client import responses as REASONS
 from io import BytesIO
 from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 from urllib.parse import urlsplit
 
 from surt import surt
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
+
+if TYPE_CHECKING:
+    from warcio.recordloader import ArcWarcRecord
 
 WARC_VERSION = "1.1"
 #: Heritrix's default: a WARC file is closed once it reaches about a gigabyte.
@@ -104,9 +108,9 @@ def cdxj_line(url: str, moment: float, status: int, mime: str, digest: str, wher
 @dataclass
 class _OpenFile:
     path: Path
-    out: object
+    out: BinaryIO
     writer: WARCWriter
-    index: object
+    index: TextIO
 
 
 @dataclass
@@ -152,7 +156,7 @@ class WarcArchive:
 
     # -- records ----------------------------------------------------------------
 
-    def _response_record(self, writer: WARCWriter, exchange: Exchange):
+    def _response_record(self, writer: WARCWriter, exchange: Exchange) -> ArcWarcRecord:
         reason = REASONS.get(exchange.status, "")
         headers = [(_RENAMED.get(name.lower(), name), value) for name, value in exchange.response_headers]
         http_headers = StatusAndHeaders(f"{exchange.status} {reason}".strip(), headers, protocol=exchange.protocol)
@@ -166,7 +170,7 @@ class WarcArchive:
             http_headers=http_headers, warc_headers_dict=warc_headers,
         )
 
-    def _request_record(self, writer: WARCWriter, exchange: Exchange, response_id: str):
+    def _request_record(self, writer: WARCWriter, exchange: Exchange, response_id: str) -> ArcWarcRecord:
         target, netloc = _request_target(exchange.url)
         headers = list(exchange.request_headers)
         if not any(name.lower() == "host" for name, _ in headers):
@@ -210,6 +214,8 @@ class WarcArchive:
     def _close_current(self) -> None:
         """Close the file, rename it to its final name and write its index sorted."""
         current, self._current = self._current, None
+        if current is None:
+            return
         current.out.close()
         current.index.close()
         os.replace(current.path.with_name(current.path.name + OPEN_SUFFIX), current.path)

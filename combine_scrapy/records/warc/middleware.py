@@ -10,10 +10,12 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import Self
 
 import scrapy
-from scrapy import Request, signals
-from scrapy.http import Response
+from scrapy import Request, Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.http import Headers, Response
 
 from combine_scrapy.records.warc import Exchange, WarcArchive
 
@@ -25,7 +27,7 @@ WARC_DIR = "warc"
 _TRUNCATED = {"download_stopped": "length", "dataloss": "disconnect", "partial": "disconnect"}
 
 
-def _header_list(headers) -> list[tuple[str, str]]:
+def _header_list(headers: Headers) -> list[tuple[str, str]]:
     return [
         (name.decode("latin-1"), value.decode("latin-1"))
         for name, values in headers.items()
@@ -53,18 +55,18 @@ def exchange_of(request: Request, response: Response, fetched_at: float) -> Exch
 class WarcMiddleware:
     """Write each downloaded response, with its request, into the job's WARC files (when the job says saveWARC = 1)."""
 
-    def __init__(self, crawler):
+    def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.archive: WarcArchive | None = None
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> Self:
         middleware = cls(crawler)
         crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware
 
-    def spider_opened(self, spider) -> None:
+    def spider_opened(self, spider: Spider) -> None:
         harvest = getattr(spider, "harvest", None)
         # Only the job's crawl: `scrapy trial` (its own throw-away state) leaves the job's archive alone.
         if spider.name != "focused" or harvest is None or not harvest.job.archive.save_warc:
@@ -80,13 +82,13 @@ class WarcMiddleware:
         )
         logger.info("WARC: writing every fetch to %s", self.archive.directory)
 
-    def spider_closed(self, spider) -> None:
+    def spider_closed(self, spider: Spider) -> None:
         if self.archive is not None:
             self.archive.close()
             self.crawler.stats.set_value("warc/files", len(self.archive.files_written))
             self.archive = None
 
-    def process_response(self, request: Request, response: Response):
+    def process_response(self, request: Request, response: Response) -> Response:
         if self.archive is None:
             return response
         stats = self.crawler.stats
