@@ -20,7 +20,7 @@ second pipeline: its cost is in the round's size, not in the due hosts.
 In each bucket, ``combine:{<job>:b<k>}:``
 
 ``u:<host>``         hash: the host's URLs (as kept, below) -> the URL's record, one MessagePack array of
-                     harvest (marked), lock_until, priority, seq (order of marking), attempts, retries,
+                     marked, lock_until, priority, seq (order of marking), attempts, retries,
                      status, last_checked, etag, last_modified, distance, visits, changes,
                      first_visit, digest (trailing empty fields left out; absent numbers: 0)
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),

@@ -7,8 +7,8 @@ local given = cjson.decode(ARGV[7])
 local r = load(host, url)
 if r then
   unplace(url, host, r.seq)
-  local was, status = r.harvest, r.status
-  r.harvest, r.lock_until, r.attempts, r.last_checked = keep and 1 or 0, tonumber(ARGV[4]), 0, now
+  local was, status = r.marked, r.status
+  r.marked, r.lock_until, r.attempts, r.last_checked = keep and 1 or 0, tonumber(ARGV[4]), 0, now
   r.retries = keep and r.retries + 1 or 0
   r.status = given.status and tonumber(given.status) or nil
   if given.etag then r.etag = given.etag end

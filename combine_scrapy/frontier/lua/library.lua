@@ -16,7 +16,7 @@ end
 
 local function unhex(member) return tonumber(string.sub(member, 2), 16) end
 
-local F = {'harvest', 'lock_until', 'priority', 'seq', 'attempts', 'retries', 'status', 'last_checked', 'etag',
+local F = {'marked', 'lock_until', 'priority', 'seq', 'attempts', 'retries', 'status', 'last_checked', 'etag',
            'last_modified', 'distance', 'visits', 'changes', 'first_visit', 'digest'}
 
 -- A URL as its host's structures keep it: 'http://<host>' written ':', 'https://<host>' written ';'.
@@ -187,7 +187,7 @@ local function promote(now, max_attempts)
     local r = load(host, url)
     redis.call('ZREM', P .. 'locked', member)
     if r.attempts >= max_attempts then
-      r.harvest = 0
+      r.marked = 0
       save(host, url, r)
       recount(host, true, false, false, r.status)
     else
@@ -201,7 +201,7 @@ end
 -- caller's own and is renewed. Returns 1 when leased.
 local function lease(url, host, now, lease_end, mine)
   local r = load(host, url)
-  if not r or r.harvest ~= 1 then return 0 end
+  if not r or r.marked ~= 1 then return 0 end
   local own, hl = mine ~= '' and r.lock_until == tonumber(mine), host_lock(host)
   if own then
     if hl > now and hl ~= tonumber(mine) then return 0 end

@@ -9,7 +9,7 @@ for i = 3, #ARGV, 4 do
   local url, host, priority = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local r = load(host, url)
   if r then
-    if r.harvest == 1 and not r.last_checked then
+    if r.marked == 1 and not r.last_checked then
       local higher, closer = priority > r.priority, distance < (r.distance or 0)
       if higher then
         r.priority = priority
@@ -28,7 +28,7 @@ for i = 3, #ARGV, 4 do
       refused = refused + 1
     else
       local seq = tonumber(ARGV[i + 3])
-      save(host, url, {harvest = 1, priority = priority, seq = seq, distance = distance ~= 0 and distance or nil})
+      save(host, url, {marked = 1, priority = priority, seq = seq, distance = distance ~= 0 and distance or nil})
       redis.call('HINCRBY', P .. 'host:' .. host, 'urls', 1)
       redis.call('HINCRBY', P .. 'stats', 'urls', 1)
       recount(host, false, false, true, false)

@@ -4,7 +4,7 @@ local url, host = ARGV[1], ARGV[2]
 local r = load(host, url)
 if r then
   r.lock_until, r.attempts = 0, math.max(r.attempts - 1, 0)
-  if r.harvest == 1 then
+  if r.marked == 1 then
     unplace(url, host, r.seq)
     enqueue(url, host, r.seq, r.priority)
   end

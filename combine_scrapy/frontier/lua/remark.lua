@@ -4,8 +4,8 @@ local url, host = ARGV[1], ARGV[2]
 local r = load(host, url)
 if not r then return 0 end
 unplace(url, host, r.seq)
-local was = r.harvest
-r.harvest, r.lock_until, r.attempts = 1, 0, 0
+local was = r.marked
+r.marked, r.lock_until, r.attempts = 1, 0, 0
 save(host, url, r)
 recount(host, was == 1, was == 0 and r.status, true, false)
 enqueue(url, host, r.seq, r.priority)

@@ -4,7 +4,7 @@ local touched = {}
 for i = 1, #ARGV, 3 do
   local url, host, priority = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local r = load(host, url)
-  if r and r.harvest == 1 then
+  if r and r.marked == 1 then
     r.priority = priority
     save(host, url, r)
     redis.call('ZADD', P .. 'best:' .. host, 'XX', num(-priority), hexseq(r.seq))
