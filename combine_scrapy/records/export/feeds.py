@@ -27,7 +27,7 @@ from scrapy.exporters import BaseItemExporter
 
 from combine_scrapy.records.export import write_records
 from combine_scrapy.records.record import Record
-from combine_scrapy.records.store import RecordStore
+from combine_scrapy.records.store import RecordReader
 
 
 class RecordKeys:
@@ -50,7 +50,7 @@ class RecordKeys:
         self._db.close()
 
 
-def stored_records(store: RecordStore, keys: RecordKeys) -> Iterator[tuple[Record, list[str]]]:
+def stored_records(store: RecordReader, keys: RecordKeys) -> Iterator[tuple[Record, list[str]]]:
     """``(record, urls)`` of each key still in the store (a record deleted later in the crawl is left out)."""
     for key in keys:
         record = store.get(key)
@@ -63,7 +63,7 @@ class RecordFeedExporter(BaseItemExporter):
 
     export_format: str = "jsonl"
 
-    def __init__(self, file: IO[bytes], store: RecordStore, **kwargs: Any):
+    def __init__(self, file: IO[bytes], store: RecordReader, **kwargs: Any):
         super().__init__(dont_fail=True, **kwargs)
         self.file = file
         self.store = store
