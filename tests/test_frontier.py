@@ -214,6 +214,14 @@ def test_robots_keeps_binary_bodies_and_missing_answers(frontier):
     assert frontier.robots("c", now=0) is None
 
 
+
+def test_statuses_tell_known_urls_and_their_last_status(frontier):
+    frontier.mark([("http://h/gone", "h", 0.0), ("http://h/new", "h", 0.0)])
+    frontier.complete("http://h/gone", "h", now=1.0, url_lock_until=2.0, host_lock_until=2.0, status=404)
+    assert frontier.statuses(["http://h/gone", "http://h/new", "http://h/unknown"]) == {
+        "http://h/gone": 404, "http://h/new": None,
+    }
+
 @pytest.mark.parametrize(
     ("status", "outcome"),
     [(200, Outcome.SUCCESS), (206, Outcome.SUCCESS), (301, Outcome.REDIRECT), (302, Outcome.REDIRECT),

@@ -56,6 +56,7 @@ from test_frontier import (  # noqa: F401
     test_robots_answers_are_cached_until_they_expire,
     test_robots_keeps_binary_bodies_and_missing_answers,
     test_state_is_shared_and_survives_reopening,
+    test_statuses_tell_known_urls_and_their_last_status,
     test_unavailable_keeps_the_url_marked_and_counts_retries,
     test_url_given_up_after_max_attempts_without_completion,
 )
