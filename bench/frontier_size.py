@@ -85,7 +85,7 @@ def measure_sqlite(entries, rounds: int) -> dict:
         size = path.stat().st_size - empty
         structures = _bytes_by_structure(frontier, len(entries))
         cpu = _crawl_cpu(frontier, rounds)
-        fetched = frontier.counts(now=0)["done"]
+        fetched = frontier.counts(now=0).done
         frontier._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         crawled_size = path.stat().st_size - empty
         frontier.close()

@@ -210,7 +210,7 @@ def kill_campaign(backend: str, kills: int, pages: int, seed: int, redis_url: st
 
                 frontier = RedisFrontier.from_url(redis_url, campaign.name)
                 counts = frontier.counts(time.time())
-                result["frontier_still_marked"] = counts["marked_ready"] + counts["marked_locked"]
+                result["frontier_still_marked"] = counts.marked
                 frontier.close()
             else:
                 frontier = sqlite3.connect(campaign.data / campaign.name / "frontier.sqlite")

@@ -16,6 +16,7 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from combine_scrapy.faults import FAULT_REASONS, CrawlFault, stop_crawl
+from combine_scrapy.frontier import FrontierCounts
 from combine_scrapy.operations.control import harvesters_dir, write_pid_file
 from combine_scrapy.operations.harvestlog import FetchRow, HarvestLog, format_rate, harvest_rate, log_path
 
@@ -126,7 +127,8 @@ class HarvestProgress:
         self._last_pages = 0
         self._rate = PageRate()
         self._tasks = []
-        self._frontier_seen: tuple[float, dict, int, int] | None = None  # (when, counts, hosts marked, waiting)
+        # (when, counts, hosts marked, hosts waiting, when the next host is free)
+        self._frontier_seen: tuple[float, FrontierCounts, int, int, float | None] | None = None
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -180,9 +182,9 @@ class HarvestProgress:
             relevant=relevant,
             judged=relevant + stats.get_value("topic/irrelevant", 0),
             records=stats.get_value("records/new", 0),
-            frontier_urls=counts["urls"],
-            due=counts["marked_ready"],
-            locked=counts["marked_locked"],
+            frontier_urls=counts.urls,
+            due=counts.marked_ready,
+            locked=counts.marked_locked,
             hosts_marked=hosts_marked,
             hosts_waiting=hosts_waiting,
             next_host_free=None if next_free is None else max(next_free - now, 0.0),
@@ -306,7 +308,7 @@ class CrawlFaults:
             raise CloseSpider(reason)
         harvest = getattr(spider, "harvest", None)
         try:
-            if harvest is None or harvest.frontier.counts(time.time())["urls"]:
+            if harvest is None or harvest.frontier.counts(time.time()).urls:
                 return
             records = harvest.store.count()
         except CrawlFault:  # the scheduler stops the crawl on it
@@ -362,8 +364,7 @@ class HarvestSummary:
             f"records: {stats.get('records/new', 0)} new this run "
             f"({stats.get('records/near_duplicate', 0)} near-duplicate pages joined a record), "
             f"{harvest.store.count()} stored in all",
-            f"frontier: {counts['urls']} URLs on {counts['hosts']} hosts, "
-            f"{counts['marked_ready'] + counts['marked_locked']} still marked",
+            f"frontier: {counts.urls} URLs on {counts.hosts} hosts, {counts.marked} still marked",
             f"records are in {harvest.store.location}",
             f"export them:  scrapy export {job} -o {job}.jsonl",
             *HarvestSummary.nothing_found(harvest.job, stats, fetched, relevant, reason),

@@ -113,7 +113,7 @@ def redis_counts(redis_url: str, job: str, **settings) -> dict[str, int]:
         counts = frontier.counts(time.time())
     finally:
         frontier.server.close()
-    return {"urls": counts["urls"], "marked": counts["marked_ready"] + counts["marked_locked"], "done": counts["done"]}
+    return {"urls": counts.urls, "marked": counts.marked, "done": counts.done}
 
 
 def delete_job_keys(redis_url: str, job: str, **settings) -> None:

@@ -167,6 +167,8 @@ def test_api_answers_and_actions_need_the_token(job_dir):
         pages = 2 * (1 + 3 + 1)  # each host: its home page, 3 pages, 1 off-topic page
         assert status == 200 and body["records"] == stored and body["fetched"] == pages and body["paused"] is False
         assert body["relevant"] == pages - 2 and body["curve"][-1][1:] == [pages, pages - 2]
+        assert set(body["frontier"]) == {"urls", "marked_ready", "marked_locked", "done", "hosts"}  # console.js reads them
+        assert body["frontier"]["hosts"] == len(HOSTS) and body["frontier"]["done"] == pages
         _, hosts, _ = call(served.url + "/api/hosts")
         assert {row["host"] for row in hosts} == {f"{host}:{port}" for host in HOSTS}
 

@@ -1,18 +1,55 @@
-"""The embedded frontier's BreadthFirstTime rounds, locks, leases and lock rules."""
+"""The frontier's contract, run on every backend (SQLite, the real Redis): rounds, locks, leases, strategies,
+robots, links, counts. Then the lock rules, and what only the SQLite file does (upgrades, rows deleted by hand).
+
+tests/test_frontier_redis.py and tests/test_frontier_cluster.py hold what only Redis does; the cluster
+runs this contract too, on its own ``connect`` fixture.
+"""
 
 from __future__ import annotations
 
+import uuid
 from types import SimpleNamespace
 
 import pytest
+from harvesters import delete_job_keys
 
-from combine_scrapy.frontier import FrontierEntry, Locks, Outcome, locks_for, outcome_for_status
+from combine_scrapy.frontier import FrontierCounts, FrontierEntry, Locks, Outcome, locks_for, outcome_for_status
+from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.job import Crawling, LockIntervals
 
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.services)])
+def connect(request, tmp_path):
+    """``connect(**options)``: one more connection to a fresh frontier of one backend (a SQLite file, a job on
+    the real Redis); every connection is closed afterwards and the Redis job's keys deleted."""
+    job = f"test-frontier-{uuid.uuid4().hex}"
+    opened = []
+
+    def connect_(**options):
+        if request.param == "sqlite":
+            opened.append(SqliteFrontier(tmp_path / "frontier.sqlite", **options))
+        else:
+            opened.append(RedisFrontier.from_settings({"REDIS_URL": REDIS_URL}, job, **options))
+        return opened[-1]
+
+    yield connect_
+    for frontier in opened:
+        frontier.close()
+    if request.param == "redis":
+        delete_job_keys(REDIS_URL, job)
+
 
 @pytest.fixture
-def frontier(tmp_path):
+def frontier(connect):
+    return connect(max_attempts=3)
+
+
+@pytest.fixture
+def embedded(tmp_path):
+    """A SQLite frontier, for what only the file does."""
     f = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
     yield f
     f.close()
@@ -44,7 +81,7 @@ def test_complete_clears_the_mark_and_sets_locks(frontier):
     frontier.complete(entry.url, "a", now=101, url_lock_until=1000, host_lock_until=111, status=200)
     assert frontier.ready(now=105) == []                      # host interval
     assert [e.url for e in frontier.ready(now=111)] == ["http://a/2"]
-    assert frontier.counts(now=111) == {"urls": 2, "marked_ready": 1, "marked_locked": 0, "done": 1, "hosts": 1}
+    assert frontier.counts(now=111) == FrontierCounts(urls=2, marked_ready=1, marked_locked=0, done=1, hosts=1)
 
 
 def test_marking_is_idempotent_and_keeps_first_state(frontier):
@@ -109,14 +146,81 @@ def test_robots_answers_are_cached_until_they_expire(frontier):
     assert frontier.robots("a", now=100) is None
 
 
-def test_state_survives_reopening(tmp_path):
-    first = SqliteFrontier(tmp_path / "f.sqlite")
+def test_state_is_shared_and_survives_reopening(connect):
+    first = connect()
     mark(first, "http://a/1", "http://b/1")
     first.close()
-    again = SqliteFrontier(tmp_path / "f.sqlite")
+    again = connect()
     assert len(again.ready(now=0)) == 2
     again.close()
 
+
+def test_abandoned_lease_comes_back_to_another_harvester(frontier, connect):
+    mark(frontier, "http://a/1")
+    entry = frontier.ready(now=0)[0]
+    assert frontier.claim(entry, now=0, lease=60)
+    frontier.close()                                   # the harvester dies holding the lease
+    other = connect(max_attempts=3)
+    assert other.ready(now=59) == []
+    assert other.next_due(now=59) == 60
+    assert other.counts(now=59).marked_locked == 1
+    assert other.ready(now=60) == [entry]
+    assert other.claim(entry, now=60, lease=60)
+    other.close()
+
+
+def test_counts_and_hosts_follow_marks_and_locks(frontier):
+    mark(frontier, "http://a/1", "http://a/2", "http://b/1")
+    frontier.lock_host("b", until=30)
+    assert frontier.hosts(now=10) == [("a", 2, 0), ("b", 1, 20)]
+    entry = frontier.ready(now=10)[0]
+    frontier.claim(entry, now=10, lease=60)
+    assert frontier.counts(now=10) == FrontierCounts(urls=3, marked_ready=2, marked_locked=1, done=0, hosts=2)
+    frontier.complete(entry.url, "a", now=11, url_lock_until=1e9, host_lock_until=20, status=200)
+    assert frontier.hosts(now=11) == [("a", 1, 9), ("b", 1, 19)]
+    assert frontier.counts(now=11) == FrontierCounts(urls=3, marked_ready=2, marked_locked=0, done=1, hosts=2)
+    assert frontier.remark(entry.url) and not frontier.remark("http://unknown/")
+    assert frontier.counts(now=11).done == 0
+    assert frontier.next_due(now=11) == 20
+
+
+def test_conditional_get_headers_are_kept_when_none_is_given(frontier):
+    mark(frontier, "http://a/1")
+    frontier.complete("http://a/1", "a", now=1, url_lock_until=2, host_lock_until=1, status=200,
+                      etag='"v1"', last_modified="Mon, 01 Jan 2024 00:00:00 GMT")
+    frontier.remark("http://a/1")
+    frontier.complete("http://a/1", "a", now=3, url_lock_until=2, host_lock_until=1, status=503, keep_marked=True)
+    assert frontier.ready(now=5) == [
+        FrontierEntry("http://a/1", "a", 0.0, '"v1"', "Mon, 01 Jan 2024 00:00:00 GMT")
+    ]
+
+
+def test_release_with_now_waits_for_the_crawl_delay(frontier):
+    mark(frontier, "http://a/1")
+    frontier.set_host_delay("a", 30)
+    entry = frontier.ready(now=0)[0]
+    frontier.claim(entry, now=0, lease=60)
+    frontier.release(entry.url, "a", host_lock_until=5, now=10)
+    assert frontier.ready(now=39) == []
+    assert frontier.ready(now=40) == [entry]
+    assert frontier.retries(entry.url) == 0
+
+
+def test_robots_keeps_binary_bodies_and_missing_answers(frontier):
+    frontier.store_robots("a", None, None, expires=100)
+    frontier.store_robots("b", 200, b"\xff\x00Disallow: /", expires=100)
+    assert frontier.robots("a", now=0) == (None, None)
+    assert frontier.robots("b", now=0) == (200, b"\xff\x00Disallow: /")
+    assert frontier.robots("c", now=0) is None
+
+
+
+def test_statuses_tell_known_urls_and_their_last_status(frontier):
+    frontier.mark([("http://h/gone", "h", 0.0), ("http://h/new", "h", 0.0)])
+    frontier.complete("http://h/gone", "h", now=1.0, url_lock_until=2.0, host_lock_until=2.0, status=404)
+    assert frontier.statuses(["http://h/gone", "http://h/new", "http://h/unknown"]) == {
+        "http://h/gone": 404, "http://h/new": None,
+    }
 
 @pytest.mark.parametrize(
     ("status", "outcome"),
@@ -314,7 +418,7 @@ def test_a_file_of_an_older_layout_is_upgraded_in_place_with_every_url_and_its_s
     old_frontier_file(path, earlier=earlier)
     frontier = SqliteFrontier(path)
     done, retry, a1, a2, odd = (row[0] for row in OLD_ROWS)
-    assert frontier.counts(now=500) == {"urls": 5, "marked_ready": 3, "marked_locked": 1, "done": 1, "hosts": 3}
+    assert frontier.counts(now=500) == FrontierCounts(urls=5, marked_ready=3, marked_locked=1, done=1, hosts=3)
     assert frontier.statuses([done, retry, a1, a2, odd, "http://a.example/unknown"]) == {
         done: 200, retry: 503, a1: None, a2: None, odd: None}
     assert (frontier.retries(retry), frontier.retries(a1)) == (2, 0)
@@ -342,10 +446,10 @@ def test_a_file_of_an_older_layout_is_upgraded_in_place_with_every_url_and_its_s
     reopened.close()
 
 
-def test_a_url_deleted_by_hand_leaves_nothing_to_the_url_marked_after_it(frontier):
-    mark(frontier, "http://a/1", "http://a/2")
-    frontier.complete("http://a/2", "a", now=1, url_lock_until=10, host_lock_until=1, status=200, etag='"x"')
-    frontier._db.execute("DELETE FROM urls WHERE seq = (SELECT seq FROM url_states WHERE url = 'http://a/2')")
-    mark(frontier, "http://a/3")                   # numbered as the deleted URL was
-    assert frontier.statuses(["http://a/3"]) == {"http://a/3": None}
-    assert frontier.ready(now=1) == [FrontierEntry("http://a/1", "a")]
+def test_a_url_deleted_by_hand_leaves_nothing_to_the_url_marked_after_it(embedded):
+    mark(embedded, "http://a/1", "http://a/2")
+    embedded.complete("http://a/2", "a", now=1, url_lock_until=10, host_lock_until=1, status=200, etag='"x"')
+    embedded._db.execute("DELETE FROM urls WHERE seq = (SELECT seq FROM url_states WHERE url = 'http://a/2')")
+    mark(embedded, "http://a/3")                   # numbered as the deleted URL was
+    assert embedded.statuses(["http://a/3"]) == {"http://a/3": None}
+    assert embedded.ready(now=1) == [FrontierEntry("http://a/1", "a")]

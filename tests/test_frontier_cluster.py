@@ -30,38 +30,23 @@ from harvesters import (
 from redis.cluster import RedisCluster
 from rediscluster import LocalCluster
 
-# The single Redis's scenarios (and through them the embedded frontier's), run here on the cluster.
-from test_frontier_redis import (  # noqa: F401
-    frontier,
-    harvester_frontier,
-    job,
-    open_frontier,
-    test_a_frontier_in_an_old_layout_is_refused_naming_the_way_back,
-    test_a_frontier_of_layout_3_gets_its_heads_when_opened,
-    test_a_leased_url_claimed_late_renews_its_lease,
-    test_a_leased_url_whose_lease_ran_out_and_was_taken_is_not_claimed_twice,
-    test_a_lone_harvester_keeps_the_strategys_order_across_leased_parts_of_a_round,
+# The frontier contract (tests/test_frontier.py) and the single Redis's own scenarios, run here on the cluster.
+from test_frontier import (  # noqa: F401
     test_a_round_holds_one_url_per_unlocked_host,
     test_abandoned_lease_comes_back_to_another_harvester,
     test_best_first_gives_barren_hosts_fewer_turns,
-    test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priorities,
     test_best_first_takes_the_highest_priorities_first,
     test_best_first_waits_for_a_busy_host_with_better_urls,
     test_breadth_first_is_first_marked_first_fetched,
     test_breadth_first_time_takes_one_url_per_host_each_round,
     test_claim_locks_the_host_for_the_lease,
-    test_closing_gives_back_what_the_round_leased_and_nobody_claimed,
     test_complete_clears_the_mark_and_sets_locks,
     test_complete_counts_each_hosts_fetches_and_relevant_pages,
     test_conditional_get_headers_are_kept_when_none_is_given,
     test_counts_and_hosts_follow_marks_and_locks,
     test_crawl_delay_lengthens_the_host_lock,
-    test_harvesters_at_work_rank_their_own_shares_and_one_alone_ranks_everything,
-    test_harvesters_leasing_their_rounds_never_hand_out_the_same_url,
-    test_harvesters_opening_a_new_frontier_at_once_all_take_its_marker,
     test_higher_priority_first_within_a_host,
     test_ipagerank_prefers_links_from_relevant_pages,
-    test_keys_stay_under_the_job_prefix,
     test_links_are_kept_only_for_the_pagerank_strategies,
     test_marking_is_idempotent_and_keeps_first_state,
     test_pagerank_fetches_the_most_linked_page_first,
@@ -71,9 +56,28 @@ from test_frontier_redis import (  # noqa: F401
     test_robots_answers_are_cached_until_they_expire,
     test_robots_keeps_binary_bodies_and_missing_answers,
     test_state_is_shared_and_survives_reopening,
-    test_two_harvesters_never_hold_one_host_at_once,
+    test_statuses_tell_known_urls_and_their_last_status,
     test_unavailable_keeps_the_url_marked_and_counts_retries,
     test_url_given_up_after_max_attempts_without_completion,
+)
+from test_frontier_redis import (  # noqa: F401
+    connect,
+    frontier,
+    harvester_frontier,
+    job,
+    open_frontier,
+    test_a_frontier_in_an_old_layout_is_refused_naming_the_way_back,
+    test_a_frontier_of_layout_3_gets_its_heads_when_opened,
+    test_a_leased_url_claimed_late_renews_its_lease,
+    test_a_leased_url_whose_lease_ran_out_and_was_taken_is_not_claimed_twice,
+    test_a_lone_harvester_keeps_the_strategys_order_across_leased_parts_of_a_round,
+    test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priorities,
+    test_closing_gives_back_what_the_round_leased_and_nobody_claimed,
+    test_harvesters_at_work_rank_their_own_shares_and_one_alone_ranks_everything,
+    test_harvesters_leasing_their_rounds_never_hand_out_the_same_url,
+    test_harvesters_opening_a_new_frontier_at_once_all_take_its_marker,
+    test_keys_stay_under_the_job_prefix,
+    test_two_harvesters_never_hold_one_host_at_once,
 )
 from test_frontier_redis import (
     test_answers_like_the_embedded_frontier_under_random_operations as answers_like_the_embedded_frontier,
@@ -128,7 +132,7 @@ def test_hosts_spread_over_every_master(cluster, open_frontier):
         keys = cluster.node_keys()
         assert sum(keys.values()) > 900
         assert all(count > sum(keys.values()) / 5 for count in keys.values()), keys
-        assert frontier.counts(0.0)["hosts"] == 300
+        assert frontier.counts(0.0).hosts == 300
     finally:
         frontier.delete_all()
         frontier.close()

@@ -1,4 +1,5 @@
-"""The Redis frontier against a real Redis: the embedded frontier's scenarios, plus sharing between harvesters."""
+"""The Redis frontier against a real Redis: what only it does (sharing between harvesters, its keys, its client),
+and the same answers as the embedded frontier. tests/test_frontier.py runs the frontier contract on it."""
 
 from __future__ import annotations
 
@@ -9,31 +10,7 @@ import uuid
 
 import pytest
 from harvesters import delete_job_keys
-
-# The embedded frontier's scenarios, collected here so they run on this module's Redis `frontier` fixture.
-from test_frontier import (  # noqa: F401
-    mark,
-    test_a_round_holds_one_url_per_unlocked_host,
-    test_best_first_gives_barren_hosts_fewer_turns,
-    test_best_first_takes_the_highest_priorities_first,
-    test_best_first_waits_for_a_busy_host_with_better_urls,
-    test_breadth_first_is_first_marked_first_fetched,
-    test_breadth_first_time_takes_one_url_per_host_each_round,
-    test_claim_locks_the_host_for_the_lease,
-    test_complete_clears_the_mark_and_sets_locks,
-    test_complete_counts_each_hosts_fetches_and_relevant_pages,
-    test_crawl_delay_lengthens_the_host_lock,
-    test_higher_priority_first_within_a_host,
-    test_ipagerank_prefers_links_from_relevant_pages,
-    test_links_are_kept_only_for_the_pagerank_strategies,
-    test_marking_is_idempotent_and_keeps_first_state,
-    test_pagerank_fetches_the_most_linked_page_first,
-    test_per_host_bound_refuses_new_urls,
-    test_release_gives_the_url_back_without_counting,
-    test_robots_answers_are_cached_until_they_expire,
-    test_unavailable_keeps_the_url_marked_and_counts_retries,
-    test_url_given_up_after_max_attempts_without_completion,
-)
+from test_frontier import mark
 
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
 from combine_scrapy.frontier.redis import HARVESTERS_RENEWAL, RedisFrontier, bucket_of
@@ -70,19 +47,23 @@ def job(redis_settings):
 
 
 @pytest.fixture
-def frontier(job, open_frontier):
-    f = open_frontier(job, max_attempts=3)
-    yield f
-    f.close()
+def connect(job, open_frontier):
+    """``connect(**options)``: one more connection to this test's job, closed afterwards (the contract's fixture,
+    for tests/test_frontier_cluster.py)."""
+    opened = []
+
+    def connect_(**options) -> RedisFrontier:
+        opened.append(open_frontier(job, **options))
+        return opened[-1]
+
+    yield connect_
+    for frontier in opened:
+        frontier.close()
 
 
-def test_state_is_shared_and_survives_reopening(job, open_frontier):
-    first = open_frontier(job)
-    mark(first, "http://a/1", "http://b/1")
-    first.close()
-    again = open_frontier(job)
-    assert len(again.ready(now=0)) == 2
-    again.close()
+@pytest.fixture
+def frontier(connect):
+    return connect(max_attempts=3)
 
 
 def test_keys_stay_under_the_job_prefix(frontier, job):
@@ -94,20 +75,6 @@ def test_keys_stay_under_the_job_prefix(frontier, job):
     bucket = f"combine:{{{job}:b{bucket_of('a', frontier.buckets)}}}:"
     assert keys and all(key.startswith((f"combine:{{{job}}}:", bucket)) for key in keys)
     assert {key for key in keys if key.startswith(bucket)} >= {bucket + name for name in ("u:a", "host:a", "locked")}
-
-
-def test_abandoned_lease_comes_back_to_another_harvester(frontier, job, open_frontier):
-    mark(frontier, "http://a/1")
-    entry = frontier.ready(now=0)[0]
-    assert frontier.claim(entry, now=0, lease=60)
-    frontier.close()                                   # the harvester dies holding the lease
-    other = open_frontier(job, max_attempts=3)
-    assert other.ready(now=59) == []
-    assert other.next_due(now=59) == 60
-    assert other.counts(now=59)["marked_locked"] == 1
-    assert other.ready(now=60) == [entry]
-    assert other.claim(entry, now=60, lease=60)
-    other.close()
 
 
 def test_two_harvesters_never_hold_one_host_at_once(frontier, job, open_frontier):
@@ -136,51 +103,6 @@ def test_two_harvesters_never_hold_one_host_at_once(frontier, job, open_frontier
         worker.join()
     other.close()
     assert sorted(wins) == [(round_, host) for round_ in range(rounds) for host in hosts]
-
-
-def test_counts_and_hosts_follow_marks_and_locks(frontier):
-    mark(frontier, "http://a/1", "http://a/2", "http://b/1")
-    frontier.lock_host("b", until=30)
-    assert frontier.hosts(now=10) == [("a", 2, 0), ("b", 1, 20)]
-    entry = frontier.ready(now=10)[0]
-    frontier.claim(entry, now=10, lease=60)
-    assert frontier.counts(now=10) == {"urls": 3, "marked_ready": 2, "marked_locked": 1, "done": 0, "hosts": 2}
-    frontier.complete(entry.url, "a", now=11, url_lock_until=1e9, host_lock_until=20, status=200)
-    assert frontier.hosts(now=11) == [("a", 1, 9), ("b", 1, 19)]
-    assert frontier.counts(now=11) == {"urls": 3, "marked_ready": 2, "marked_locked": 0, "done": 1, "hosts": 2}
-    assert frontier.remark(entry.url) and not frontier.remark("http://unknown/")
-    assert frontier.counts(now=11)["done"] == 0
-    assert frontier.next_due(now=11) == 20
-
-
-def test_conditional_get_headers_are_kept_when_none_is_given(frontier):
-    mark(frontier, "http://a/1")
-    frontier.complete("http://a/1", "a", now=1, url_lock_until=2, host_lock_until=1, status=200,
-                      etag='"v1"', last_modified="Mon, 01 Jan 2024 00:00:00 GMT")
-    frontier.remark("http://a/1")
-    frontier.complete("http://a/1", "a", now=3, url_lock_until=2, host_lock_until=1, status=503, keep_marked=True)
-    assert frontier.ready(now=5) == [
-        FrontierEntry("http://a/1", "a", 0.0, '"v1"', "Mon, 01 Jan 2024 00:00:00 GMT")
-    ]
-
-
-def test_release_with_now_waits_for_the_crawl_delay(frontier):
-    mark(frontier, "http://a/1")
-    frontier.set_host_delay("a", 30)
-    entry = frontier.ready(now=0)[0]
-    frontier.claim(entry, now=0, lease=60)
-    frontier.release(entry.url, "a", host_lock_until=5, now=10)
-    assert frontier.ready(now=39) == []
-    assert frontier.ready(now=40) == [entry]
-    assert frontier.retries(entry.url) == 0
-
-
-def test_robots_keeps_binary_bodies_and_missing_answers(frontier):
-    frontier.store_robots("a", None, None, expires=100)
-    frontier.store_robots("b", 200, b"\xff\x00Disallow: /", expires=100)
-    assert frontier.robots("a", now=0) == (None, None)
-    assert frontier.robots("b", now=0) == (200, b"\xff\x00Disallow: /")
-    assert frontier.robots("c", now=0) is None
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -20,8 +20,6 @@ from conftest import PROJECT, JobDir, free_port
 from scrapy.settings import Settings
 from test_store import MYSQL_URL, drop_mysql_tables
 
-from combine_scrapy.frontier.redis import RedisFrontier
-from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.job import load_job
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
@@ -29,7 +27,6 @@ from combine_scrapy.records.store.mysql import table_prefix
 from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 A, B = "127.0.0.2", "127.0.0.3"
-REDIS_URL = "redis://127.0.0.1:6379/0"
 TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
 CONFIG = "WaitIntervalHost = 0.2\nclassifyPlugIn = plain\nAllowPrivateAddresses = 1\n"
 ARTICLE = (
@@ -262,25 +259,6 @@ def test_commands_have_help(name, option):
     parser = argparse.ArgumentParser(usage=f"scrapy {name} {command.syntax()}", description=command.long_desc())
     command.add_options(parser)
     assert option in parser.format_help() and "<job>" in parser.format_help()
-
-
-@pytest.mark.parametrize("kind", ["sqlite", pytest.param("redis", marks=pytest.mark.services)])
-def test_frontier_statuses_tell_known_urls_and_their_last_status(kind, tmp_path):
-    if kind == "sqlite":
-        frontier = SqliteFrontier(tmp_path / "frontier.sqlite")
-    else:
-        job = f"test-{uuid.uuid4().hex}"
-        frontier = RedisFrontier.from_url(REDIS_URL, job)
-    try:
-        frontier.mark([("http://h/gone", "h", 0.0), ("http://h/new", "h", 0.0)])
-        frontier.complete("http://h/gone", "h", now=1.0, url_lock_until=2.0, host_lock_until=2.0, status=404)
-        assert frontier.statuses(["http://h/gone", "http://h/new", "http://h/unknown"]) == {
-            "http://h/gone": 404, "http://h/new": None,
-        }
-    finally:
-        if kind == "redis":
-            frontier.delete_all()
-        frontier.close()
 
 
 @pytest.mark.crawl

@@ -11,6 +11,7 @@ import pytest
 from conftest import PROJECT, JobDir, free_port
 
 from combine_scrapy.extensions import PageRate, Progress, TerminalLine
+from combine_scrapy.frontier import FrontierCounts
 from combine_scrapy.operations.harvestlog import FetchRow, HarvestLog, HostRow
 from combine_scrapy.operations.report import ReportData, render, thin, windowed_rate
 from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_sites
@@ -18,7 +19,7 @@ from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_si
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-FRONTIER = {"urls": 9, "hosts": 3, "marked_ready": 0, "marked_locked": 0, "done": 8}
+FRONTIER = FrontierCounts(urls=9, marked_ready=0, marked_locked=0, done=8, hosts=3)
 
 
 def png_size(data: bytes) -> tuple[int, int]:

@@ -5,6 +5,7 @@ all its URLs, deletion with the last URL, schema upgrades, near-duplicates, sear
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 import zlib
 
@@ -13,7 +14,7 @@ import pytest
 
 from combine_scrapy.document import neardup
 from combine_scrapy.records.record import Record, RecordLink, TopicClass, content_key
-from combine_scrapy.records.store import Stored, open_store
+from combine_scrapy.records.store import Deletion, Stored, open_store
 from combine_scrapy.records.store.mysql import TABLES, MysqlRecordStore, connection_arguments, table_prefix
 from combine_scrapy.records.store.sql import SCHEMA_VERSION, compress, compress_document, inflate_document, url_hash
 from combine_scrapy.records.store.sqlite import SqliteRecordStore
@@ -366,6 +367,48 @@ def test_maintenance_lookups(store):
     assert store.delete(key) == ["http://a.example/1", "http://c.example/x"]
     assert store.count() == 1 and store.key_for_url("http://c.example/x") is None
     assert store.orphans() == []
+
+
+def test_every_way_a_record_goes_leaves_a_tombstone_and_its_return_removes_it(backend):
+    store = backend()
+    start = time.time()
+    for url, text in (("http://a/1", "one"), ("http://a/2", "two"), ("http://a/3", "three"), ("http://a/4", "four")):
+        store.store(record(url, text=text))
+    store.store(record("http://b/1", text="one"))        # a second URL on record one
+    keys = {record.url: record.key for record in store}
+    assert store.forget_url("http://a/1") is None         # record one keeps http://b/1
+    assert store.forget_url("http://b/1") == keys["http://a/1"]
+    store.delete(keys["http://a/2"])
+    store.store(record("http://a/3", text="three, changed"))  # the URL moved: the old content went
+    store.rename_url("http://a/4", "http://a/4b")          # a rename loses nothing
+    deletions = store.deleted_since(start)
+    assert [(d.key, d.urls) for d in deletions] == [
+        (keys["http://a/1"], ["http://b/1"]), (keys["http://a/2"], ["http://a/2"]), (keys["http://a/3"], ["http://a/3"]),
+    ]
+    assert all(isinstance(d, Deletion) and start <= d.deleted <= time.time() for d in deletions)
+    assert store.deleted_since(deletions[1].deleted) == deletions[1:]
+    assert store.deleted_since(None, until=deletions[1].deleted) == deletions[:1]
+    assert store.deleted_since(time.time() + 1) == []
+    store.store(record("http://c/1", text="two"))          # the content of record two is back
+    assert keys["http://a/2"] not in {d.key for d in store.deleted_since(None)}
+    assert store.forget_deletions(before=deletions[2].deleted) == 1
+    assert [d.key for d in store.deleted_since(None)] == [keys["http://a/3"]]
+    assert store.forget_deletions() == 1 and store.deleted_since(None) == []
+
+
+def test_upgrade_from_version_4_adds_tombstones_and_ranks_to_the_records_there(backend):
+    fourth = backend(type("FourthStore", (SqliteRecordStore if backend.kind == "sqlite" else MysqlRecordStore,),
+                          {"schema_version": 4}))
+    fourth.store(record("http://a/1", text="one"))
+    fourth.close()
+    upgraded = backend()
+    assert upgraded.schema() == SCHEMA_VERSION
+    stored = next(iter(upgraded))
+    assert (stored.pagerank, stored.ipagerank, stored.off_topic) == (None, None, False)
+    upgraded.set_ranks({stored.key: 0.5}, {stored.key: 0.25})
+    assert (upgraded.get(stored.key).pagerank, upgraded.get(stored.key).ipagerank) == (0.5, 0.25)
+    upgraded.delete(stored.key)
+    assert [d.key for d in upgraded.deleted_since(None)] == [stored.key]
 
 
 @pytest.mark.services

@@ -15,7 +15,7 @@ import xml.dom.minidom
 import pytest
 from conftest import PROJECT, JobDir, free_port
 from scrapy.http import HtmlResponse
-from test_store import MYSQL_URL, backend, drop_mysql_tables, record  # noqa: F401 (backend: a fixture)
+from test_store import MYSQL_URL, drop_mysql_tables
 
 from combine_scrapy.commands.newjob import create_job
 from combine_scrapy.commands.search import relative_scores
@@ -25,10 +25,8 @@ from combine_scrapy.operations.control import CommandError
 from combine_scrapy.operations.debug import score
 from combine_scrapy.operations.harvestlog import format_rate, harvest_rate
 from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, Page, demo_sites
-from combine_scrapy.records.store import Deletion, open_store
-from combine_scrapy.records.store.mysql import MysqlRecordStore, table_prefix
-from combine_scrapy.records.store.sql import SCHEMA_VERSION
-from combine_scrapy.records.store.sqlite import SqliteRecordStore
+from combine_scrapy.records.store import open_store
+from combine_scrapy.records.store.mysql import table_prefix
 
 PLANTS = DEMO_HOSTS[0]
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
@@ -325,51 +323,6 @@ def test_trial_leaves_the_jobs_harvest_log_alone_and_warns_of_nothing(job_copy):
     with sqlite3.connect(log) as db:
         assert db.execute("SELECT COUNT(*) FROM fetches").fetchone()[0] == rows
     assert not list((job_copy.data / "t" / "harvesters").glob("*.pid"))
-
-
-# -- tombstones in the stores ----------------------------------------------------------------------------------
-
-
-def test_every_way_a_record_goes_leaves_a_tombstone_and_its_return_removes_it(backend):
-    store = backend()
-    start = time.time()
-    for url, text in (("http://a/1", "one"), ("http://a/2", "two"), ("http://a/3", "three"), ("http://a/4", "four")):
-        store.store(record(url, text=text))
-    store.store(record("http://b/1", text="one"))        # a second URL on record one
-    keys = {record.url: record.key for record in store}
-    assert store.forget_url("http://a/1") is None         # record one keeps http://b/1
-    assert store.forget_url("http://b/1") == keys["http://a/1"]
-    store.delete(keys["http://a/2"])
-    store.store(record("http://a/3", text="three, changed"))  # the URL moved: the old content went
-    store.rename_url("http://a/4", "http://a/4b")          # a rename loses nothing
-    deletions = store.deleted_since(start)
-    assert [(d.key, d.urls) for d in deletions] == [
-        (keys["http://a/1"], ["http://b/1"]), (keys["http://a/2"], ["http://a/2"]), (keys["http://a/3"], ["http://a/3"]),
-    ]
-    assert all(isinstance(d, Deletion) and start <= d.deleted <= time.time() for d in deletions)
-    assert store.deleted_since(deletions[1].deleted) == deletions[1:]
-    assert store.deleted_since(None, until=deletions[1].deleted) == deletions[:1]
-    assert store.deleted_since(time.time() + 1) == []
-    store.store(record("http://c/1", text="two"))          # the content of record two is back
-    assert keys["http://a/2"] not in {d.key for d in store.deleted_since(None)}
-    assert store.forget_deletions(before=deletions[2].deleted) == 1
-    assert [d.key for d in store.deleted_since(None)] == [keys["http://a/3"]]
-    assert store.forget_deletions() == 1 and store.deleted_since(None) == []
-
-
-def test_upgrade_from_version_4_adds_tombstones_and_ranks_to_the_records_there(backend):
-    fourth = backend(type("FourthStore", (SqliteRecordStore if backend.kind == "sqlite" else MysqlRecordStore,),
-                          {"schema_version": 4}))
-    fourth.store(record("http://a/1", text="one"))
-    fourth.close()
-    upgraded = backend()
-    assert upgraded.schema() == SCHEMA_VERSION
-    stored = next(iter(upgraded))
-    assert (stored.pagerank, stored.ipagerank, stored.off_topic) == (None, None, False)
-    upgraded.set_ranks({stored.key: 0.5}, {stored.key: 0.25})
-    assert (upgraded.get(stored.key).pagerank, upgraded.get(stored.key).ipagerank) == (0.5, 0.25)
-    upgraded.delete(stored.key)
-    assert [d.key for d in upgraded.deleted_since(None)] == [stored.key]
 
 
 @pytest.mark.crawl

@@ -10,7 +10,7 @@ from tqdm import tqdm
 from combine_scrapy.operations.control import CommandError, JobCommand
 from combine_scrapy.records.export import FORMATS, export_store
 from combine_scrapy.records.export.select import DATE_FIELDS, Selection, parse_date
-from combine_scrapy.records.store import RANK_ORDERS
+from combine_scrapy.records.store import RANK_ORDERS, Deletion, RecordReader
 
 
 class Command(JobCommand):
@@ -93,7 +93,7 @@ class Command(JobCommand):
         )
 
     @staticmethod
-    def _export(store, selection: Selection, opts, progress, deletions) -> int:
+    def _export(store: RecordReader, selection: Selection, opts, progress, deletions: list[Deletion]) -> int:
         if not opts.output:
             sys.stdout.reconfigure(encoding="utf-8", newline="\n")
             return export_store(store, opts.format, sys.stdout, selection, progress.update, opts.sort, deletions)

@@ -30,10 +30,10 @@ class Command(JobCommand):
             hosts = harvest.frontier.hosts(now, limit=opts.hosts) if opts.hosts else []
             records, location = harvest.store.count(), harvest.store.location
         print(f"job {job.name}")
-        print(f"  URLs known:      {counts['urls']} on {counts['hosts']} hosts")
-        print(f"  marked, due:     {counts['marked_ready']}")
-        print(f"  marked, locked:  {counts['marked_locked']}")
-        print(f"  done:            {counts['done']}")
+        print(f"  URLs known:      {counts.urls} on {counts.hosts} hosts")
+        print(f"  marked, due:     {counts.marked_ready}")
+        print(f"  marked, locked:  {counts.marked_locked}")
+        print(f"  done:            {counts.done}")
         print(f"  records:         {records} ({location})")
         self._print_log(job.name, now, opts.minutes)
         pids = running_harvesters(harvesters_dir(self.data_dir, job.name))

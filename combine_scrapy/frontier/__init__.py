@@ -115,8 +115,28 @@ class MarkResult(NamedTuple):
     raised: int
 
 
-class Frontier(Protocol):
-    """What the scheduler and the pipelines need of a frontier store (SQLite, Redis)."""
+@dataclass(frozen=True)
+class FrontierCounts:
+    """URLs by state, for the crawl summary, the status command and the console."""
+
+    urls: int            # every URL the frontier knows
+    marked_ready: int    # marked, its own lock expired
+    marked_locked: int   # marked, locked (leased, waiting to be retried)
+    done: int            # no longer marked, fetched with a response
+    hosts: int           # every host the frontier knows
+
+    @property
+    def marked(self) -> int:
+        """URLs still to fetch, ready or locked."""
+        return self.marked_ready + self.marked_locked
+
+
+class UrlQueue(Protocol):
+    """Which URLs are marked and when each URL and host may be fetched.
+
+    The host locks live here with the URLs: one atomic step (a Lua script, a
+    transaction) claims a URL and locks its host, or completes both.
+    """
 
     def mark(self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None,
              distance: int = 0) -> MarkResult:
@@ -144,15 +164,6 @@ class Frontier(Protocol):
     def host_yield(self, host: str) -> tuple[int, int]:
         """``(fetched, relevant)``: the host's completed fetches and how many gave a relevant page."""
 
-    def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
-        """Remember edges of the crawled link graph (PageRank strategies)."""
-
-    def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
-        """The graph's edges and the topic score of each fetched page."""
-
-    def set_priorities(self, priorities: dict[str, float]) -> None:
-        """Overwrite the priorities of marked URLs."""
-
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
         """Give a leased URL back without counting the attempt."""
 
@@ -161,12 +172,6 @@ class Frontier(Protocol):
     def statuses(self, urls: Iterable[str]) -> dict[str, int | None]:
         """The last HTTP status of each of ``urls`` the frontier knows (None: not fetched yet); unknown URLs left out."""
 
-    def change_history(self, url: str) -> tuple[int, int, float | None, str | None]:
-        """(visits, changes, first visit, last content digest), for the revisit interval."""
-
-    def record_visit(self, url: str, now: float, digest: str | None, changed: bool) -> None:
-        """Count a fetch that gave the page; ``digest`` None for a 304."""
-
     def lock_host(self, host: str, until: float) -> None: ...
 
     def set_host_delay(self, host: str, delay: float | None) -> None: ...
@@ -174,18 +179,53 @@ class Frontier(Protocol):
     def next_due(self, now: float) -> float | None:
         """When the next marked URL and its host are both free; None when nothing is marked."""
 
+
+class RobotsCache(Protocol):
+    """Each host's robots.txt answer, kept until it expires, for every harvester of the job."""
+
     def robots(self, host: str, now: float) -> tuple[int | None, bytes | None] | None: ...
 
     def store_robots(self, host: str, status: int | None, body: bytes | None, expires: float) -> None: ...
 
-    def counts(self, now: float) -> dict[str, int]: ...
+
+class LinkGraph(Protocol):
+    """The crawled link graph and the priorities ranked from it (PageRank strategies)."""
+
+    def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
+        """Remember edges of the crawled link graph."""
+
+    def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
+        """The graph's edges and the topic score of each fetched page."""
+
+    def set_priorities(self, priorities: dict[str, float]) -> None:
+        """Overwrite the priorities of marked URLs."""
+
+
+class RevisitHistory(Protocol):
+    """How often each page was fetched and changed, for its revisit interval."""
+
+    def change_history(self, url: str) -> tuple[int, int, float | None, str | None]:
+        """(visits, changes, first visit, last content digest)."""
+
+    def record_visit(self, url: str, now: float, digest: str | None, changed: bool) -> None:
+        """Count a fetch that gave the page; ``digest`` None for a 304."""
+
+
+class FrontierOperations(Protocol):
+    """What operators read and set: counts, the busiest hosts, the pause switch."""
+
+    def counts(self, now: float) -> FrontierCounts: ...
+
+    def hosts(self, now: float, limit: int = 20) -> list[tuple[str, int, float]]:
+        """Hosts with marked URLs, most first: (host, marked URLs, seconds until unlocked)."""
 
     def set_paused(self, paused: bool) -> None:
         """Pause (no URL handed out to any harvester) or resume the job; kept in the frontier, so all see it."""
 
     def paused(self) -> bool: ...
 
-    def hosts(self, now: float, limit: int = 20) -> list[tuple[str, int, float]]:
-        """Hosts with marked URLs, most first: (host, marked URLs, seconds until unlocked)."""
-
     def close(self) -> None: ...
+
+
+class Frontier(UrlQueue, RobotsCache, LinkGraph, RevisitHistory, FrontierOperations, Protocol):
+    """What a frontier store (SQLite, Redis) keeps for the scheduler, the middlewares and the pipelines."""

@@ -96,7 +96,7 @@ from scrapy_redis.connection import get_redis_from_settings
 
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import CrawlFault, FrontierVanished, StorageFault
-from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, MarkResult
+from combine_scrapy.frontier import LEASE_SECONDS, FrontierCounts, FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import YIELD_PRIOR_FETCHED, YIELD_PRIOR_RELEVANT, Head, Round, strategy_named
 
 logger = logging.getLogger(__name__)
@@ -863,7 +863,7 @@ class RedisFrontier:
             for (count, host), lock in zip(busiest, locks)
         ]
 
-    def counts(self, now: float) -> dict[str, int]:
+    def counts(self, now: float) -> FrontierCounts:
         """URLs by state, for the crawl summary and status commands."""
         with self.server.pipeline(transaction=False) as pipe:
             for prefix in self._bucket_prefixes:
@@ -880,13 +880,9 @@ class RedisFrontier:
             done += int(bucket_done or 0)
             marked_locked += bucket_locked
             hosts += bucket_hosts
-        return {
-            "urls": urls,
-            "marked_ready": marked - marked_locked,
-            "marked_locked": marked_locked,
-            "done": done,
-            "hosts": hosts,
-        }
+        return FrontierCounts(
+            urls=urls, marked_ready=marked - marked_locked, marked_locked=marked_locked, done=done, hosts=hosts,
+        )
 
     def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
         """Remember ``(source, target)`` edges of the crawled graph."""

@@ -75,7 +75,7 @@ class FrontierScheduler(BaseScheduler):
         counts = self.harvest.frontier.counts(time.time())
         logger.info(
             "frontier of job %s: %d URLs on %d hosts, %d marked and due",
-            self.harvest.job.name, counts["urls"], counts["hosts"], counts["marked_ready"],
+            self.harvest.job.name, counts.urls, counts.hosts, counts.marked_ready,
         )
 
     def close(self, reason):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import connect, make_directory
-from combine_scrapy.frontier import FrontierEntry, MarkResult
+from combine_scrapy.frontier import FrontierCounts, FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 
 #: The tables, indexes, trigger and view of a frontier file, one statement each.
@@ -578,7 +578,7 @@ class SqliteFrontier:
         )
         return [(host, marked, wait) for host, marked, wait in rows]
 
-    def counts(self, now: float) -> dict[str, int]:
+    def counts(self, now: float) -> FrontierCounts:
         """URLs by state, for the crawl summary and status commands."""
         row = self._db.execute(
             """
@@ -592,13 +592,9 @@ class SqliteFrontier:
             """,
             {"now": now},
         ).fetchone()
-        return {
-            "urls": row[0],
-            "marked_ready": row[1] or 0,
-            "marked_locked": row[2] or 0,
-            "done": row[3] or 0,
-            "hosts": row[4],
-        }
+        return FrontierCounts(
+            urls=row[0], marked_ready=row[1] or 0, marked_locked=row[2] or 0, done=row[3] or 0, hosts=row[4],
+        )
 
     def set_paused(self, paused: bool) -> None:
         """Pause or resume every harvester of the job (``scrapy pause`` / ``resume``, the console)."""

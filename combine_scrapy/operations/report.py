@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from combine_scrapy.frontier import FrontierCounts
 from combine_scrapy.operations.harvestlog import HostRow, format_rate, harvest_rate
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class ReportData:
     hosts: list[HostRow]
     classes: list[tuple[str, int]]
     records: int
-    frontier: dict[str, int]
+    frontier: FrontierCounts
     fetched: int = 0  # fetches with a response, judged or not (304s, redirects and errors too)
     compared: dict[str, Curve] = field(default_factory=dict)  # other jobs' curves, by job name
     generated: float = 0.0
@@ -157,8 +158,8 @@ def render(data: ReportData, output: Path) -> Path:
         ["records stored", data.records],
         ["crawl time", f"{minutes:.1f} minutes" + (f" ({fetched / minutes:.1f} pages/min)" if minutes else "")],
         ["first and last fetch", f"{_when(curve[0][0])} to {_when(curve[-1][0])}" if curve else "none yet"],
-        ["frontier", f"{frontier['urls']} URLs on {frontier['hosts']} hosts: {frontier['marked_ready']} marked and due, "
-                     f"{frontier['marked_locked']} marked and locked, {frontier['done']} done"],
+        ["frontier", f"{frontier.urls} URLs on {frontier.hosts} hosts: {frontier.marked_ready} marked and due, "
+                     f"{frontier.marked_locked} marked and locked, {frontier.done} done"],
     ]
     summary += [
         [f"compared: {name}", f"{c[-1][2]} relevant of {c[-1][1]} judged ({_share(c[-1][2], c[-1][1])})" if c else "no fetches"]

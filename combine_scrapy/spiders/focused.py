@@ -79,7 +79,7 @@ class FocusedSpider(scrapy.Spider):
             self.logger.warning("%s", refused)
         self.crawler.stats.set_value("seeds/usable", len(job.seeds))
         self.crawler.stats.set_value("seeds/refused", len(job.refused_seeds))
-        if not job.seeds and not self.harvest.frontier.counts(time.time())["urls"]:
+        if not job.seeds and not self.harvest.frontier.counts(time.time()).urls:
             if job.refused_seeds:
                 self.seed_problem = f"every seed of seeds.txt was refused ({len(job.refused_seeds)}, see the warnings above)"
             else:

@@ -182,7 +182,7 @@ class ConsoleData:
             "job": self.job.name,
             "time": now,
             "paused": self.harvest.frontier.paused(),
-            "frontier": self.harvest.frontier.counts(now),
+            "frontier": asdict(self.harvest.frontier.counts(now)),
             "records": self.harvest.store.count(),
             "records_location": self.harvest.store.location,
             **self.log.totals(now),

@@ -17,7 +17,7 @@ from combine_scrapy.records.export.dc import write_dc
 from combine_scrapy.records.export.jsonl import write_jsonl
 from combine_scrapy.records.export.select import Selection
 from combine_scrapy.records.record import Record
-from combine_scrapy.records.store import Deletion, RecordStore
+from combine_scrapy.records.store import Deletion, RecordReader
 
 FORMATS = ("dc", "alvis", "alvis-light", "jsonl")
 
@@ -44,7 +44,7 @@ def write_records(
 
 
 def export_store(
-    store: RecordStore,
+    store: RecordReader,
     format: str,
     out: TextIO,
     selection: Selection = Selection(),

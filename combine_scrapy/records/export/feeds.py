@@ -28,7 +28,7 @@ from scrapy.exporters import BaseItemExporter
 
 from combine_scrapy.records.export import write_records
 from combine_scrapy.records.record import Record
-from combine_scrapy.records.store import RecordStore
+from combine_scrapy.records.store import RecordReader
 
 if TYPE_CHECKING:
     from combine_scrapy.harvest import Harvest
@@ -54,7 +54,7 @@ class RecordKeys:
         self._db.close()
 
 
-def stored_records(store: RecordStore, keys: RecordKeys) -> Iterator[tuple[Record, list[str]]]:
+def stored_records(store: RecordReader, keys: RecordKeys) -> Iterator[tuple[Record, list[str]]]:
     """``(record, urls)`` of each key still in the store (a record deleted later in the crawl is left out)."""
     for key in keys:
         record = store.get(key)
@@ -73,7 +73,7 @@ class RecordFeedExporter(BaseItemExporter):
 
     export_format: str = "jsonl"
 
-    def __init__(self, file: IO[bytes], store: RecordStore, **kwargs: Any):
+    def __init__(self, file: IO[bytes], store: RecordReader, **kwargs: Any):
         super().__init__(dont_fail=True, **kwargs)
         self.file = file
         self.store = store

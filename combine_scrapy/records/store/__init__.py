@@ -37,10 +37,8 @@ class Deletion(NamedTuple):
 RANK_ORDERS = ("pagerank", "ipagerank")
 
 
-class RecordStore(Protocol):
-    """Records keyed by the MD5 of their content, each with all the URLs that served it."""
-
-    location: str  # where the records are, for people (a file path, a server URL without password)
+class RecordWriter(Protocol):
+    """What a crawl writes: pages stored, URLs that went."""
 
     def store(self, record: Record, near_duplicate_distance: int | None = None) -> Stored:
         """Store under ``record.url``, in one transaction.
@@ -52,30 +50,26 @@ class RecordStore(Protocol):
     def forget_url(self, url: str) -> str | None:
         """Drop a URL from its record; returns the record's key if that deleted the record."""
 
+
+class RecordReader(Protocol):
+    """Records and their URLs and links read back, by key, by URL, or all of them in pages."""
+
+    location: str  # where the records are, for people (a file path, a server URL without password)
+
     def key_for_url(self, url: str) -> str | None: ...
 
-    def urls(self, key: str) -> list[str]: ...
+    def key_for_id(self, record_id: int) -> str | None: ...
 
-    def count(self) -> int: ...
+    def urls(self, key: str) -> list[str]: ...
 
     def get(self, key: str) -> Record | None: ...
 
     def __iter__(self) -> Iterator[Record]:
         """Every record, oldest first, read in pages so memory stays flat."""
 
-    def near_duplicate(self, fingerprint: int, distance: int) -> tuple[str, int] | None:
-        """The key and distance of the stored record nearest to ``fingerprint``, if within ``distance``."""
-
-    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
-        """Records matching any word of ``query``, best first."""
-
-    def key_for_id(self, record_id: int) -> str | None: ...
-
-    def delete(self, key: str) -> list[str]:
-        """Delete a record with all its URLs; returns the URLs it had."""
-
-    def rename_url(self, old: str, new: str) -> bool:
-        """Move a URL's record to another URL (a server alias resolved); False if ``old`` is unknown."""
+    def records(self, order: str = "id") -> Iterator[Record]:
+        """Every record, oldest first (``id``) or by a stored rank, highest first (``pagerank``, ``ipagerank``;
+        records without one come last, oldest first), read in pages."""
 
     def url_keys(self) -> Iterator[tuple[str, str]]:
         """Every ``(url, key)``, read in pages."""
@@ -88,8 +82,8 @@ class RecordStore(Protocol):
     def links_to(self, url: str, limit: int = 100) -> list[tuple[str, str, str, str]]:
         """``(key, url, anchor, kind)`` of stored links to ``url``: the record holding each and its first URL."""
 
-    def orphans(self) -> list[str]:
-        """Keys of records left without any URL (they should not exist)."""
+    def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
+        """Links between records as ``(source key, target key)`` edges, and every record's topic score by key."""
 
     def deleted_since(self, since: float | None = None, until: float | None = None) -> list[Deletion]:
         """Tombstones of records deleted at or after ``since`` (all: None) and before ``until``, oldest first.
@@ -97,28 +91,50 @@ class RecordStore(Protocol):
         A record that came back (the same content stored again) has no tombstone.
         """
 
-    def forget_deletions(self, before: float | None = None) -> int:
-        """Drop the tombstones of records deleted before ``before`` (all: None); returns how many."""
 
-    def records(self, order: str = "id") -> Iterator[Record]:
-        """Every record, oldest first (``id``) or by a stored rank, highest first (``pagerank``, ``ipagerank``;
-        records without one come last, oldest first), read in pages."""
+class RecordSearch(Protocol):
+    """Records found by their words or by their content's fingerprint."""
 
-    def reclassify(self, key: str, score: float, normalized: float, algorithm: str, classes: list[TopicClass],
-                   terms: list[str], off_topic: bool = False) -> None:
-        """Replace a record's topic scores, classes and matched terms (a topic filter run again), and its flag."""
+    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
+        """Records matching any word of ``query``, best first."""
 
-    def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
-        """Links between records as ``(source key, target key)`` edges, and every record's topic score by key."""
+    def near_duplicate(self, fingerprint: int, distance: int) -> tuple[str, int] | None:
+        """The key and distance of the stored record nearest to ``fingerprint``, if within ``distance``."""
 
-    def set_ranks(self, pagerank: Mapping[str, float], ipagerank: Mapping[str, float]) -> None:
-        """Store the ranks of records by key, in one transaction; records missing from a map get none."""
+
+class RecordMaintenance(Protocol):
+    """What the operators' commands count and repair: statistics, deletions, aliases, ranks, topic scores."""
+
+    def count(self) -> int: ...
 
     def term_counts(self) -> dict[str, int]:
         """Records each matched term was found in (Combine's termstat)."""
 
     def class_counts(self) -> dict[str, int]:
         """Records classified in each topic class (Combine's classtat)."""
+
+    def orphans(self) -> list[str]:
+        """Keys of records left without any URL (they should not exist)."""
+
+    def delete(self, key: str) -> list[str]:
+        """Delete a record with all its URLs; returns the URLs it had."""
+
+    def rename_url(self, old: str, new: str) -> bool:
+        """Move a URL's record to another URL (a server alias resolved); False if ``old`` is unknown."""
+
+    def forget_deletions(self, before: float | None = None) -> int:
+        """Drop the tombstones of records deleted before ``before`` (all: None); returns how many."""
+
+    def reclassify(self, key: str, score: float, normalized: float, algorithm: str, classes: list[TopicClass],
+                   terms: list[str], off_topic: bool = False) -> None:
+        """Replace a record's topic scores, classes and matched terms (a topic filter run again), and its flag."""
+
+    def set_ranks(self, pagerank: Mapping[str, float], ipagerank: Mapping[str, float]) -> None:
+        """Store the ranks of records by key, in one transaction; records missing from a map get none."""
+
+
+class RecordStore(RecordWriter, RecordReader, RecordSearch, RecordMaintenance, Protocol):
+    """Records keyed by the MD5 of their content, each with all the URLs that served it (SQLite, MySQL/MariaDB)."""
 
     def close(self) -> None: ...
 
