@@ -23,12 +23,12 @@ import functools
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from combine_scrapy.access.urls import UrlRule, UrlRules, Verdict, check_url, parse_serveralias
-from combine_scrapy.document.convert import DEFAULT_CONVERTERS, converter_map
+from combine_scrapy.document.convert import DEFAULT_CONVERTERS, Converter, converter_map
 from combine_scrapy.document.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE
 from combine_scrapy.document.neardup import MAX_DISTANCE as MAX_NEAR_DUPLICATE_DISTANCE
 from combine_scrapy.frontier import STRATEGIES
@@ -480,7 +480,7 @@ def parse_config(path: Path) -> tuple[dict[str, tuple[int, str]], dict[str, list
     values: dict[str, tuple[int, str]] = {}
     blocks: dict[str, list[tuple[int, str]]] = {}
     open_block: tuple[str, int] | None = None
-    for number, raw in enumerate(_read_lines(path, "every job needs its combine.cfg"), start=1):
+    for number, raw in enumerate(_read_lines(path, "every job needs its combine.cfg") or (), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -547,7 +547,7 @@ def _url_rules(path: Path, limits: dict[str, int], blocks: dict[str, list[tuple[
     return dataclasses.replace(UrlRules(), **changes)
 
 
-def _converters(path: Path, entries: list[tuple[int, str]]):
+def _converters(path: Path, entries: list[tuple[int, str]]) -> Mapping[str, tuple[Converter, ...]]:
     """The job's converter lines on top of the defaults; a type it maps replaces the default for that type."""
     for number, entry in entries:
         try:
