@@ -10,8 +10,7 @@ checkpoint, or the disk the InnoDB files of the job's tables take (full-text
 index included) in MySQL/MariaDB, once the server has written them out (its
 full-text cache and changed pages: ``--mysql`` needs a user that may SET
 GLOBAL, and one run at a time, as each sets and restores those globals).
-Combine's MySQL records took about 25 KB, 8 KB with saveHTML = 0
-(seed 002, 3.3.3). Writes bench/results/record_size.{json,md}.
+Combine's MySQL records took about 25 KB each, 8 KB with saveHTML = 0. Writes bench/results/record_size.{json,md}.
 """
 
 from __future__ import annotations

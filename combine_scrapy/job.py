@@ -220,7 +220,7 @@ VARIABLES: dict[str, _Variable] = {
     "Revisit": _Variable("crawling", "revisit", _parse_bool, "keep fetched pages marked and revisit them"),
     "RevisitMaxAge": _Variable("crawling", "revisit_max_age", _parse_seconds,
                                "seconds of expected age after which a page is revisited"),
-    # Link relevance (the topic-crawling thesis): propagate (Combine), RW or RWB.
+    # Link relevance: online, propagate (Combine's), RW (relevance weighting) or RWB (RW with random boosts).
     "LinkStrategy": _Variable("links", "method", _parse_link_method,
                               "which links to mark: online (learned while crawling), propagate (Combine: links of relevant pages only), RW or RWB"),
     "LinkThreshold": _Variable("links", "threshold", _parse_fraction, "RW/RWB: links scoring below this are not marked"),
@@ -239,7 +239,7 @@ VARIABLES: dict[str, _Variable] = {
                                 "a page within nearDuplicateDistance simhash bits of a record joins it"),
     "nearDuplicateDistance": _Variable("analysis", "near_duplicate_distance", _parse_near_duplicate_distance,
                                        "simhash bits (0 to 7)"),
-    # Learned URL rules (the study's UBFC, seed 002 3.2): `scrapy trial` writes learned_urls.txt, the crawl uses it.
+    # Learned URL rules (URL-rule-based focused crawling): `scrapy trial` writes learned_urls.txt, the crawl uses it.
     "LearnedUrlRules": _Variable("learning", "use_learned_url_rules", _parse_bool, "use the URL rules scrapy trial learned"),
     "TrialPages": _Variable("learning", "trial_pages", _parse_positive_int, "pages a site scrapy trial fetches"),
     "UrlRuleThreshold": _Variable("learning", "url_rule_threshold", _parse_ratio, "learned URL rules: precision a rule needs"),

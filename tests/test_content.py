@@ -85,7 +85,7 @@ def test_permalinked_headings_and_xhtml_declarations_are_content():
 
 @given(st.lists(st.integers(0, 1), max_size=40))
 def test_densest_span_is_the_best_span(bits):
-    """The one-pass search finds the span the lecture's objective rates highest (checked by brute force)."""
+    """The one-pass search finds the span the objective rates highest (checked by brute force)."""
     def objective(i, j):
         return sum(bits[:i]) + bits[i:j].count(0) + sum(bits[j:])
 

@@ -22,7 +22,7 @@ from combine_scrapy.topic import (
 from combine_scrapy.topic import text as prepare
 
 GLASS = """\
-# The topic example of the Combine documentation.
+# Combine's own example topic (optical glass).
 50: optical glass=A.14.5, D.2.2
 30: glass @and fiberoptics=D.2.2.8
 50: glass @and technical @and history=D.2

@@ -51,7 +51,7 @@ TOPIC_TEMPLATE = """\
 # CLASS-LIST is one or more classes, separated by commas; a class may have sub-classes (CP.Drosera).
 #
 # A page is relevant when its score reaches tot_cutoff (combine.cfg) and the other cut-offs pass.
-# Examples (the Combine documentation's):
+# Examples:
 #
 # 50: optical glass=A.14.5, D.2.2
 # 30: glass @and fiberoptics=D.2.2.8

@@ -1,7 +1,7 @@
 """``scrapy rank JOB``: rank a job's records by PageRank and by iPageRank in their link graph.
 
 The graph is the stored links from one record to a URL of another. PageRank
-treats every link alike; iPageRank (the topic-crawling thesis) lets a record
+treats every link alike; iPageRank (topic-weighted PageRank) lets a record
 pass on rank in proportion to its topic score, so links from relevant pages
 weigh more. Both are stored with each record (replacing earlier ranks):
 ``scrapy export JOB --sort pagerank`` (or ``ipagerank``) exports best first,

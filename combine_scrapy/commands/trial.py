@@ -1,4 +1,4 @@
-"""``scrapy trial JOB [--pages N]``: the trial phase of the learned URL rules (seed 002, 3.2.1).
+"""``scrapy trial JOB [--pages N]``: the trial phase of the learned URL rules.
 
 Crawls every seed site breadth-first, following every link that stays on the
 seed sites, up to N pages a site (TrialPages in combine.cfg), with the job's

@@ -1,6 +1,6 @@
 """The main content block of an HTML page, without navigation, headers, footers and boilerplate.
 
-The lecture's "Finding content blocks" (body text extraction): read the page
+Body text extraction by the densest run of words: read the page
 as a sequence of tokens, each a tag (1) or a word (0), and find the span
 ``[i, j)`` that maximises the tags before ``i``, the words inside and the
 tags after ``j``; the main text is the plateau of words in the middle.

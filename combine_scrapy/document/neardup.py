@@ -3,8 +3,7 @@
 The MD5 content key only finds exact copies. Simhash (Charikar; Manku et al.,
 "Detecting near-duplicates for web crawling") maps similar texts to
 fingerprints that differ in few bits, so a page that differs from a stored
-one only in a date or an advert lands within a small Hamming distance of it
-("Content seen?" in the crawling lecture).
+one only in a date or an advert lands within a small Hamming distance of it.
 
 The features are word shingles; digits are folded to one symbol first, so a
 changed date, counter or price changes no shingle at all.

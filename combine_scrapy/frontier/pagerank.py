@@ -1,8 +1,8 @@
 """PageRank over the crawled link graph, and its topic-weighted variant (iPageRank).
 
 The PageRank strategy orders the frontier by the rank of each URL in the graph
-of the pages fetched so far (the study's "PageRank" strategy, 3.3.4 of the
-Combine study). iPageRank (the topic-crawling thesis) lets a page pass on rank
+of the pages fetched so far (Combine's "PageRank" crawl strategy). iPageRank
+lets a page pass on rank
 in proportion to its topic relevance, so links from relevant pages weigh more:
 the teleport vector and the out-link weights both follow relevance.
 """

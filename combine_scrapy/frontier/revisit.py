@@ -1,4 +1,4 @@
-"""When to revisit a page: Poisson change model (the crawling lecture, "Freshness" and "Age").
+"""When to revisit a page: a Poisson change model, for the freshness and age of the stored copy.
 
 Pages change as a Poisson process of rate λ. From ``visits`` fetches spaced
 ``mean_interval`` apart, of which ``changes`` found the page changed, the

@@ -1,4 +1,4 @@
-"""Learned URL rules: the URL-rule-based focused crawl (UBFC) of the Combine study (seed 002, 3.2).
+"""Learned URL rules: the URL-rule-based focused crawl (UBFC).
 
 Pages made from one template share a topic and have similar URLs. A trial
 crawl fetches up to N pages of every topic-relevant site breadth-first and
@@ -9,7 +9,7 @@ pages) and irrelevant pages, and learns for each set a few readable regular
 expressions over the URL's path and query. In the focused crawl a link on a
 learned site is fetched when the evidence of the positive rules it matches
 (content and directory), over that of the negative rules (irrelevant),
-exceeds the threshold h: P/N > h. One addition to the study: an out-link the
+exceeds the threshold h: P/N > h. One addition to UBFC as published: an out-link the
 trial's page cap left unfetched counts as relevant content, when judging
 directory pages, if a learned content rule matches it.
 
@@ -40,7 +40,7 @@ IRRELEVANT = "irrelevant"
 KINDS = (CONTENT, DIRECTORY, IRRELEVANT)
 POSITIVE_KINDS = (CONTENT, DIRECTORY)
 
-#: The study's hub thresholds: more than h1 relevant content pages, or more than h2 directory pages, linked.
+#: UBFC's hub thresholds: more than h1 relevant content pages, or more than h2 directory pages, linked.
 HUB_CONTENT_LINKS = 5
 HUB_DIRECTORY_LINKS = 30
 #: A rule is kept when it covers at least this many trial pages of its kind, at least this precisely.
@@ -341,7 +341,7 @@ class UrlDecision:
 
 
 class LearnedUrlRules:
-    """The rules of all learned sites, and the focused-phase decision (seed 002, 3.2.2)."""
+    """The rules of all learned sites, and the focused-phase decision."""
 
     def __init__(self, patterns: Iterable[UrlPattern], sites: Iterable[str] = ()):
         self.patterns = tuple(patterns)

@@ -2,8 +2,8 @@
 
 ``propagate`` is Combine's way ("heuristics like score propagation"): every
 link of a relevant page is marked and inherits the page's score as its
-priority. ``RW`` and ``RWB`` are the relevance weighting of the topic-crawling
-thesis (4.4.4, 4.5.2): a link's priority mixes the relevance of its page with
+priority. ``RW`` and ``RWB`` are the relevance weighting of topic-focused
+crawling: a link's priority mixes the relevance of its page with
 the relevance of the link itself (its anchor text, title attribute and URL
 matched against the topic terms); links of any page are followed when the
 priority reaches a threshold, and RWB gives a link below it a random second
@@ -91,7 +91,7 @@ def required_words(parts: tuple[str, ...]) -> tuple[str, ...]:
 
 class DynamicThreshold:
     """A threshold that follows precision: after each window of pages it rises when the share of
-    relevant pages fell since the previous window, and falls when it rose (thesis 4.5.2)."""
+    relevant pages fell since the previous window, and falls when it rose."""
 
     def __init__(self, start: float, step: float = 0.05, window: int = 20, low: float = 0.05, high: float = 0.95):
         self.value = start

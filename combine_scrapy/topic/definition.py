@@ -1,6 +1,6 @@
 """Topic definitions: Combine's ``WEIGHT: TERMS=CLASS-LIST`` rows.
 
-The grammar is the one of the Combine documentation ("Topic definition"):
+The grammar is Combine's:
 a term is a word, a phrase or a Perl-style regular expression, several joined
 by `` @and `` must all occur; weights are signed integers; a row names one or
 more classes. ``#`` lines and empty lines are ignored. Every error names the

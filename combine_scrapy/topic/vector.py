@@ -1,4 +1,4 @@
-"""Vector-space topic filter: the vector space model of the topic-crawling thesis (4.5.4.4).
+"""Vector-space topic filter: relevance as the cosine of tf-idf vectors.
 
 The topic is a term vector built from sample texts on the topic (the
 ``*.txt`` files of the job's ``samples/`` directory): the mean of their
