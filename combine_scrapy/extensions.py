@@ -17,6 +17,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from combine_scrapy.faults import FAULT_REASONS, CrawlFault, stop_crawl
 from combine_scrapy.frontier import FrontierCounts
+from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.operations.control import harvesters_dir, write_pid_file
 from combine_scrapy.operations.harvestlog import FetchRow, HarvestLog, format_rate, harvest_rate, log_path
 
@@ -111,7 +112,7 @@ class TerminalLine:
         return True
 
 
-class HarvestProgress:
+class HarvestProgress(HarvestComponent):
     """Log one progress line every COMBINE_PROGRESS_INTERVAL seconds, and on a terminal keep one
     line updated every COMBINE_PROGRESS_TERMINAL_INTERVAL seconds.
 
@@ -120,7 +121,7 @@ class HarvestProgress:
     """
 
     def __init__(self, crawler, interval: float, terminal_interval: float, stream):
-        self.crawler = crawler
+        super().__init__(crawler)
         self.interval = interval
         self.terminal_interval = terminal_interval
         self.terminal = TerminalLine(stream) if terminal_interval and stream.isatty() else None
@@ -142,6 +143,7 @@ class HarvestProgress:
         return extension
 
     def spider_opened(self, spider):
+        super().spider_opened(spider)
         log_task = create_looping_call(self.log_progress)
         log_task.start(self.interval, now=False)
         self._tasks.append(log_task)
@@ -162,11 +164,9 @@ class HarvestProgress:
             for handler in logging.getLogger().handlers:
                 handler.removeFilter(self.terminal)
 
-    def snapshot(self, per_minute: float) -> Progress | None:
-        harvest = getattr(self.crawler.spider, "harvest", None)
-        if harvest is None:
-            return None
-        stats = self.crawler.stats
+    def snapshot(self, per_minute: float) -> Progress:
+        harvest = self.harvest
+        stats = self.stats
         relevant = stats.get_value("topic/relevant", 0)
         now = time.time()
         if self._frontier_seen is None or now - self._frontier_seen[0] >= 0.9 * min(FRONTIER_REFRESH, self.interval):
@@ -194,14 +194,11 @@ class HarvestProgress:
         pages = self.crawler.stats.get_value(PAGES_STAT, 0)
         progress = self.snapshot((pages - self._last_pages) * 60 / self.interval)
         self._last_pages = pages
-        if progress is not None:
-            logger.info(progress.log_line())
+        logger.info(progress.log_line())
 
     def draw_progress(self):
         per_minute = self._rate.add(time.monotonic(), self.crawler.stats.get_value(PAGES_STAT, 0))
-        progress = self.snapshot(per_minute)
-        if progress is not None:
-            self.terminal.draw(progress.terminal_line())
+        self.terminal.draw(self.snapshot(per_minute).terminal_line())
 
 
 class HarvesterPidFile:
@@ -219,8 +216,7 @@ class HarvesterPidFile:
         return extension
 
     def spider_opened(self, spider):
-        if getattr(spider, "job_name", None):  # a focused crawl, not some other spider
-            self.path = write_pid_file(harvesters_dir(self.data_dir, spider.job_name), os.getpid())
+        self.path = write_pid_file(harvesters_dir(self.data_dir, spider.job_name), os.getpid())
 
     def spider_closed(self, spider, reason):
         if self.path is not None:
@@ -254,11 +250,10 @@ class HarvestLogWriter:
         return extension
 
     def spider_opened(self, spider):
-        if getattr(spider, "job_name", None):
-            try:
-                self.log = HarvestLog(log_path(self.data_dir, spider.job_name))
-            except CrawlFault as fault:
-                stop_crawl(self.crawler, fault)
+        try:
+            self.log = HarvestLog(log_path(self.data_dir, spider.job_name))
+        except CrawlFault as fault:
+            stop_crawl(self.crawler, fault)
 
     def process_item(self, item):
         if self.log is not None and not item.postponed and item.outcome is not None:
@@ -286,29 +281,26 @@ class HarvestLogWriter:
             self.log.close()
 
 
-class CrawlFaults:
+class CrawlFaults(HarvestComponent):
     """Stop the crawl on a CrawlFault in an item pipeline (a full disk under the records, a vanished frontier):
     one log line saying what failed and what to do, the spider closed with the fault's reason, exit status 1."""
 
-    def __init__(self, crawler):
-        self.crawler = crawler
-
     @classmethod
     def from_crawler(cls, crawler):
-        extension = cls(crawler)
-        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        extension = super().from_crawler(crawler)
         crawler.signals.connect(extension.item_error, signal=signals.item_error)
         return extension
 
     def spider_opened(self, spider):
         """Close the spider at once on a fault met while it opened; warn when the frontier is empty but records
         are stored (a lost frontier would start the crawl afresh)."""
-        reason = self.crawler.stats.get_value("fault/reason")
+        super().spider_opened(spider)
+        reason = self.stats.get_value("fault/reason")
         if reason:
             raise CloseSpider(reason)
-        harvest = getattr(spider, "harvest", None)
+        harvest = self.harvest
         try:
-            if harvest is None or harvest.frontier.counts(time.time()).urls:
+            if harvest.frontier.counts(time.time()).urls:
                 return
             records = harvest.store.count()
         except CrawlFault:  # the scheduler stops the crawl on it
@@ -325,24 +317,18 @@ class CrawlFaults:
             stop_crawl(self.crawler, failure.value)
 
 
-class HarvestSummary:
+class HarvestSummary(HarvestComponent):
     """Print what the crawl did when it ends: fetched, relevant, stored, harvest rate, and where it went."""
-
-    def __init__(self, crawler):
-        self.crawler = crawler
 
     @classmethod
     def from_crawler(cls, crawler):
-        extension = cls(crawler)
+        extension = super().from_crawler(crawler)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
 
     def spider_closed(self, spider, reason):
-        harvest = getattr(spider, "harvest", None)
-        if harvest is None:
-            return
-        print(self.summary(harvest, self.crawler.stats.get_stats(), reason), flush=True)
-        if getattr(spider, "seed_problem", None):
+        print(self.summary(self.harvest, self.stats.get_stats(), reason), flush=True)
+        if spider.seed_problem:
             print(f"no usable seed: {spider.seed_problem}", flush=True)
 
     @staticmethod

@@ -10,7 +10,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
+
+from scrapy import signals
+from scrapy.settings import BaseSettings
 
 from combine_scrapy.access.addresses import PRIVATE_ADDRESS, AddressPolicy, written_non_public
 from combine_scrapy.access.politeness import HostPace
@@ -26,6 +29,10 @@ from combine_scrapy.links.learned import LearnedLinkScorer
 from combine_scrapy.links.online import OnlineLinkLearner
 from combine_scrapy.links.scoring import LinkScorer
 from combine_scrapy.records.store import RecordStore, open_store
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +117,25 @@ class Harvest:
             link_scorer=link_scorer_for(job, url_checker),
             lease_seconds=lease_seconds,
             url_checker=url_checker,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings, job: Job, *, redis_outage_patience: float | None = None) -> Harvest:
+        """Open the job's backends where the Scrapy settings put them, as every harvester and command of the job does:
+        COMBINE_DATA_DIR, REDIS_URL (with REDIS_PARAMS), MYSQL_URL, COMBINE_LEASE_SECONDS,
+        COMBINE_MAX_URLS_PER_HOST, and COMBINE_REDIS_OUTAGE_PATIENCE unless ``redis_outage_patience`` is given
+        (a command gives up on Redis sooner than a harvester)."""
+        if redis_outage_patience is None:
+            redis_outage_patience = settings.getfloat("COMBINE_REDIS_OUTAGE_PATIENCE")
+        return cls.open(
+            job,
+            settings.get("COMBINE_DATA_DIR"),
+            max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
+            redis_url=settings.get("REDIS_URL"),
+            lease_seconds=settings.getfloat("COMBINE_LEASE_SECONDS"),
+            redis_outage_patience=redis_outage_patience,
+            mysql_url=settings.get("MYSQL_URL"),
+            settings=settings,
         )
 
     @property
@@ -214,17 +240,26 @@ class Harvest:
 
 
 class HarvestComponent:
-    """Base of the crawl's Scrapy components (pipelines, middlewares, extensions): the crawler, its
-    stats, and the crawl's Harvest, which the spider opens."""
+    """Base of the focused crawl's Scrapy components (downloader middlewares, item pipelines, extensions).
 
-    def __init__(self, crawler):
+    The crawl's shared state is its :class:`Harvest`, which the spider opens in ``from_crawler``
+    (:meth:`Harvest.from_settings`). A component takes it from the spider when the spider opens (the
+    ``spider_opened`` signal, sent before any request or item), as Scrapy's own middlewares take a
+    spider's attributes; a subclass that handles ``spider_opened`` too extends :meth:`spider_opened`.
+    The scheduler takes it in ``open(spider)``.
+    """
+
+    harvest: Harvest
+
+    def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
 
     @classmethod
-    def from_crawler(cls, crawler):
-        return cls(crawler)
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        component = cls(crawler)
+        crawler.signals.connect(component.spider_opened, signal=signals.spider_opened)
+        return component
 
-    @property
-    def harvest(self) -> Harvest:
-        return self.crawler.spider.harvest
+    def spider_opened(self, spider: Spider) -> None:
+        self.harvest = spider.harvest  # type: ignore[attr-defined]  # FocusedSpider.from_crawler sets it

@@ -74,24 +74,13 @@ class RobotsPending(IgnoreRequest):
     """robots.txt was just read; the page waits for the host's next turn."""
 
 
-def _job(crawler):
-    return crawler.spider.harvest.job
-
-
-class UrlRulesMiddleware:
+class UrlRulesMiddleware(HarvestComponent):
     """Refuse a request whose URL the job's rules reject; a non-canonical URL goes back to the scheduler."""
-
-    def __init__(self, crawler):
-        self.crawler = crawler
-
-    @classmethod
-    def from_crawler(cls, crawler):
-        return cls(crawler)
 
     def process_request(self, request: Request):
         if request.meta.get("dont_obey_robotstxt"):
             return None
-        verdict = check_url(request.url, _job(self.crawler).url_rules)
+        verdict = check_url(request.url, self.harvest.job.url_rules)
         if not verdict.ok:
             self.crawler.stats.inc_value(f"urls/rejected/{verdict.reason}")
             raise UrlRejected(f"{verdict.reason}: {request.url}")
@@ -100,7 +89,7 @@ class UrlRulesMiddleware:
         return None
 
 
-class RobotsMiddleware:
+class RobotsMiddleware(HarvestComponent):
     """Obey robots.txt, read once per host and cached in the frontier across runs.
 
     A host's robots.txt is itself a request to the host, so the page that
@@ -111,13 +100,13 @@ class RobotsMiddleware:
     DOWNLOAD_PRIORITY = 1000
 
     def __init__(self, crawler):
-        self.crawler = crawler
+        super().__init__(crawler)
         self._policies: dict[str, tuple[RobotsPolicy, bool, float]] = {}
         self._robots_redirects: dict[str, tuple[str, int]] = {}  # host -> (robots.txt URL to read next, hops so far)
 
     @classmethod
     def from_crawler(cls, crawler):
-        middleware = cls(crawler)
+        middleware = super().from_crawler(crawler)
         crawler.signals.connect(middleware._robots_bytes_received, signal=signals.bytes_received)
         return middleware
 
@@ -137,12 +126,10 @@ class RobotsMiddleware:
         now = time.time()
         cached = self._cached(host, now)
         if cached is None:
-            from_frontier = "frontier_entry" in request.meta
-            status, body = await self._read_robots(host, request.url, one_hop=from_frontier)
+            status, body = await self._read_robots(host, request.url)
             cached = self._remember(host, status, body, now)
             self.crawler.signals.send_catch_log(ROBOTS_FETCHED, page_url=request.url, status=status, body=body, policy=cached[0])
-            if from_frontier:
-                raise RobotsPending(f"robots.txt of {host} read first")
+            raise RobotsPending(f"robots.txt of {host} read first")
         policy, available = cached
         if not available:
             self.crawler.stats.inc_value("robots/unavailable")
@@ -156,7 +143,7 @@ class RobotsMiddleware:
         cached = self._policies.get(host)
         if cached and cached[2] > now:
             return cached[0], cached[1]
-        stored = self.crawler.spider.harvest.frontier.robots(host, now)
+        stored = self.harvest.frontier.robots(host, now)
         if stored is None:
             return None
         return self._remember(host, *stored, now, store=False)
@@ -165,60 +152,57 @@ class RobotsMiddleware:
         self, host: str, status: int | None, body: bytes | None, now: float, store: bool = True
     ) -> tuple[RobotsPolicy, bool]:
         """Parse and cache a robots.txt answer; a 5xx, 429 or no answer leaves the site unavailable."""
-        job = _job(self.crawler)
-        policy = policy_from_response(status, body, job.fetching.user_agent)
+        harvest = self.harvest
+        policy = policy_from_response(status, body, harvest.job.fetching.user_agent)
         # Re-read after Combine's 1 or 4 days, or sooner when the job locks robots rules for less.
-        ttl = min(policy.ttl, job.locks.robot_rules)
-        frontier = self.crawler.spider.harvest.frontier
+        ttl = min(policy.ttl, harvest.job.locks.robot_rules)
         if store:
-            frontier.store_robots(host, status, body, now + ttl)
-        frontier.set_host_delay(host, self.crawler.spider.harvest.pace.set_crawl_delay(host, policy.crawl_delay))
+            harvest.frontier.store_robots(host, status, body, now + ttl)
+        harvest.frontier.set_host_delay(host, harvest.pace.set_crawl_delay(host, policy.crawl_delay))
         available = status is not None and status < 500 and status != 429
         self._policies[host] = (policy, available, now + ttl)
         return policy, available
 
-    async def _read_robots(self, host: str, page_url: str, one_hop: bool) -> tuple[int | None, bytes | None]:
-        """Fetch robots.txt, following up to five redirects; (None, None) when unreachable.
+    async def _read_robots(self, host: str, page_url: str) -> tuple[int | None, bytes | None]:
+        """Fetch robots.txt, or the next of up to five redirects it leads to; (None, None) when unreachable.
 
-        With ``one_hop`` (a request the frontier handed out, one a host per
-        turn) a redirect is not followed at once, which would be a second
-        request to the host within WaitIntervalHost: its target is kept and
-        fetched on the host's next turn (RobotsPending puts the page off).
+        The page came from the frontier, which hands out a host once a turn, so
+        a redirect is not followed at once, which would be a second request to
+        the host within WaitIntervalHost: its target is kept and fetched on the
+        host's next turn (RobotsPending puts the page off).
         """
         parts = urlsplit(page_url)
         url, hops = self._robots_redirects.pop(host, (f"{parts.scheme}://{parts.netloc}/robots.txt", 0))
         if not hops:
             self.crawler.stats.inc_value("robots/requests")
-        while True:
-            request = Request(
-                url,
-                priority=self.DOWNLOAD_PRIORITY,
-                callback=NO_CALLBACK,
-                meta={
-                    "dont_obey_robotstxt": True,
-                    "handle_httpstatus_all": True,
-                    "dont_redirect": True,
-                    "download_timeout": _job(self.crawler).fetching.timeout,
-                    "robots_bytes": 0,
-                },
-            )
-            try:
-                response = await self.crawler.engine.download_async(request)
-            except Exception as e:  # any download failure means "unreachable"
-                logger.info("robots.txt %s unreachable: %s", url, e)
-                return None, None
-            location = response.headers.get(b"Location")
-            if response.status not in (301, 302, 303, 307, 308) or not location:
-                self.crawler.stats.inc_value(f"robots/status/{response.status}")
-                return response.status, response.body
-            if hops == ROBOTS_MAX_REDIRECTS:
-                logger.info("robots.txt %s: too many redirects", page_url)
-                return None, None
-            url, hops = urljoin(url, location.decode("latin-1")), hops + 1
-            if one_hop:
-                self._robots_redirects[host] = (url, hops)
-                self.crawler.stats.inc_value("robots/redirect_deferred")
-                raise RobotsPending(f"robots.txt of {host} redirects to {url}: read on the host's next turn")
+        request = Request(
+            url,
+            priority=self.DOWNLOAD_PRIORITY,
+            callback=NO_CALLBACK,
+            meta={
+                "dont_obey_robotstxt": True,
+                "handle_httpstatus_all": True,
+                "dont_redirect": True,
+                "download_timeout": self.harvest.job.fetching.timeout,
+                "robots_bytes": 0,
+            },
+        )
+        try:
+            response = await self.crawler.engine.download_async(request)
+        except Exception as e:  # any download failure means "unreachable"
+            logger.info("robots.txt %s unreachable: %s", url, e)
+            return None, None
+        location = response.headers.get(b"Location")
+        if response.status not in (301, 302, 303, 307, 308) or not location:
+            self.crawler.stats.inc_value(f"robots/status/{response.status}")
+            return response.status, response.body
+        if hops == ROBOTS_MAX_REDIRECTS:
+            logger.info("robots.txt %s: too many redirects", page_url)
+            return None, None
+        target = urljoin(url, location.decode("latin-1"))
+        self._robots_redirects[host] = (target, hops + 1)
+        self.crawler.stats.inc_value("robots/redirect_deferred")
+        raise RobotsPending(f"robots.txt of {host} redirects to {target}: read on the host's next turn")
 
 
 def _request_kind(request: Request) -> str:
@@ -248,7 +232,7 @@ class _Addresses:
         self.done.callback(self.addresses)
 
 
-class AddressGuardMiddleware:
+class AddressGuardMiddleware(HarvestComponent):
     """Refuse requests to loopback, private and link-local addresses on hosts the job does not name.
 
     Pages, followed redirects and robots.txt requests alike: a host written
@@ -261,16 +245,12 @@ class AddressGuardMiddleware:
     """
 
     def __init__(self, crawler):
-        self.crawler = crawler
+        super().__init__(crawler)
         self._resolved: LocalCache[str, list[Address]] = LocalCache(10_000)
         self._proxies = getproxies()  # read once, as Scrapy's HttpProxyMiddleware does
 
-    @classmethod
-    def from_crawler(cls, crawler):
-        return cls(crawler)
-
     async def process_request(self, request: Request):
-        policy = self.crawler.spider.harvest.addresses
+        policy = self.harvest.addresses
         if policy.trusts(request.url):
             return None
         parts = urlsplit(request.url)
@@ -374,18 +354,11 @@ class HostPacingMiddleware(HarvestComponent):
             harvest.frontier.lock_host(host, harvest.pace.next_turn(host))
 
 
-class JobHeadersMiddleware:
+class JobHeadersMiddleware(HarvestComponent):
     """Send the job's User-Agent and the operator's e-mail in From, as Combine did."""
 
-    def __init__(self, crawler):
-        self.crawler = crawler
-
-    @classmethod
-    def from_crawler(cls, crawler):
-        return cls(crawler)
-
     def process_request(self, request: Request):
-        job = _job(self.crawler)
+        job = self.harvest.job
         request.headers.setdefault(b"User-Agent", job.fetching.user_agent)
         if job.fetching.operator_email:
             request.headers.setdefault(b"From", job.fetching.operator_email)
@@ -416,7 +389,7 @@ def _extension(url: str) -> str:
     return name.rsplit(".", 1)[-1].lower() if "." in name else ""
 
 
-class FetchLimitsMiddleware:
+class FetchLimitsMiddleware(HarvestComponent):
     """The job's fetch modes and limits on every page request, whichever way it came.
 
     - body size (UAmaxSize): a body declared larger is not read, one that
@@ -435,12 +408,9 @@ class FetchLimitsMiddleware:
     Each limit that bites is counted as ``fetch/limit/<name>`` and logged with the URL.
     """
 
-    def __init__(self, crawler):
-        self.crawler = crawler
-
     @classmethod
     def from_crawler(cls, crawler):
-        middleware = cls(crawler)
+        middleware = super().from_crawler(crawler)
         crawler.signals.connect(middleware._headers_received, signal=signals.headers_received)
         crawler.signals.connect(middleware._bytes_received, signal=signals.bytes_received)
         return middleware
@@ -448,7 +418,7 @@ class FetchLimitsMiddleware:
     def process_request(self, request: Request):
         if "frontier_entry" not in request.meta:
             return None  # robots.txt: its own bounds (RobotsMiddleware)
-        job = _job(self.crawler)
+        job = self.harvest.job
         request.meta["download_maxsize"] = job.fetching.max_size
         request.meta["download_timeout"] = job.fetching.timeout
         request.meta["body_bytes"] = 0
@@ -476,7 +446,7 @@ class FetchLimitsMiddleware:
     async def process_response(self, request: Request, response: Response):
         if "frontier_entry" not in request.meta:
             return response
-        job = _job(self.crawler)
+        job = self.harvest.job
         if "body_cut" in request.meta:
             _limit_reached(
                 self.crawler.stats, "size", request, f"body over {job.fetching.max_size} bytes, {request.meta['body_cut']}"
@@ -514,7 +484,7 @@ class FetchLimitsMiddleware:
 
     def process_exception(self, request: Request, exception: Exception):
         if "frontier_entry" in request.meta and isinstance(exception, (DownloadTimeoutError, TwistedTimeoutError)):
-            timeout = _job(self.crawler).fetching.timeout
+            timeout = self.harvest.job.fetching.timeout
             _limit_reached(self.crawler.stats, "time", request, f"no complete answer within {timeout:g} s")
         return None
 

@@ -202,10 +202,13 @@ class FrontierPipeline(HarvestComponent):
 
     @classmethod
     def from_crawler(cls, crawler):
-        pipeline = cls(crawler)
-        crawler.signals.connect(pipeline.sync_link_model, signal=signals.spider_opened)
+        pipeline = super().from_crawler(crawler)
         crawler.signals.connect(pipeline.sync_link_model, signal=signals.spider_closed)
         return pipeline
+
+    def spider_opened(self, spider) -> None:
+        super().spider_opened(spider)
+        self.sync_link_model()
 
     def process_item(self, item: Fetch) -> Fetch:
         harvest = self.harvest
@@ -283,8 +286,8 @@ class FrontierPipeline(HarvestComponent):
 
     def sync_link_model(self, spider=None, reason=None) -> None:
         """Merge the online link model with the job's stored one (loading it at the start)."""
-        harvest = getattr(self.crawler.spider, "harvest", None)
-        learner = getattr(harvest.link_scorer, "learner", None) if harvest is not None else None
+        harvest = self.harvest
+        learner = getattr(harvest.link_scorer, "learner", None)
         if learner is None:
             return
         if learner.store is None:

@@ -32,68 +32,16 @@ COMBINE_SHARED_POLL_INTERVAL = 1.0
 # PageRank strategies: recompute the ranks after this many hand-outs.
 COMBINE_RERANK_EVERY = 50
 
-SCHEDULER = "combine_scrapy.frontier.scheduler.FrontierScheduler"
-
-# The frontier decides when a host may be fetched; Scrapy's own throttles and
-# retries would fetch behind its back.
-ROBOTSTXT_OBEY = False
-RETRY_ENABLED = False
-REDIRECT_ENABLED = False
-DOWNLOAD_DELAY = 0
-CONCURRENT_REQUESTS = 32
-CONCURRENT_REQUESTS_PER_DOMAIN = 1
-# The spider yields one item a response; Scrapy's default of 100 starts ~150 asyncio tasks a page for nothing
-# (bench/results/profile.md: 17% less CPU a page with 1).
-CONCURRENT_ITEMS = 1
-COOKIES_ENABLED = False
-# Scrapy's check that a generator callback returns no value re-reads and re-parses the callback's source for
-# every response (its cache holds the bound method weakly, and each request's dies with the request): about a
-# millisecond a page under the profiler. The spider's two callbacks are this project's and return nothing.
-WARN_ON_GENERATOR_RETURN_VALUE = False
+# What a focused crawl runs (its scheduler, middlewares, pipelines, extensions) and how it fetches are the focused
+# spider's settings (FocusedSpider.update_settings): other spiders, scrapy shell and scrapy fetch get Scrapy's own.
+# Set one here or with -s to change it for the crawl: a value set here wins, a component named here keeps its
+# order, and None switches a component off.
 TELNETCONSOLE_ENABLED = False
 # Scrapy's remote control (an HTTP server on 127.0.0.1 that runs any Python code sent to it, for the holder
 # of a token written to a file in the user's state directory) stays off: a harvester runs no code it is sent.
 # Opt in for debugging with -s REMOTE_CONTROL_ENABLED=1; a harvester killed with SIGKILL leaves its token file.
 REMOTE_CONTROL_ENABLED = False
-DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
-DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 
-DOWNLOADER_MIDDLEWARES = {
-    "combine_scrapy.middlewares.UrlRulesMiddleware": 50,
-    "combine_scrapy.middlewares.AddressGuardMiddleware": 60,
-    "combine_scrapy.middlewares.RobotsMiddleware": 100,
-    "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
-    "combine_scrapy.middlewares.JobHeadersMiddleware": 400,
-    "combine_scrapy.middlewares.FetchLimitsMiddleware": 450,
-    "combine_scrapy.middlewares.HostPacingMiddleware": 500,
-    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
-    "combine_scrapy.middlewares.BoundedHttpCompressionMiddleware": 590,
-    # saveWARC: archives each response as it came, before BoundedHttpCompressionMiddleware decodes it.
-    "combine_scrapy.records.warc.middleware.WarcMiddleware": 595,
-}
-
-ITEM_PIPELINES = {
-    "combine_scrapy.pipelines.OutcomePipeline": 50,
-    "combine_scrapy.pipelines.ParsePipeline": 100,
-    "combine_scrapy.pipelines.TopicPipeline": 200,
-    "combine_scrapy.pipelines.AnalysePipeline": 250,
-    "combine_scrapy.pipelines.RecordPipeline": 300,
-    # saveIrrelevant = 1: pages the topic filter turned down, kept apart as negative examples.
-    "combine_scrapy.records.irrelevant.IrrelevantPagesPipeline": 310,
-    "combine_scrapy.extensions.HarvestLogWriter": 850,
-    "combine_scrapy.pipelines.FrontierPipeline": 900,
-}
-
-EXTENSIONS = {
-    "combine_scrapy.extensions.HarvestProgress": 500,
-    "combine_scrapy.extensions.HarvestSummary": 510,
-    "combine_scrapy.extensions.HarvesterPidFile": 520,
-    "combine_scrapy.extensions.CrawlFaults": 540,
-    # Sitemaps = 1 / SitemapGuess = 1: the sitemaps of each host whose robots.txt is read, as a link source.
-    "combine_scrapy.links.sitemaps.SitemapReader": 545,
-    "combine_scrapy.operations.console.beacon.HarvesterBeacon": 550,
-    "scrapy.extensions.logstats.LogStats": None,
-}
 # Seconds between two progress lines in the log (0: none).
 COMBINE_PROGRESS_INTERVAL = 30
 # On a terminal, seconds between two redraws of the one-line progress display (0: none).

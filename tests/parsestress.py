@@ -90,6 +90,14 @@ def stub_crawler():
     return SimpleNamespace(stats=stats, spider=SimpleNamespace(harvest=SimpleNamespace(job=job, store=store)))
 
 
+def opened_stage(stage_class, crawler=None):
+    """A pipeline stage as a crawl has it: made with the crawler, holding the spider's harvest once the spider opens."""
+    crawler = crawler if crawler is not None else stub_crawler()
+    stage = stage_class(crawler)
+    stage.spider_opened(crawler.spider)
+    return stage
+
+
 def check(item: Fetch, number: int, marker: str) -> str | None:
     """What is missing from the parsed page, or None when it is complete."""
     page = item.page
@@ -121,7 +129,7 @@ async def run_page(stages, crawler, number: int, chooser: random.Random, problem
 
 async def main(pages: int, threads: int, in_flight: int, seed: int) -> int:
     crawler = stub_crawler()
-    stages = (ParsePipeline(crawler), TopicPipeline(crawler), RecordPipeline(crawler))
+    stages = tuple(opened_stage(stage, crawler) for stage in (ParsePipeline, TopicPipeline, RecordPipeline))
     chooser, problems = random.Random(seed), []
     semaphore = defer.DeferredSemaphore(in_flight)
     started = time.monotonic()

@@ -8,7 +8,7 @@ import pytest
 from conftest import PROJECT, JobDir, free_port
 from hypothesis import given
 from hypothesis import strategies as st
-from parsestress import stub_crawler
+from parsestress import opened_stage
 
 from combine_scrapy.document.content import _densest_span, main_content
 from combine_scrapy.document.neardup import simhash
@@ -133,7 +133,7 @@ def test_a_page_is_parsed_once_for_its_text_and_its_main_content(monkeypatch):
     monkeypatch.setattr("combine_scrapy.document.content.parse_html", no_second_parse)
     assert Document.from_page(page, main_content=True).text == page.main_text
     item = Fetch(url=page.url, host="example.com", fetched_at=0.0, page=page, classification=Classification(True, 1.0, 1.0))
-    assert RecordPipeline(stub_crawler())._record(item).fingerprint == simhash(page.main_text)
+    assert opened_stage(RecordPipeline)._record(item).fingerprint == simhash(page.main_text)
 
 
 def _job(tmp_path, config: str):

@@ -161,7 +161,7 @@ def test_unavailable_page_stays_marked_and_server_errors_do_not_stop_the_crawl(j
 
 
 def test_the_spider_callbacks_return_no_value():
-    """settings.py turns off Scrapy's check of this for every response; the check is made here once."""
+    """The focused spider turns off Scrapy's check of this for every response; the check is made here once."""
     from scrapy.utils.misc import is_generator_with_return_value
 
     from combine_scrapy.spiders.focused import FocusedSpider

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import docfixtures
 import pytest
-from parsestress import stub_crawler
+from parsestress import opened_stage
 from twisted.internet import defer
 
 from combine_scrapy.document.parse import parse_document
@@ -146,7 +146,7 @@ def test_hostile_documents_through_the_parse_stage(name, monkeypatch):
     """ParsePipeline gives every item a page and counts its failure; deferToThread runs the parser inline here."""
     monkeypatch.setattr("combine_scrapy.pipelines.deferToThread", lambda f, *a, **k: defer.maybeDeferred(f, *a, **k))
     case = CASES[name]
-    pipeline = ParsePipeline(stub_crawler())
+    pipeline = opened_stage(ParsePipeline)
     item = Fetch(url=URL, host="hostile.example", fetched_at=time.time(), status=200,
                  headers={"content-type": case.content_type}, body=case.body)
     item.outcome = Outcome.SUCCESS

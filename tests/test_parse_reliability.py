@@ -12,7 +12,7 @@ import time
 import lxml.etree
 import pytest
 from conftest import PROJECT
-from parsestress import stub_crawler
+from parsestress import opened_stage
 from twisted.internet import defer
 
 from combine_scrapy.document import htmltree
@@ -152,7 +152,7 @@ def run_pipeline(pipeline: ParsePipeline, item: Fetch) -> Fetch:
 @pytest.fixture
 def pipeline(monkeypatch):
     monkeypatch.setattr("combine_scrapy.pipelines.deferToThread", lambda f, *a, **k: defer.maybeDeferred(f, *a, **k))
-    return ParsePipeline(stub_crawler())
+    return opened_stage(ParsePipeline)
 
 
 def fetch(body: bytes, content_type: str = HTML) -> Fetch:

@@ -51,10 +51,7 @@ class Command(ScrapyCrawlCommand):
         except ValueError as e:
             raise CommandError(f"bad REDIS_URL {redis_url!r}: {e}", exitcode=2) from e
         try:
-            Harvest.open(
-                job, self.settings.get("COMBINE_DATA_DIR"), redis_url=redis_url, mysql_url=self.settings.get("MYSQL_URL"),
-                settings=self.settings,
-            ).close()
+            Harvest.from_settings(self.settings, job).close()
         except CrawlFault as e:
             raise CommandError(str(e), exitcode=FAULT_EXIT_STATUS) from e
         except ValueError as e:  # a malformed MYSQL_URL; the message names it

@@ -56,11 +56,7 @@ class Command(JobCommand):
         settings = self.settings
         console = Console(
             job.name,
-            lambda: ConsoleData.open(
-                job, settings.get("COMBINE_DATA_DIR"), redis_url=settings.get("REDIS_URL"),
-                mysql_url=settings.get("MYSQL_URL"),
-                max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None, settings=settings,
-            ),
+            lambda: ConsoleData.open(job, settings),
             token,
             admin_email=opts.admin_email or job.fetching.operator_email or DEFAULT_ADMIN_EMAIL,
             oai_page_size=page_size,

@@ -1,11 +1,11 @@
 """``scrapy shell``, with the project's settings, outside any crawl.
 
-The crawl's scheduler, middlewares, pipelines and extensions work on a job's
-frontier; the shell fetches single pages, so it swaps those for Scrapy's own
-and keeps every other project setting. ``--job JOB`` sends the job's
-User-Agent and From headers and puts the job in the shell as ``job``;
-``score(response)`` (or ``score(response, "glass")``) shows what the job's
-topic filter makes of the page (``combine_scrapy.operations.debug``).
+The crawl's scheduler, middlewares, pipelines and extensions are the focused
+spider's settings, so the shell fetches single pages with Scrapy's own.
+``--job JOB`` sends the job's User-Agent and From headers and puts the job in
+the shell as ``job``; ``score(response)`` (or ``score(response, "glass")``)
+shows what the job's topic filter makes of the page
+(``combine_scrapy.operations.debug``).
 """
 
 from __future__ import annotations
@@ -37,14 +37,6 @@ class Command(ScrapyShellCommand):
     def process_options(self, args, opts):
         super().process_options(args, opts)
         settings = self.settings
-        settings.set("SCHEDULER", "scrapy.core.scheduler.Scheduler", priority="cmdline")
-        settings.set("ITEM_PIPELINES", {}, priority="cmdline")
-        settings.set("EXTENSIONS", {"scrapy.extensions.logstats.LogStats": None}, priority="cmdline")
-        settings.set(
-            "DOWNLOADER_MIDDLEWARES",
-            {name: None for name in settings.getdict("DOWNLOADER_MIDDLEWARES") if name.startswith("combine_scrapy.")},
-            priority="cmdline",
-        )
         if opts.job:
             try:
                 self.job = load_checked_job(opts.job, settings)

@@ -21,15 +21,12 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from combine_scrapy.access.urls import UrlRules, check_url, host_of
-from combine_scrapy.extensions import HarvesterPidFile, HarvestLogWriter, HarvestSummary
 from combine_scrapy.harvest import Harvest
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import Job, JobConfig
 from combine_scrapy.links.learned import LEARNED_RULES_FILE, TrialPage, format_rules, learn_site_rules
 from combine_scrapy.links.scoring import LinkCandidate
-from combine_scrapy.operations.console.beacon import HarvesterBeacon
 from combine_scrapy.operations.control import CommandError, build_checked_job, load_checked_config, print_error
-from combine_scrapy.pipelines import RecordPipeline
 from combine_scrapy.spiders.focused import FocusedSpider
 
 
@@ -65,6 +62,18 @@ def trial_config(config: JobConfig, pages: int) -> JobConfig:
     return dataclasses.replace(config, crawling=crawling, learning=learning)
 
 
+_JOB_STATE_COMPONENTS = frozenset({
+    "combine_scrapy.records.warc.middleware.WarcMiddleware",
+    "combine_scrapy.pipelines.RecordPipeline",
+    "combine_scrapy.records.irrelevant.IrrelevantPagesPipeline",
+    "combine_scrapy.extensions.HarvestLogWriter",
+    "combine_scrapy.extensions.HarvestSummary",
+    "combine_scrapy.extensions.HarvesterPidFile",
+    "combine_scrapy.links.sitemaps.SitemapReader",
+    "combine_scrapy.operations.console.beacon.HarvesterBeacon",
+})
+
+
 class TrialSpider(FocusedSpider):
     """The focused spider over the seed sites only, crawling a job made by trial_config: breadth-first,
     every on-site link, ``pages`` URLs a site.
@@ -75,22 +84,12 @@ class TrialSpider(FocusedSpider):
 
     name = "trial"
 
-    @classmethod
-    def update_settings(cls, settings):
-        """The trial keeps no records, has no crawl to sum up, and writes nothing of the job's: no harvest log
-        rows, no pid file or console beacon (``scrapy stop`` stops the job's harvesters, not a trial). Its crawl
-        state is thrown away.
-
-        Components are switched off under the names the settings give them (import paths), so Scrapy sees
-        one key for each, not a class and a path for the same object.
-        """
-        super().update_settings(settings)
-        for name, components in (
-            ("ITEM_PIPELINES", (RecordPipeline, HarvestLogWriter)),
-            ("EXTENSIONS", (HarvestSummary, HarvesterPidFile, HarvesterBeacon)),
-        ):
-            off = {f"{component.__module__}.{component.__qualname__}": None for component in components}
-            settings.set(name, {**settings.getdict(name), **off}, priority="spider")
+    #: The focused crawl's components less those that keep, read or report the job's own state (records, irrelevant
+    #: pages, WARC files, harvest log, pid file, console beacon, summary) or add links beyond the sites' own (sitemaps).
+    components = {
+        name: {path: order for path, order in components.items() if path not in _JOB_STATE_COMPONENTS}
+        for name, components in FocusedSpider.components.items()
+    }
 
     def __init__(self, trial_job: Job, data_dir: str, **kwargs):
         super().__init__(job=trial_job.name, **kwargs)

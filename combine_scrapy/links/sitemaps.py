@@ -157,23 +157,20 @@ class SitemapReader(HarvestComponent):
     DOWNLOAD_PRIORITY = 900  # after robots.txt, before pages
 
     def __init__(self, crawler: Crawler) -> None:
-        super().__init__(crawler)  # type: ignore[no-untyped-call]  # HarvestComponent (harvest.py) is not annotated
+        super().__init__(crawler)
         self._reading: set[Deferred[None]] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        reader = cls(crawler)
+        reader = super().from_crawler(crawler)
         crawler.signals.connect(reader.robots_fetched, signal=ROBOTS_FETCHED)
         crawler.signals.connect(reader.spider_closed, signal=signals.spider_closed)
         return reader
 
     def robots_fetched(self, page_url: str, status: int | None, body: bytes | None, policy: RobotsPolicy) -> None:
-        spider = self.crawler.spider
-        harvest = getattr(spider, "harvest", None)
-        # Only the job's crawl: `scrapy trial` explores the seed sites by their links alone.
-        if spider.name != "focused" or harvest is None or not (harvest.job.sitemaps.from_robots or harvest.job.sitemaps.guess):
+        job = self.harvest.job
+        if not (job.sitemaps.from_robots or job.sitemaps.guess):
             return
-        job = harvest.job
         parts = urlsplit(page_url)
         origin = f"{parts.scheme}://{parts.netloc}"
         named = sitemaps_in_robots(body, f"{origin}/robots.txt") if job.sitemaps.from_robots and status and 200 <= status < 300 else []

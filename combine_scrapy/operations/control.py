@@ -147,22 +147,14 @@ def open_harvest(job: Job, settings) -> Iterator[Harvest]:
     A command does not wait out a Redis outage as a harvester does: an
     unreachable or misnamed server is one CommandError line at once.
     """
-    redis_url, mysql_url = settings.get("REDIS_URL"), settings.get("MYSQL_URL")
+    redis_url = settings.get("REDIS_URL")
     if redis_url:
         try:
             redis.connection.parse_url(redis_url)
         except ValueError as e:
             raise CommandError(f"bad REDIS_URL {redis_url!r}: {e}", exitcode=2) from e
     try:
-        harvest = Harvest.open(
-            job,
-            settings.get("COMBINE_DATA_DIR"),
-            max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
-            redis_url=redis_url,
-            redis_outage_patience=0,
-            mysql_url=mysql_url,
-            settings=settings,
-        )
+        harvest = Harvest.from_settings(settings, job, redis_outage_patience=0)
     except ValueError as e:  # a malformed MYSQL_URL; the message names it
         raise CommandError(str(e), exitcode=2) from e
     except ConnectionError as e:  # the MySQL store connects when opened

@@ -19,16 +19,18 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 from combine_scrapy.document import content
 from combine_scrapy.frontier import Outcome
+from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.items import Fetch
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import open_store
 from combine_scrapy.topic.text import Document
 
 if TYPE_CHECKING:
+    from scrapy import Spider
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
@@ -136,26 +138,19 @@ def crawl_examples(
     return positive, negative
 
 
-class IrrelevantPagesPipeline:
+class IrrelevantPagesPipeline(HarvestComponent):
     """Keep the pages the topic filter turned down (saveIrrelevant = 1); runs after RecordPipeline."""
 
     def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
-        self.stats = crawler.stats
+        super().__init__(crawler)
         self.pages: IrrelevantPages | None = None
         self.main_content = False  # the job's topicText = main: the filter read the main content block
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler)
-
-    def open_spider(self) -> None:
-        spider = self.crawler.spider
-        harvest = getattr(spider, "harvest", None)
-        # Only the job's crawl: `scrapy trial` (its own throw-away state) leaves the job's files alone.
-        if spider is None or spider.name != "focused" or harvest is None or not harvest.job.archive.save_irrelevant:
+    def spider_opened(self, spider: Spider) -> None:
+        super().spider_opened(spider)
+        job = self.harvest.job
+        if not job.archive.save_irrelevant:
             return
-        job = harvest.job
         path = Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / IRRELEVANT_FILE
         self.pages = IrrelevantPages(path, job.archive.irrelevant_max_pages)
         self.main_content = job.topic.text == "main"

@@ -1,7 +1,7 @@
 """The focused spider: thin glue between Scrapy and the job's frontier and pipelines.
 
 ``scrapy crawl focused -a job=glass`` loads ``topics/glass/``, marks its
-seeds, and lets the BreadthFirstTime scheduler hand out URLs; every response
+seeds, and lets the frontier's scheduler hand out URLs; every response
 (or failure) becomes one :class:`~combine_scrapy.items.Fetch` item, and the
 pipelines do the rest.
 """
@@ -9,9 +9,12 @@ pipelines do the rest.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import scrapy
 from scrapy.exceptions import CloseSpider, UsageError
+from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
+from scrapy.utils.misc import load_object
 
 from combine_scrapy.extensions import PAGES_STAT
 from combine_scrapy.frontier import FrontierEntry, Outcome
@@ -28,6 +31,82 @@ class FocusedSpider(scrapy.Spider):
     name = "focused"
     #: Why the crawl had no usable seed, for the summary; None while it has one.
     seed_problem: str | None = None
+
+    #: How a focused crawl fetches: Scrapy settings of this spider alone (see :meth:`update_settings`).
+    crawl_settings: dict[str, Any] = {
+        # The frontier hands out every URL and decides when a host may be fetched; Scrapy's own throttles,
+        # retries and redirects would fetch behind its back (FetchLimitsMiddleware follows redirects).
+        "SCHEDULER": "combine_scrapy.frontier.scheduler.FrontierScheduler",
+        "ROBOTSTXT_OBEY": False,
+        "RETRY_ENABLED": False,
+        "REDIRECT_ENABLED": False,
+        "DOWNLOAD_DELAY": 0,
+        "CONCURRENT_REQUESTS": 32,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        # The spider yields one item a response; Scrapy's default of 100 starts ~150 asyncio tasks a page for
+        # nothing (bench/results/profile.md: 17% less CPU a page with 1).
+        "CONCURRENT_ITEMS": 1,
+        "COOKIES_ENABLED": False,
+        # Scrapy's check that a generator callback returns no value re-reads and re-parses the callback's source
+        # for every response (its cache holds the bound method weakly, and each request's dies with the request):
+        # about a millisecond a page under the profiler. The spider's two callbacks return nothing (a test checks).
+        "WARN_ON_GENERATOR_RETURN_VALUE": False,
+        "DOWNLOAD_MAXSIZE": 16 * 1024 * 1024,
+        "DOWNLOAD_WARNSIZE": 4 * 1024 * 1024,
+    }
+    #: The crawl's components, by component priority dictionary setting (see :meth:`update_settings`).
+    components: dict[str, dict[str, int | None]] = {
+        "DOWNLOADER_MIDDLEWARES": {
+            "combine_scrapy.middlewares.UrlRulesMiddleware": 50,
+            "combine_scrapy.middlewares.AddressGuardMiddleware": 60,
+            "combine_scrapy.middlewares.RobotsMiddleware": 100,
+            "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
+            "combine_scrapy.middlewares.JobHeadersMiddleware": 400,
+            "combine_scrapy.middlewares.FetchLimitsMiddleware": 450,
+            "combine_scrapy.middlewares.HostPacingMiddleware": 500,
+            "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+            "combine_scrapy.middlewares.BoundedHttpCompressionMiddleware": 590,
+            # saveWARC: archives each response as it came, before BoundedHttpCompressionMiddleware decodes it.
+            "combine_scrapy.records.warc.middleware.WarcMiddleware": 595,
+        },
+        "ITEM_PIPELINES": {
+            "combine_scrapy.pipelines.OutcomePipeline": 50,
+            "combine_scrapy.pipelines.ParsePipeline": 100,
+            "combine_scrapy.pipelines.TopicPipeline": 200,
+            "combine_scrapy.pipelines.AnalysePipeline": 250,
+            "combine_scrapy.pipelines.RecordPipeline": 300,
+            # saveIrrelevant = 1: pages the topic filter turned down, kept apart as negative examples.
+            "combine_scrapy.records.irrelevant.IrrelevantPagesPipeline": 310,
+            "combine_scrapy.extensions.HarvestLogWriter": 850,
+            "combine_scrapy.pipelines.FrontierPipeline": 900,
+        },
+        "EXTENSIONS": {
+            "combine_scrapy.extensions.HarvestProgress": 500,
+            "combine_scrapy.extensions.HarvestSummary": 510,
+            "combine_scrapy.extensions.HarvesterPidFile": 520,
+            "combine_scrapy.extensions.CrawlFaults": 540,
+            # Sitemaps = 1 / SitemapGuess = 1: the sitemaps of each host whose robots.txt is read, as a link source.
+            "combine_scrapy.links.sitemaps.SitemapReader": 545,
+            "combine_scrapy.operations.console.beacon.HarvesterBeacon": 550,
+            "scrapy.extensions.logstats.LogStats": None,  # HarvestProgress says more
+        },
+    }
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        """Put the focused crawl's settings under the project's, for this spider alone.
+
+        Other spiders, ``scrapy shell`` and ``scrapy fetch`` get Scrapy's own. A value that settings.py or
+        ``-s`` sets wins over :attr:`crawl_settings`; the :attr:`components` join those the settings name, and a
+        component the settings name keeps its value there (``None`` switches it off).
+        """
+        super().update_settings(settings)
+        for name, value in cls.crawl_settings.items():
+            if (settings.getpriority(name) or 0) < SETTINGS_PRIORITIES["project"]:
+                settings.set(name, value, priority="spider")
+        for name, components in cls.components.items():
+            for path, order in components.items():
+                settings.setdefault_in_component_priority_dict(name, load_object(path), order)
 
     def __init__(self, job: str | None = None, max_pages: str | None = None, continuous: str = "0", **kwargs):
         super().__init__(**kwargs)
@@ -47,16 +126,7 @@ class FocusedSpider(scrapy.Spider):
             raise UsageError(f"bad job: {e}") from e
         if spider.continuous:  # run forever: wait for whatever comes due, however far away
             settings.set("COMBINE_IDLE_HORIZON", float("inf"), priority="spider")
-        spider.harvest = Harvest.open(
-            job,
-            settings.get("COMBINE_DATA_DIR"),
-            max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
-            redis_url=settings.get("REDIS_URL"),
-            lease_seconds=settings.getfloat("COMBINE_LEASE_SECONDS"),
-            redis_outage_patience=settings.getfloat("COMBINE_REDIS_OUTAGE_PATIENCE"),
-            mysql_url=settings.get("MYSQL_URL"),
-            settings=settings,
-        )
+        spider.harvest = Harvest.from_settings(settings, job)
         crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.seeds_all_refused, scrapy.signals.spider_idle)
         spider.seed_set = frozenset(job.seeds)

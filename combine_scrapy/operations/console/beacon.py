@@ -20,6 +20,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
+from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.operations.control import harvesters_dir
 
 logger = logging.getLogger(__name__)
@@ -34,9 +35,9 @@ def beacon_key(prefix: str, machine: str, pid: int) -> str:
     return f"{prefix}harvester:{machine}:{pid}"
 
 
-class HarvesterBeacon:
+class HarvesterBeacon(HarvestComponent):
     def __init__(self, crawler, data_dir: str, interval: float):
-        self.crawler = crawler
+        super().__init__(crawler)
         self.data_dir = data_dir
         self.interval = interval
         self.machine = socket.gethostname()
@@ -59,8 +60,7 @@ class HarvesterBeacon:
         return beacon
 
     def spider_opened(self, spider):
-        if not getattr(spider, "job_name", None):  # a focused crawl only
-            return
+        super().spider_opened(spider)
         self.path = harvesters_dir(self.data_dir, spider.job_name) / f"{self.pid}.json"
         self._task = create_looping_call(self.write)
         self._task.start(self.interval, now=True)
@@ -72,9 +72,8 @@ class HarvesterBeacon:
         self.fetching.pop(request.url, None)
 
     def state(self) -> dict:
-        harvest = getattr(self.crawler.spider, "harvest", None)
-        paused = harvest is not None and harvest.frontier.paused()
-        stats = self.crawler.stats
+        paused = self.harvest.frontier.paused()
+        stats = self.stats
         return {
             "pid": self.pid,
             "machine": self.machine,
@@ -97,9 +96,8 @@ class HarvesterBeacon:
             partial = self.path.with_suffix(".json.part")
             partial.write_text(state)
             partial.replace(self.path)
-            harvest = getattr(self.crawler.spider, "harvest", None)
-            if harvest is not None and harvest.shared:
-                frontier = harvest.frontier
+            if self.harvest.shared:
+                frontier = self.harvest.frontier
                 frontier.server.set(
                     beacon_key(frontier.prefix, self.machine, self.pid), state,
                     ex=max(1, round(self.interval * REDIS_LIFETIMES)),
@@ -113,8 +111,8 @@ class HarvesterBeacon:
             self._task.stop()
         if self.path is not None:
             self.path.unlink(missing_ok=True)
-            harvest = getattr(spider, "harvest", None)
-            if harvest is not None and harvest.shared:
+            harvest = self.harvest
+            if harvest.shared:
                 try:
                     harvest.frontier.server.delete(beacon_key(harvest.frontier.prefix, self.machine, self.pid))
                 except Exception as e:  # noqa: BLE001 - it expires by itself

@@ -162,13 +162,10 @@ class ConsoleData:
         self.log = HarvestLogReader(log_path(data_dir, job.name))
 
     @classmethod
-    def open(cls, job: Job, data_dir: str | Path, *, redis_url: str | None, mysql_url: str | None,
-             max_urls_per_host: int | None = None, settings=None) -> ConsoleData:
-        harvest = Harvest.open(
-            job, data_dir, max_urls_per_host=max_urls_per_host, redis_url=redis_url,
-            redis_outage_patience=5, mysql_url=mysql_url, settings=settings,
-        )
-        return cls(job, harvest, Path(data_dir))
+    def open(cls, job: Job, settings) -> ConsoleData:
+        """The job's backends where the settings put them; a Redis outage is waited out 5 s, not a harvester's 10 min."""
+        harvest = Harvest.from_settings(settings, job, redis_outage_patience=5)
+        return cls(job, harvest, Path(settings.get("COMBINE_DATA_DIR")))
 
     def close(self) -> None:
         self.log.close()

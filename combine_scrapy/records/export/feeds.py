@@ -81,6 +81,7 @@ class RecordFeedExporter(BaseItemExporter):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, file: IO[bytes], **kwargs: Any) -> Self:
+        # Scrapy makes a feed's exporter when the spider opens: the records are the store of the spider's Harvest.
         # Scrapy types Crawler.spider as any Spider or None; these exporters run in the focused spider's crawls only.
         spider = cast(_HarvestingSpider, crawler.spider)
         return cls(file, spider.harvest.store, **kwargs)

@@ -17,6 +17,7 @@ from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Headers, Response
 
+from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.records.warc import Exchange, WarcArchive
 
 logger = logging.getLogger(__name__)
@@ -52,26 +53,24 @@ def exchange_of(request: Request, response: Response, fetched_at: float) -> Exch
     )
 
 
-class WarcMiddleware:
+class WarcMiddleware(HarvestComponent):
     """Write each downloaded response, with its request, into the job's WARC files (when the job says saveWARC = 1)."""
 
     def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
+        super().__init__(crawler)
         self.archive: WarcArchive | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        middleware = cls(crawler)
-        crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
+        middleware = super().from_crawler(crawler)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware
 
     def spider_opened(self, spider: Spider) -> None:
-        harvest = getattr(spider, "harvest", None)
-        # Only the job's crawl: `scrapy trial` (its own throw-away state) leaves the job's archive alone.
-        if spider.name != "focused" or harvest is None or not harvest.job.archive.save_warc:
+        super().spider_opened(spider)
+        job = self.harvest.job
+        if not job.archive.save_warc:
             return
-        job = harvest.job
         self.archive = WarcArchive(
             Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / WARC_DIR,
             prefix=job.name,
