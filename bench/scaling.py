@@ -59,6 +59,7 @@ from bench.virtualweb.job import write_job
 from bench.virtualweb.server import CONTROL_HOST
 from bench.virtualweb.web import VirtualWeb
 from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.spiders.focused import FocusedSpider
 
 #: Combine's speed-up for 1, 2, 5, 10, 15 and 20 harvesters (the Combine study, 3.3.2, Table 3.1).
 COMBINE_SPEEDUP = {1: 1.0, 2: 2.0, 5: 4.8, 10: 8.2, 15: 9.8, 20: 11.0}
@@ -183,7 +184,7 @@ def harvester_pids(output: Path, harvesters: int) -> list[int] | None:
 def harvest_command(name: str, harvesters: int, seconds: float, topics: Path, data: Path, redis_url: str,
                     round_trips: Path) -> list[str]:
     """``scrapy harvest`` with the round-trip counter added to the focused crawl's extensions."""
-    extensions = {"bench.roundtrips.RedisRoundTrips": 900}
+    extensions = {**FocusedSpider.components["EXTENSIONS"], "bench.roundtrips.RedisRoundTrips": 900}
     return [
         sys.executable, "-m", "scrapy", "harvest", name, "-n", str(harvesters),
         "-s", f"COMBINE_TOPICS_DIR={topics}", "-s", f"COMBINE_DATA_DIR={data}", "-s", f"REDIS_URL={redis_url}",

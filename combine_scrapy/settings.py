@@ -32,10 +32,10 @@ COMBINE_SHARED_POLL_INTERVAL = 1.0
 # PageRank strategies: recompute the ranks after this many hand-outs.
 COMBINE_RERANK_EVERY = 50
 
-# What a focused crawl runs (its scheduler, middlewares, pipelines, extensions) and how it fetches are the focused
-# spider's settings (FocusedSpider.update_settings): other spiders, scrapy shell and scrapy fetch get Scrapy's own.
-# Set one here or with -s to change it for the crawl: a value set here wins, a component named here keeps its
-# order, and None switches a component off.
+# What a focused crawl runs (its scheduler, middlewares, pipelines, extensions) and how it fetches are settings of
+# the focused spider (FocusedSpider.update_settings): other spiders and scrapy shell get Scrapy's own. A value set
+# here or with -s wins; a component dictionary here joins the crawl's (None switches a component off), one given
+# with -s replaces it.
 TELNETCONSOLE_ENABLED = False
 # Scrapy's remote control (an HTTP server on 127.0.0.1 that runs any Python code sent to it, for the holder
 # of a token written to a file in the user's state directory) stays off: a harvester runs no code it is sent.

@@ -14,7 +14,6 @@ from typing import Any
 import scrapy
 from scrapy.exceptions import CloseSpider, UsageError
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
-from scrapy.utils.misc import load_object
 
 from combine_scrapy.extensions import PAGES_STAT
 from combine_scrapy.frontier import FrontierEntry, Outcome
@@ -94,19 +93,19 @@ class FocusedSpider(scrapy.Spider):
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
-        """Put the focused crawl's settings under the project's, for this spider alone.
+        """The focused crawl's settings, for this spider alone: other spiders and ``scrapy shell`` get Scrapy's own.
 
-        Other spiders, ``scrapy shell`` and ``scrapy fetch`` get Scrapy's own. A value that settings.py or
-        ``-s`` sets wins over :attr:`crawl_settings`; the :attr:`components` join those the settings name, and a
-        component the settings name keeps its value there (``None`` switches it off).
+        A value that settings.py or ``-s`` sets wins over :attr:`crawl_settings`. The :attr:`components` join
+        those settings.py names, where a component keeps the value given there (``None`` switches it off);
+        a component dictionary given with ``-s`` replaces the crawl's, as ``-s`` replaces any setting.
         """
         super().update_settings(settings)
         for name, value in cls.crawl_settings.items():
             if (settings.getpriority(name) or 0) < SETTINGS_PRIORITIES["project"]:
                 settings.set(name, value, priority="spider")
         for name, components in cls.components.items():
-            for path, order in components.items():
-                settings.setdefault_in_component_priority_dict(name, load_object(path), order)
+            if (settings.getpriority(name) or 0) < SETTINGS_PRIORITIES["cmdline"]:
+                settings.set(name, {**components, **settings.getdict(name)}, priority="spider")
 
     def __init__(self, job: str | None = None, max_pages: str | None = None, continuous: str = "0", **kwargs):
         super().__init__(**kwargs)
