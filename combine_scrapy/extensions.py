@@ -15,9 +15,9 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
+from combine_scrapy.context import CrawlComponent
 from combine_scrapy.faults import FAULT_REASONS, CrawlFault, stop_crawl
 from combine_scrapy.frontier import FrontierCounts
-from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.operations.control import harvesters_dir, write_pid_file
 from combine_scrapy.operations.harvestlog import FetchRow, HarvestLog, format_rate, harvest_rate, log_path
 
@@ -112,7 +112,7 @@ class TerminalLine:
         return True
 
 
-class HarvestProgress(HarvestComponent):
+class HarvestProgress(CrawlComponent):
     """Log one progress line every COMBINE_PROGRESS_INTERVAL seconds, and on a terminal keep one
     line updated every COMBINE_PROGRESS_TERMINAL_INTERVAL seconds.
 
@@ -165,18 +165,18 @@ class HarvestProgress(HarvestComponent):
                 handler.removeFilter(self.terminal)
 
     def snapshot(self, per_minute: float) -> Progress:
-        harvest = self.harvest
+        context = self.context
         stats = self.stats
         relevant = stats.get_value("topic/relevant", 0)
         now = time.time()
         if self._frontier_seen is None or now - self._frontier_seen[0] >= 0.9 * min(FRONTIER_REFRESH, self.interval):
-            hosts = harvest.frontier.hosts(now, limit=HOSTS_SCAN)
+            hosts = context.frontier.hosts(now, limit=HOSTS_SCAN)
             waits = [wait for _, _, wait in hosts if wait > 0]
             next_free = now + min(waits) if waits else None
-            self._frontier_seen = (now, harvest.frontier.counts(now), len(hosts), len(waits), next_free)
+            self._frontier_seen = (now, context.frontier.counts(now), len(hosts), len(waits), next_free)
         _, counts, hosts_marked, hosts_waiting, next_free = self._frontier_seen
         return Progress(
-            job=harvest.job.name,
+            job=context.job.name,
             pages=stats.get_value(PAGES_STAT, 0),
             per_minute=per_minute,
             relevant=relevant,
@@ -281,7 +281,7 @@ class HarvestLogWriter:
             self.log.close()
 
 
-class CrawlFaults(HarvestComponent):
+class CrawlFaults(CrawlComponent):
     """Stop the crawl on a CrawlFault in an item pipeline (a full disk under the records, a vanished frontier):
     one log line saying what failed and what to do, the spider closed with the fault's reason, exit status 1."""
 
@@ -298,18 +298,18 @@ class CrawlFaults(HarvestComponent):
         reason = self.stats.get_value("fault/reason")
         if reason:
             raise CloseSpider(reason)
-        harvest = self.harvest
+        context = self.context
         try:
-            if harvest.frontier.counts(time.time()).urls:
+            if context.frontier.counts(time.time()).urls:
                 return
-            records = harvest.store.count()
+            records = context.store.count()
         except CrawlFault:  # the scheduler stops the crawl on it
             return
         if records:
             logger.warning(
                 "the frontier of job %s is empty but %d records are stored: if it was lost (Redis restarted "
                 "without persistence, frontier.sqlite deleted), stop and run 'scrapy sanity %s' to rebuild it; "
-                "crawling from the seeds again", harvest.job.name, records, harvest.job.name,
+                "crawling from the seeds again", context.job.name, records, context.job.name,
             )
 
     def item_error(self, item, response, spider, failure):
@@ -317,7 +317,7 @@ class CrawlFaults(HarvestComponent):
             stop_crawl(self.crawler, failure.value)
 
 
-class HarvestSummary(HarvestComponent):
+class HarvestSummary(CrawlComponent):
     """Print what the crawl did when it ends: fetched, relevant, stored, harvest rate, and where it went."""
 
     @classmethod
@@ -327,33 +327,33 @@ class HarvestSummary(HarvestComponent):
         return extension
 
     def spider_closed(self, spider, reason):
-        print(self.summary(self.harvest, self.stats.get_stats(), reason), flush=True)
+        print(self.summary(self.context, self.stats.get_stats(), reason), flush=True)
         if spider.seed_problem:
             print(f"no usable seed: {spider.seed_problem}", flush=True)
 
     @staticmethod
-    def summary(harvest, stats: dict, reason: str) -> str:
+    def summary(context, stats: dict, reason: str) -> str:
         """What the crawl did; after a fault, only what this process counted (its backends may not answer)."""
         fetched = stats.get(PAGES_STAT, 0)
         relevant = stats.get("topic/relevant", 0)
         rate = format_rate(harvest_rate(relevant, relevant + stats.get("topic/irrelevant", 0)))
-        job = harvest.job.name
+        job = context.job.name
         head = [
             f"== combine-scrapy: job {job} finished ({reason}) ==",
             f"pages fetched: {fetched}   relevant: {relevant}   harvest rate: {rate}",
         ]
         if reason in FAULT_REASONS:
             return "\n".join([*head, f"stopped: {stats.get('fault/message')}"])
-        counts = harvest.frontier.counts(time.time())
+        counts = context.frontier.counts(time.time())
         return "\n".join([
             *head,
             f"records: {stats.get('records/new', 0)} new this run "
             f"({stats.get('records/near_duplicate', 0)} near-duplicate pages joined a record), "
-            f"{harvest.store.count()} stored in all",
+            f"{context.store.count()} stored in all",
             f"frontier: {counts.urls} URLs on {counts.hosts} hosts, {counts.marked} still marked",
-            f"records are in {harvest.store.location}",
+            f"records are in {context.store.location}",
             f"export them:  scrapy export {job} -o {job}.jsonl",
-            *HarvestSummary.nothing_found(harvest.job, stats, fetched, relevant, reason),
+            *HarvestSummary.nothing_found(context.job, stats, fetched, relevant, reason),
         ])
 
     @staticmethod

@@ -30,7 +30,7 @@ from combine_scrapy.access.addresses import PRIVATE_ADDRESS, Address, parse_ip
 from combine_scrapy.access.politeness import OVERLOAD_STATUSES, parse_retry_after
 from combine_scrapy.access.robots import MAX_BODY_BYTES, RobotsPolicy, policy_from_response
 from combine_scrapy.access.urls import check_url, host_of
-from combine_scrapy.harvest import HarvestComponent
+from combine_scrapy.context import CrawlComponent
 
 logger = logging.getLogger(__name__)
 
@@ -74,13 +74,13 @@ class RobotsPending(IgnoreRequest):
     """robots.txt was just read; the page waits for the host's next turn."""
 
 
-class UrlRulesMiddleware(HarvestComponent):
+class UrlRulesMiddleware(CrawlComponent):
     """Refuse a request whose URL the job's rules reject; a non-canonical URL goes back to the scheduler."""
 
     def process_request(self, request: Request):
         if request.meta.get("dont_obey_robotstxt"):
             return None
-        verdict = check_url(request.url, self.harvest.job.url_rules)
+        verdict = check_url(request.url, self.context.job.url_rules)
         if not verdict.ok:
             self.crawler.stats.inc_value(f"urls/rejected/{verdict.reason}")
             raise UrlRejected(f"{verdict.reason}: {request.url}")
@@ -89,7 +89,7 @@ class UrlRulesMiddleware(HarvestComponent):
         return None
 
 
-class RobotsMiddleware(HarvestComponent):
+class RobotsMiddleware(CrawlComponent):
     """Obey robots.txt, read once per host and cached in the frontier across runs.
 
     A host's robots.txt is itself a request to the host, so the page that
@@ -143,7 +143,7 @@ class RobotsMiddleware(HarvestComponent):
         cached = self._policies.get(host)
         if cached and cached[2] > now:
             return cached[0], cached[1]
-        stored = self.harvest.frontier.robots(host, now)
+        stored = self.context.frontier.robots(host, now)
         if stored is None:
             return None
         return self._remember(host, *stored, now, store=False)
@@ -152,13 +152,13 @@ class RobotsMiddleware(HarvestComponent):
         self, host: str, status: int | None, body: bytes | None, now: float, store: bool = True
     ) -> tuple[RobotsPolicy, bool]:
         """Parse and cache a robots.txt answer; a 5xx, 429 or no answer leaves the site unavailable."""
-        harvest = self.harvest
-        policy = policy_from_response(status, body, harvest.job.fetching.user_agent)
+        context = self.context
+        policy = policy_from_response(status, body, context.job.fetching.user_agent)
         # Re-read after Combine's 1 or 4 days, or sooner when the job locks robots rules for less.
-        ttl = min(policy.ttl, harvest.job.locks.robot_rules)
+        ttl = min(policy.ttl, context.job.locks.robot_rules)
         if store:
-            harvest.frontier.store_robots(host, status, body, now + ttl)
-        harvest.frontier.set_host_delay(host, harvest.pace.set_crawl_delay(host, policy.crawl_delay))
+            context.frontier.store_robots(host, status, body, now + ttl)
+        context.frontier.set_host_delay(host, context.pace.set_crawl_delay(host, policy.crawl_delay))
         available = status is not None and status < 500 and status != 429
         self._policies[host] = (policy, available, now + ttl)
         return policy, available
@@ -183,7 +183,7 @@ class RobotsMiddleware(HarvestComponent):
                 "dont_obey_robotstxt": True,
                 "handle_httpstatus_all": True,
                 "dont_redirect": True,
-                "download_timeout": self.harvest.job.fetching.timeout,
+                "download_timeout": self.context.job.fetching.timeout,
                 "robots_bytes": 0,
             },
         )
@@ -232,7 +232,7 @@ class _Addresses:
         self.done.callback(self.addresses)
 
 
-class AddressGuardMiddleware(HarvestComponent):
+class AddressGuardMiddleware(CrawlComponent):
     """Refuse requests to loopback, private and link-local addresses on hosts the job does not name.
 
     Pages, followed redirects and robots.txt requests alike: a host written
@@ -250,7 +250,7 @@ class AddressGuardMiddleware(HarvestComponent):
         self._proxies = getproxies()  # read once, as Scrapy's HttpProxyMiddleware does
 
     async def process_request(self, request: Request):
-        policy = self.harvest.addresses
+        policy = self.context.addresses
         if policy.trusts(request.url):
             return None
         parts = urlsplit(request.url)
@@ -277,7 +277,7 @@ class AddressGuardMiddleware(HarvestComponent):
         return addresses
 
 
-class HostPacingMiddleware(HarvestComponent):
+class HostPacingMiddleware(CrawlComponent):
     """Every request waits its host's turn, and a struggling host gets more time (:mod:`combine_scrapy.access.politeness`).
 
     The frontier hands out a host once per interval; what it does not hand
@@ -291,21 +291,21 @@ class HostPacingMiddleware(HarvestComponent):
     """
 
     async def process_request(self, request: Request):
-        harvest, host, now = self.harvest, host_of(request.url), time.time()
+        context, host, now = self.context, host_of(request.url), time.time()
         hop = "redirect_times" in request.meta
-        wait = harvest.pace.next_turn(host) - now
-        if wait > harvest.lease_seconds:
+        wait = context.pace.next_turn(host) - now
+        if wait > context.lease_seconds:
             if hop:
                 raise HopDeferred(f"{host} is not free for {wait:.1f} s")
             # The frontier handed the host out, so what holds it here is something the frontier was not told
             # (a Retry-After on a robots.txt answer): wait no longer than the fetch's lease.
             logger.info("%s %s: its host is held for %.1f s more; it goes in %g s", _request_kind(request),
-                        request.url, wait, harvest.lease_seconds)
+                        request.url, wait, context.lease_seconds)
             self.stats.inc_value("politeness/wait_cut")
-        turn = harvest.pace.reserve(host, now, latest=now + harvest.lease_seconds)
+        turn = context.pace.reserve(host, now, latest=now + context.lease_seconds)
         if turn > now:
             if hop:
-                harvest.frontier.lock_host(host, turn + harvest.lease_seconds)
+                context.frontier.lock_host(host, turn + context.lease_seconds)
             self.stats.inc_value("politeness/waited")
             logger.debug("%s %s waits %.2f s for its host's turn", _request_kind(request), request.url, turn - now)
             await sleep(turn - now)
@@ -313,7 +313,7 @@ class HostPacingMiddleware(HarvestComponent):
 
     def process_response(self, request: Request, response: Response):
         now = time.time()
-        host, pace = host_of(request.url), self.harvest.pace
+        host, pace = host_of(request.url), self.context.pace
         retry_after = None
         if response.status in OVERLOAD_STATUSES:
             header = response.headers.get(b"Retry-After")
@@ -337,28 +337,28 @@ class HostPacingMiddleware(HarvestComponent):
             return None
         now = time.time()
         host = host_of(request.url)
-        self._after_answer(request, host, now, self.harvest.pace.answered(host, now, None).report)
+        self._after_answer(request, host, now, self.context.pace.answered(host, now, None).report)
         return None
 
     def _after_answer(self, request: Request, host: str, now: float, report: bool) -> None:
-        harvest = self.harvest
+        context = self.context
         if report:
-            delay = harvest.pace.delay(host)
-            harvest.frontier.set_host_delay(host, delay)
+            delay = context.pace.delay(host)
+            context.frontier.set_host_delay(host, delay)
             self.stats.inc_value("politeness/interval_raised" if delay else "politeness/interval_restored")
             if delay:
                 logger.info("host %s: interval now %.1f s (slow or overloaded)", host, delay)
             else:
                 logger.info("host %s: interval back to WaitIntervalHost", host)
         if "redirect_times" in request.meta:  # the frontier did not hand this host out: keep it off until its turn
-            harvest.frontier.lock_host(host, harvest.pace.next_turn(host))
+            context.frontier.lock_host(host, context.pace.next_turn(host))
 
 
-class JobHeadersMiddleware(HarvestComponent):
+class JobHeadersMiddleware(CrawlComponent):
     """Send the job's User-Agent and the operator's e-mail in From, as Combine did."""
 
     def process_request(self, request: Request):
-        job = self.harvest.job
+        job = self.context.job
         request.headers.setdefault(b"User-Agent", job.fetching.user_agent)
         if job.fetching.operator_email:
             request.headers.setdefault(b"From", job.fetching.operator_email)
@@ -389,7 +389,7 @@ def _extension(url: str) -> str:
     return name.rsplit(".", 1)[-1].lower() if "." in name else ""
 
 
-class FetchLimitsMiddleware(HarvestComponent):
+class FetchLimitsMiddleware(CrawlComponent):
     """The job's fetch modes and limits on every page request, whichever way it came.
 
     - body size (UAmaxSize): a body declared larger is not read, one that
@@ -418,7 +418,7 @@ class FetchLimitsMiddleware(HarvestComponent):
     def process_request(self, request: Request):
         if "frontier_entry" not in request.meta:
             return None  # robots.txt: its own bounds (RobotsMiddleware)
-        job = self.harvest.job
+        job = self.context.job
         request.meta["download_maxsize"] = job.fetching.max_size
         request.meta["download_timeout"] = job.fetching.timeout
         request.meta["body_bytes"] = 0
@@ -446,7 +446,7 @@ class FetchLimitsMiddleware(HarvestComponent):
     async def process_response(self, request: Request, response: Response):
         if "frontier_entry" not in request.meta:
             return response
-        job = self.harvest.job
+        job = self.context.job
         if "body_cut" in request.meta:
             _limit_reached(
                 self.crawler.stats, "size", request, f"body over {job.fetching.max_size} bytes, {request.meta['body_cut']}"
@@ -484,7 +484,7 @@ class FetchLimitsMiddleware(HarvestComponent):
 
     def process_exception(self, request: Request, exception: Exception):
         if "frontier_entry" in request.meta and isinstance(exception, (DownloadTimeoutError, TwistedTimeoutError)):
-            timeout = self.harvest.job.fetching.timeout
+            timeout = self.context.job.fetching.timeout
             _limit_reached(self.crawler.stats, "time", request, f"no complete answer within {timeout:g} s")
         return None
 

@@ -16,13 +16,13 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from combine_scrapy.access.politeness import OVERLOAD_STATUSES, parse_retry_after
+from combine_scrapy.context import CrawlComponent
 from combine_scrapy.document.analyse import Analysis, analyse
 from combine_scrapy.document.convert import Limits
 from combine_scrapy.document.neardup import page_fingerprint
 from combine_scrapy.document.parse import ParsedPage, mime_type_of, parse_document
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status, valid_status
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
-from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.items import Fetch
 from combine_scrapy.links.online import DamagedModel, store_for
 from combine_scrapy.links.scoring import LinkCandidate
@@ -33,7 +33,7 @@ from combine_scrapy.topic import Document
 logger = logging.getLogger(__name__)
 
 
-class OutcomePipeline(HarvestComponent):
+class OutcomePipeline(CrawlComponent):
     """Decide what the fetch means for the frontier; a URL out of retries counts as gone.
 
     A 429 or 503 with a usable Retry-After is unavailable for as long as it
@@ -52,14 +52,14 @@ class OutcomePipeline(HarvestComponent):
         if item.outcome is Outcome.UNAVAILABLE and item.status in OVERLOAD_STATUSES:
             item.retry_after = parse_retry_after(item.headers.get("retry-after"), item.fetched_at)
         if item.outcome is Outcome.UNAVAILABLE:
-            retries = self.harvest.frontier.retries(item.url) + 1
-            if retries >= self.harvest.job.fetching.harvest_retries:
+            retries = self.context.frontier.retries(item.url) + 1
+            if retries >= self.context.job.fetching.harvest_retries:
                 logger.info("giving up on %s after %d tries", item.url, retries)
                 item.outcome = Outcome.NOT_FOUND
         return item
 
 
-class ParsePipeline(HarvestComponent):
+class ParsePipeline(CrawlComponent):
     """Turn a successful response into a ParsedPage (title, headings, meta, text, links) and its content key.
 
     Parsing runs in a worker thread: a converter may take up to its timeout, and the crawl goes on meanwhile.
@@ -67,7 +67,7 @@ class ParsePipeline(HarvestComponent):
 
     async def process_item(self, item: Fetch) -> Fetch:
         if item.outcome is Outcome.SUCCESS:
-            job = self.harvest.job
+            job = self.context.job
             url = item.response_url or item.url
             try:
                 page = await maybe_deferred_to_future(deferToThread(
@@ -95,7 +95,7 @@ class ParsePipeline(HarvestComponent):
 
     def _add_alt_texts(self, item: Fetch) -> None:
         """An image says little of itself: the alt texts of stored pages showing it become its meta and text."""
-        alts = [anchor for anchor, kind in self.harvest.store.anchors_to(item.url) if kind == "img"]
+        alts = [anchor for anchor, kind in self.context.store.anchors_to(item.url) if kind == "img"]
         if alts:
             page = item.page
             page.meta.setdefault("alt", []).extend(alts)
@@ -103,26 +103,26 @@ class ParsePipeline(HarvestComponent):
             self.stats.inc_value("parse/image_alt_texts")
 
 
-class TopicPipeline(HarvestComponent):
+class TopicPipeline(CrawlComponent):
     """Ask the job's topic filter whether the page is relevant."""
 
     def process_item(self, item: Fetch) -> Fetch:
         page = item.page
         if page is None:
             return item
-        job = self.harvest.job
+        job = self.context.job
         document = Document.from_page(page, item.host, main_content=job.topic.text == "main")
         item.classification = job.topic_filter.classify(document)
         self.stats.inc_value("topic/relevant" if item.classification.relevant else "topic/irrelevant")
         return item
 
 
-class AnalysePipeline(HarvestComponent):
+class AnalysePipeline(CrawlComponent):
     """doAnalyse: the language of a relevant page and the country of its server, for its record."""
 
     def process_item(self, item: Fetch) -> Fetch:
         page, classification = item.page, item.classification
-        if not self.harvest.job.analysis.do_analyse or page is None or not classification.relevant:
+        if not self.context.job.analysis.do_analyse or page is None or not classification.relevant:
             return item
         item.analysis = analyse(item.url, f"{page.title}\n{page.text}")
         self.stats.inc_value(f"analyse/language/{item.analysis.language or 'unknown'}")
@@ -134,7 +134,7 @@ def _timestamp(value) -> float | None:
     return value.timestamp() if value is not None else None
 
 
-class RecordPipeline(HarvestComponent):
+class RecordPipeline(CrawlComponent):
     """Keep relevant pages, one record per content (MD5), all its URLs on it.
 
     A page whose MD5 is new but whose simhash is within the job's
@@ -144,11 +144,11 @@ class RecordPipeline(HarvestComponent):
     """
 
     def process_item(self, item: Fetch) -> Fetch:
-        store = self.harvest.store
+        store = self.context.store
         if item.outcome is Outcome.SUCCESS:
             page, classification = item.page, item.classification
             if classification.relevant and not page.robots_noindex:
-                job = self.harvest.job
+                job = self.context.job
                 near = job.analysis.near_duplicate_distance if job.analysis.near_duplicates else None
                 stored = store.store(self._record(item), near_duplicate_distance=near)
                 self.stats.inc_value(f"records/{stored.value}")
@@ -161,7 +161,7 @@ class RecordPipeline(HarvestComponent):
 
     def _record(self, item: Fetch) -> Record:
         page, classification = item.page, item.classification
-        job = self.harvest.job
+        job = self.context.job
         analysis = item.analysis or Analysis()
         return Record(
             key=item.record_key,
@@ -189,7 +189,7 @@ class RecordPipeline(HarvestComponent):
         )
 
 
-class FrontierPipeline(HarvestComponent):
+class FrontierPipeline(CrawlComponent):
     """Complete the URL in the frontier and mark what it leads to.
 
     Which links are marked, and with what priority, is the job's link method
@@ -211,19 +211,19 @@ class FrontierPipeline(HarvestComponent):
         self.sync_link_model()
 
     def process_item(self, item: Fetch) -> Fetch:
-        harvest = self.harvest
+        context = self.context
         if item.postponed:
-            harvest.release(item.url, item.host, item.fetched_at + harvest.job.locks.host, now=item.fetched_at)
+            context.release(item.url, item.host, item.fetched_at + context.job.locks.host, now=item.fetched_at)
             return item
         self._mark(self._next_urls(item), item.url, distance=0 if self._relevant(item) else item.distance + 1)
         if item.classification is not None:
             self._learn(item)
-        locks = locks_for(item.outcome, harvest.job.locks, retry_after=item.retry_after)
+        locks = locks_for(item.outcome, context.job.locks, retry_after=item.retry_after)
         url_lock = locks.url
-        revisit = harvest.job.crawling.revisit and item.outcome in (Outcome.SUCCESS, Outcome.NOT_MODIFIED)
+        revisit = context.job.crawling.revisit and item.outcome in (Outcome.SUCCESS, Outcome.NOT_MODIFIED)
         if revisit:
             url_lock = self._revisit_after(item)
-        harvest.complete(
+        context.complete(
             item.url,
             item.host,
             now=item.fetched_at,
@@ -240,7 +240,7 @@ class FrontierPipeline(HarvestComponent):
 
     def _revisit_after(self, item: Fetch) -> float:
         """Seconds until the page is due again, from how often it was seen to change."""
-        job, frontier = self.harvest.job, self.harvest.frontier
+        job, frontier = self.context.job, self.context.frontier
         visits, changes, first_visit, digest = frontier.change_history(item.url)
         new_digest = item.record_key if item.outcome is Outcome.SUCCESS else None
         changed = digest is not None and new_digest is not None and new_digest != digest
@@ -257,12 +257,12 @@ class FrontierPipeline(HarvestComponent):
         if item.outcome is Outcome.REDIRECT and item.headers.get("location"):
             return [(urljoin(item.response_url or item.url, item.headers["location"]), 0.0)]
         page, classification = item.page, item.classification
-        if item.outcome is not Outcome.SUCCESS or page.robots_nofollow or not self.harvest.job.crawling.auto_recycle_links:
+        if item.outcome is not Outcome.SUCCESS or page.robots_nofollow or not self.context.job.crawling.auto_recycle_links:
             return []
         links = [LinkCandidate(link.url, link.anchor, link.title, link.context) for link in page.links]
-        return self.harvest.link_scorer.select(
+        return self.context.link_scorer.select(
             links, classification.score, classification.relevant, distance=item.distance, source_url=item.url,
-            host_yield=getattr(self.harvest.frontier, "host_yield", None),
+            host_yield=getattr(self.context.frontier, "host_yield", None),
         )
 
     @staticmethod
@@ -272,13 +272,13 @@ class FrontierPipeline(HarvestComponent):
     def _learn(self, item: Fetch) -> None:
         """The online link model learns what the links to this page led to; the best score is kept for the summary."""
         self.stats.max_value("topic/best_score", item.classification.score)
-        scorer = self.harvest.link_scorer
+        scorer = self.context.link_scorer
         steps = scorer.observe(item.url, item.classification.relevant)
         if steps:
             self.stats.inc_value("links/model/lessons", steps)
         if getattr(scorer, "rescore_due", False):  # a scorer without a model (the trial's) has none
             rescored = scorer.rescore()
-            self.harvest.frontier.set_priorities(rescored)
+            self.context.frontier.set_priorities(rescored)
             self.stats.inc_value("links/model/rescored", len(rescored))
         learner = getattr(scorer, "learner", None)
         if learner is not None and learner.sync_due:
@@ -286,12 +286,12 @@ class FrontierPipeline(HarvestComponent):
 
     def sync_link_model(self, spider=None, reason=None) -> None:
         """Merge the online link model with the job's stored one (loading it at the start)."""
-        harvest = self.harvest
-        learner = getattr(harvest.link_scorer, "learner", None)
+        context = self.context
+        learner = getattr(context.link_scorer, "learner", None)
         if learner is None:
             return
         if learner.store is None:
-            learner.store = store_for(harvest.frontier, self.crawler.settings.get("COMBINE_DATA_DIR"), harvest.job.name)
+            learner.store = store_for(context.frontier, self.crawler.settings.get("COMBINE_DATA_DIR"), context.job.name)
         try:
             learner.sync()
         except DamagedModel as e:
@@ -307,7 +307,7 @@ class FrontierPipeline(HarvestComponent):
         self.stats.set_value("links/model/irrelevant_seen", model.negatives)
 
     def _mark(self, urls: list[tuple[str, float]], source: str, distance: int = 0) -> None:
-        marked, rejected = self.harvest.mark(urls, source, distance=distance)
+        marked, rejected = self.context.mark(urls, source, distance=distance)
         self.stats.inc_value("frontier/marked", marked)
         for reason, count in rejected.items():
             self.stats.inc_value(f"urls/rejected/{reason}", count)

@@ -87,11 +87,11 @@ def stub_crawler():
         topic_filter=SimpleNamespace(classify=lambda document: Classification(True, 1.0, 1.0)),
     )
     store = SimpleNamespace(anchors_to=lambda url: [])
-    return SimpleNamespace(stats=stats, spider=SimpleNamespace(harvest=SimpleNamespace(job=job, store=store)))
+    return SimpleNamespace(stats=stats, spider=SimpleNamespace(context=SimpleNamespace(job=job, store=store)))
 
 
 def opened_stage(stage_class, crawler=None):
-    """A pipeline stage as a crawl has it: made with the crawler, holding the spider's harvest once the spider opens."""
+    """A pipeline stage as a crawl has it: made with the crawler, holding the spider's crawl context once the spider opens."""
     crawler = crawler if crawler is not None else stub_crawler()
     stage = stage_class(crawler)
     stage.spider_opened(crawler.spider)

@@ -154,10 +154,10 @@ def test_unavailable_page_stays_marked_and_server_errors_do_not_stop_the_crawl(j
         job_dir.crawl()
         assert "/ok.html" in page_paths(web, "127.0.0.2")
     with job_dir.frontier() as db:
-        harvest, status, retries = db.execute(
+        context, status, retries = db.execute(
             "SELECT harvest, status, retries FROM url_states WHERE url LIKE '%broken.html'"
         ).fetchone()
-    assert (harvest, status, retries) == (1, 500, 1)  # kept for a later retry, as Combine did
+    assert (context, status, retries) == (1, 500, 1)  # kept for a later retry, as Combine did
 
 
 def test_the_spider_callbacks_return_no_value():

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from conftest import JobDir, free_port
 
+from combine_scrapy.context import link_scorer_for
 from combine_scrapy.extensions import HarvestSummary
-from combine_scrapy.harvest import link_scorer_for
 from combine_scrapy.job import JobConfigError, Links, load_job
 from combine_scrapy.links.scoring import DynamicThreshold, LinkCandidate
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page

@@ -243,12 +243,12 @@ def test_lock_table_follows_combine():
     assert locks_for(Outcome.ROBOTS, intervals) == Locks(2_592_000, 60)
 
 
-def crawl_order(frontier, strategy, harvest=None, limit=None):
+def crawl_order(frontier, strategy, context=None, limit=None):
     """Fetch everything marked, one round after another, completing each URL at once; the order of fetches."""
     order, now = [], 100.0
     while True:
-        if harvest is not None:
-            harvest.rerank()
+        if context is not None:
+            context.rerank()
         ready = frontier.ready(now, strategy, limit)
         if not ready:
             return order
@@ -275,9 +275,9 @@ def test_best_first_takes_the_highest_priorities_first(frontier):
 
 
 def _harvest(frontier, strategy):
-    from combine_scrapy.harvest import Harvest
+    from combine_scrapy.context import CrawlContext
 
-    return Harvest(job=SimpleNamespace(crawling=Crawling(strategy=strategy)), frontier=frontier, store=None)
+    return CrawlContext(job=SimpleNamespace(crawling=Crawling(strategy=strategy)), frontier=frontier, store=None)
 
 
 def test_pagerank_fetches_the_most_linked_page_first(frontier):
@@ -288,8 +288,8 @@ def test_pagerank_fetches_the_most_linked_page_first(frontier):
     frontier.mark([("http://y/leaf", "y", 0), ("http://x/hub", "x", 0)])
     frontier.add_links([("http://s0/", "http://x/hub"), ("http://s1/", "http://x/hub"), ("http://s2/", "http://x/hub"),
                         ("http://s2/", "http://y/leaf")])
-    harvest = _harvest(frontier, "PageRank")
-    assert crawl_order(frontier, "PageRank", harvest, limit=1) == ["http://x/hub", "http://y/leaf"]
+    context = _harvest(frontier, "PageRank")
+    assert crawl_order(frontier, "PageRank", context, limit=1) == ["http://x/hub", "http://y/leaf"]
 
 
 def test_ipagerank_prefers_links_from_relevant_pages(frontier):
@@ -309,9 +309,9 @@ def test_links_are_kept_only_for_the_pagerank_strategies(frontier):
     from combine_scrapy.access.urls import UrlRules
 
     for strategy, expected in (("BestFirst", 0), ("PageRank", 1)):
-        harvest = _harvest(frontier, strategy)
-        harvest.job = SimpleNamespace(crawling=Crawling(strategy=strategy), url_rules=UrlRules())
-        harvest.mark([(f"http://{strategy.lower()}.example/a.html", 0.0)], source="http://s/")
+        context = _harvest(frontier, strategy)
+        context.job = SimpleNamespace(crawling=Crawling(strategy=strategy), url_rules=UrlRules())
+        context.mark([(f"http://{strategy.lower()}.example/a.html", 0.0)], source="http://s/")
         assert len(frontier.link_graph()[0]) == expected
 
 

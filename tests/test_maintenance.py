@@ -20,7 +20,7 @@ from conftest import PROJECT, JobDir, free_port
 from scrapy.settings import Settings
 from test_store import MYSQL_URL, drop_mysql_tables
 
-from combine_scrapy.harvest import Harvest
+from combine_scrapy.context import CrawlContext
 from combine_scrapy.job import load_job
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 from combine_scrapy.records.store.mysql import table_prefix
@@ -264,15 +264,15 @@ def test_commands_have_help(name, option):
 @pytest.mark.crawl
 @pytest.mark.services
 def test_harvest_opens_the_record_store_mysql_url_names(tmp_path):
-    """MYSQL_URL reaches the store through Harvest.open: the job's records go to its MariaDB tables."""
+    """MYSQL_URL reaches the store through CrawlContext.open: the job's records go to its MariaDB tables."""
     job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name=f"t{uuid.uuid4().hex[:12]}")
     job_dir.write(CONFIG, TOPIC, ["http://127.0.0.2/"])
     job = load_job(job_dir.name, job_dir.topics)
-    harvest = Harvest.open(job, job_dir.data, mysql_url=MYSQL_URL)
+    context = CrawlContext.open(job, job_dir.data, mysql_url=MYSQL_URL)
     try:
-        assert harvest.store.location == f"{MYSQL_URL} (tables {table_prefix(job.name)}*)"
-        assert harvest.store.count() == 0
+        assert context.store.location == f"{MYSQL_URL} (tables {table_prefix(job.name)}*)"
+        assert context.store.count() == 0
     finally:
-        harvest.close()
+        context.close()
         drop_mysql_tables(table_prefix(job.name))
     assert not (job_dir.data / job_dir.name / "records.sqlite").exists()

@@ -191,19 +191,19 @@ def test_harvest_marks_at_a_distance_and_counts_raises(tmp_path):
     from types import SimpleNamespace
 
     from combine_scrapy.access.urls import UrlRules
-    from combine_scrapy.harvest import Harvest
+    from combine_scrapy.context import CrawlContext
 
     class Stats(Counter):
         def inc_value(self, key, count=1):
             self[key] += count
 
     frontier = SqliteFrontier(tmp_path / "frontier.sqlite")
-    harvest = Harvest(job=SimpleNamespace(crawling=Crawling(strategy="BestFirst"), url_rules=UrlRules()), frontier=frontier, store=None,
+    context = CrawlContext(job=SimpleNamespace(crawling=Crawling(strategy="BestFirst"), url_rules=UrlRules()), frontier=frontier, store=None,
                       stats=Stats())
-    assert harvest.mark([("http://a.example/1", 0.2), ("http://a.example/1#part", 0.6)], distance=2)[0] == 1
-    harvest.mark([("http://a.example/1", 0.4)], distance=1)
+    assert context.mark([("http://a.example/1", 0.2), ("http://a.example/1#part", 0.6)], distance=2)[0] == 1
+    context.mark([("http://a.example/1", 0.4)], distance=1)
     entry = frontier.ready(0)[0]
-    assert (entry.priority, entry.distance, harvest.stats["frontier/raised"]) == (0.6, 1, 1)
+    assert (entry.priority, entry.distance, context.stats["frontier/raised"]) == (0.6, 1, 1)
     frontier.close()
 
 
@@ -216,7 +216,7 @@ def test_the_distance_travels_from_the_frontier_to_the_fetch():
     from combine_scrapy.spiders.focused import FocusedSpider
 
     spider = FocusedSpider(job="t")
-    spider.harvest = SimpleNamespace(job=SimpleNamespace(fetching=Fetching(get_if_modified_since=False, timeout=30)))
+    spider.context = SimpleNamespace(job=SimpleNamespace(fetching=Fetching(get_if_modified_since=False, timeout=30)))
     spider.crawler = SimpleNamespace(stats=SimpleNamespace(inc_value=lambda *args, **kwargs: None,
                                                            get_value=lambda *args, **kwargs: 1))
     request = spider.request_for(FrontierEntry("http://a.example/", "a.example", 0.5, distance=3))

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from combine_scrapy.commands.trial import trial_config
-from combine_scrapy.harvest import link_scorer_for
+from combine_scrapy.context import link_scorer_for
 from combine_scrapy.job import Job, JobConfigError, build_job, load_config, load_job
 from combine_scrapy.links.learned import (
     CONTENT,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import redis
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from combine_scrapy.context import CrawlContext
 from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault
-from combine_scrapy.harvest import Harvest
 from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
 from combine_scrapy.spiders.focused import NO_USABLE_SEED, FocusedSpider
 
@@ -51,7 +51,7 @@ class Command(ScrapyCrawlCommand):
         except ValueError as e:
             raise CommandError(f"bad REDIS_URL {redis_url!r}: {e}", exitcode=2) from e
         try:
-            Harvest.from_settings(self.settings, job).close()
+            CrawlContext.from_settings(self.settings, job).close()
         except CrawlFault as e:
             raise CommandError(str(e), exitcode=FAULT_EXIT_STATUS) from e
         except ValueError as e:  # a malformed MYSQL_URL; the message names it

@@ -19,9 +19,9 @@ class Command(JobCommand):
         return "Pause a job: its harvesters, here and on other machines, take no new URL until resumed"
 
     def run_job(self, job, args, opts):
-        with self.harvest(job) as harvest:
-            was_paused = harvest.frontier.paused()
-            harvest.frontier.set_paused(self.pause)
+        with self.context(job) as context:
+            was_paused = context.frontier.paused()
+            context.frontier.set_paused(self.pause)
         running = len(running_harvesters(harvesters_dir(self.data_dir, job.name)))
         state = "paused" if self.pause else "resumed"
         already = " (it already was)" if was_paused == self.pause else ""

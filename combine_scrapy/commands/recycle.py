@@ -21,12 +21,12 @@ class Command(JobCommand):
     def run_job(self, job, args, opts):
         records = links = marked = 0
         rejected: Counter[str] = Counter()
-        with self.harvest(job) as harvest:
-            for record in harvest.store:
+        with self.context(job) as context:
+            for record in context.store:
                 records += 1
                 links += len(record.links)
                 candidates = [LinkCandidate(link.url, link.anchor) for link in record.links]
-                new, refused = harvest.mark(harvest.link_scorer.select(candidates, record.score, True), record.url)
+                new, refused = context.mark(context.link_scorer.select(candidates, record.score, True), record.url)
                 marked += new
                 rejected.update(refused)
         print(f"job {job.name}: {links} links of {records} records, {marked} URLs newly marked, "

@@ -16,11 +16,11 @@ class Command(JobCommand):
 
     def run_job(self, job, args, opts):
         records = marked = missing = 0
-        with self.harvest(job) as harvest:
-            for record in harvest.store:
+        with self.context(job) as context:
+            for record in context.store:
                 records += 1
-                for url in harvest.store.urls(record.key):
-                    if harvest.frontier.remark(url):
+                for url in context.store.urls(record.key):
+                    if context.frontier.remark(url):
                         marked += 1
                     else:
                         missing += 1

@@ -32,8 +32,8 @@ class Command(JobCommand):
             compared[other.name] = self._read_log(other.name, opts.top)[0]
         curve, hosts, classes = self._read_log(job.name, opts.top)
         fetched = self._fetched(job.name)
-        with self.harvest(job) as harvest:
-            frontier, records = harvest.frontier.counts(time.time()), harvest.store.count()
+        with self.context(job) as context:
+            frontier, records = context.frontier.counts(time.time()), context.store.count()
         output = Path(opts.output) if opts.output else self.data_dir / job.name / "report"
         data = ReportData(job.name, curve, hosts, classes, records, frontier, fetched, compared, generated=time.time())
         try:

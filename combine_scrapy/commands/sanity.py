@@ -15,7 +15,7 @@ Exit status 1 when something was found and not restored.
 
 from __future__ import annotations
 
-from combine_scrapy.harvest import Harvest
+from combine_scrapy.context import CrawlContext
 from combine_scrapy.operations.control import JobCommand
 from combine_scrapy.records.store.maintenance import SanityReport, check_sanity
 
@@ -34,16 +34,16 @@ class Command(JobCommand):
         parser.add_argument("--restore", action="store_true", help="mend what the check finds")
 
     def run_job(self, job, args, opts):
-        with self.harvest(job) as harvest:
-            store = harvest.store
-            report = check_sanity(store.url_keys(), harvest.frontier.statuses, job.url_rules, store.orphans())
+        with self.context(job) as context:
+            store = context.store
+            report = check_sanity(store.url_keys(), context.frontier.statuses, job.url_rules, store.orphans())
             _print(report)
             if report.unknown:
-                _print_lost_frontier(job.name, harvest)
+                _print_lost_frontier(job.name, context)
             if not report.problems:
                 print(f"job {job.name}: records and frontier agree ({store.count()} records)")
             elif opts.restore:
-                _restore(report, harvest)
+                _restore(report, context)
                 print(f"job {job.name}: restored; {store.count()} records")
             else:
                 print(f"job {job.name}: {report.problems} problems; run with --restore to mend them")
@@ -66,21 +66,21 @@ def _print(report: SanityReport) -> None:
                 print(f"    ... and {len(items) - SHOWN} more")
 
 
-def _print_lost_frontier(job: str, harvest: Harvest) -> None:
+def _print_lost_frontier(job: str, context: CrawlContext) -> None:
     """Record URLs the frontier lacks: how to get the frontier back from the records."""
-    if harvest.shared and harvest.frontier.marker() is None:
+    if context.shared and context.frontier.marker() is None:
         print("the Redis frontier has no job marker: it was lost or emptied since a harvester last worked on it "
               "(Redis restarted without persistence?)")
     print(f"to rebuild the frontier from the records: scrapy sanity {job} --restore (marks those URLs again), "
           f"then scrapy recycle {job} (marks the links of every record), then start the harvesters")
 
 
-def _restore(report: SanityReport, harvest: Harvest) -> None:
-    store = harvest.store
+def _restore(report: SanityReport, context: CrawlContext) -> None:
+    store = context.store
     for url, new in report.renamed:
         store.rename_url(url, new)
     for url in [*report.gone, *(url for url, _ in report.rejected)]:
         store.forget_url(url)
     for key in report.orphans:
         store.delete(key)
-    harvest.mark([(url, 0.0) for url in [*report.unknown, *(new for _, new in report.renamed)]])
+    context.mark([(url, 0.0) for url in [*report.unknown, *(new for _, new in report.renamed)]])

@@ -40,8 +40,8 @@ class Command(JobCommand):
                     urls = read_urls(lines)
             except (OSError, UnicodeDecodeError) as e:
                 raise CommandError(f"cannot read seed file {source}: {getattr(e, 'strerror', None) or e}", exitcode=2) from e
-        with self.harvest(job) as harvest:
-            marked, rejected = harvest.mark((url, opts.priority) for url in urls)
+        with self.context(job) as context:
+            marked, rejected = context.mark((url, opts.priority) for url in urls)
         over_bound = rejected.pop("host_full", 0)
         refused = sum(rejected.values())
         accepted = len(urls) - refused

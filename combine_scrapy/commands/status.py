@@ -25,10 +25,10 @@ class Command(JobCommand):
         if opts.hosts < 0 or opts.minutes <= 0:
             raise CommandError("--hosts must be 0 or more and --minutes more than 0", exitcode=2)
         now = time.time()
-        with self.harvest(job) as harvest:
-            counts = harvest.frontier.counts(now)
-            hosts = harvest.frontier.hosts(now, limit=opts.hosts) if opts.hosts else []
-            records, location = harvest.store.count(), harvest.store.location
+        with self.context(job) as context:
+            counts = context.frontier.counts(now)
+            hosts = context.frontier.hosts(now, limit=opts.hosts) if opts.hosts else []
+            records, location = context.store.count(), context.store.location
         print(f"job {job.name}")
         print(f"  URLs known:      {counts.urls} on {counts.hosts} hosts")
         print(f"  marked, due:     {counts.marked_ready}")

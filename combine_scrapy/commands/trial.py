@@ -21,7 +21,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from combine_scrapy.access.urls import UrlRules, check_url, host_of
-from combine_scrapy.harvest import Harvest
+from combine_scrapy.context import CrawlContext
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import Job, JobConfig
 from combine_scrapy.links.learned import LEARNED_RULES_FILE, TrialPage, format_rules, learn_site_rules
@@ -102,9 +102,9 @@ class TrialSpider(FocusedSpider):
         # Skip FocusedSpider.from_crawler: it loads the job and opens its crawl state, and the trial brings its own.
         spider = super(FocusedSpider, cls).from_crawler(crawler, *args, **kwargs)
         job = spider.trial_job
-        spider.harvest = Harvest.open(job, spider.data_dir)
-        spider.harvest.link_scorer = SiteLinks((host_of(seed) for seed in job.seeds), job.url_rules)
-        crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
+        spider.context = CrawlContext.open(job, spider.data_dir)
+        spider.context.link_scorer = SiteLinks((host_of(seed) for seed in job.seeds), job.url_rules)
+        crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.observe, scrapy.signals.item_scraped)
         return spider
 

@@ -69,13 +69,13 @@ class FrontierScheduler(BaseScheduler):
     @notes_fault_on_open
     def open(self, spider):
         self.spider = spider
-        self.harvest = spider.harvest
-        self.harvest.stats = self.stats  # counts frontier/raised when links raise a marked URL
-        self.strategy = strategy_named(self.harvest.job.crawling.strategy)
-        counts = self.harvest.frontier.counts(time.time())
+        self.context = spider.context
+        self.context.stats = self.stats  # counts frontier/raised when links raise a marked URL
+        self.strategy = strategy_named(self.context.job.crawling.strategy)
+        counts = self.context.frontier.counts(time.time())
         logger.info(
             "frontier of job %s: %d URLs on %d hosts, %d marked and due",
-            self.harvest.job.name, counts.urls, counts.hosts, counts.marked_ready,
+            self.context.job.name, counts.urls, counts.hosts, counts.marked_ready,
         )
 
     def close(self, reason):
@@ -84,7 +84,7 @@ class FrontierScheduler(BaseScheduler):
 
     @stops_crawl_on_fault(False)
     def enqueue_request(self, request: Request) -> bool:
-        marked, rejected = self.harvest.mark([(request.url, request.priority)])
+        marked, rejected = self.context.mark([(request.url, request.priority)])
         self.stats.inc_value("frontier/marked", marked)
         for reason, count in rejected.items():
             self.stats.inc_value(f"urls/rejected/{reason}", count)
@@ -99,7 +99,7 @@ class FrontierScheduler(BaseScheduler):
         now = time.time()
         if self.paused(now):  # a paused crawl waits for resume (or stop) instead of ending
             return True
-        due = self.harvest.frontier.next_due(now)
+        due = self.context.frontier.next_due(now)
         return due is not None and due <= now + self.idle_horizon
 
     @stops_crawl_on_fault(None)
@@ -117,8 +117,8 @@ class FrontierScheduler(BaseScheduler):
             self._schedule(now)
         while self.ready:
             entry = self.ready.popleft()
-            if self.harvest.claim(entry, now):
-                self._lease_ends[entry.url] = now + self.harvest.lease_seconds
+            if self.context.claim(entry, now):
+                self._lease_ends[entry.url] = now + self.context.lease_seconds
                 self._handed_out_since_rerank += 1
                 self.stats.inc_value("scheduler/dequeued/frontier")
                 return self.spider.request_for(entry)
@@ -127,7 +127,7 @@ class FrontierScheduler(BaseScheduler):
 
     def _in_flight(self, now: float) -> int:
         """URLs this harvester leased and has not completed or released, whose lease still runs."""
-        leased = self.harvest.leased
+        leased = self.context.leased
         for url in [url for url in self._lease_ends if url not in leased]:
             del self._lease_ends[url]
         return sum(1 for end in self._lease_ends.values() if end > now)
@@ -136,9 +136,9 @@ class FrontierScheduler(BaseScheduler):
         """The job's pause flag, read from the frontier at most every PAUSE_POLL seconds; changes are logged."""
         if now - self._pause_read_at >= PAUSE_POLL:
             self._pause_read_at = now
-            paused = self.harvest.frontier.paused()
+            paused = self.context.frontier.paused()
             if paused != self._paused:
-                logger.info("job %s %s", self.harvest.job.name, "paused: no new URL is taken" if paused else "resumed")
+                logger.info("job %s %s", self.context.job.name, "paused: no new URL is taken" if paused else "resumed")
                 self.stats.inc_value("scheduler/paused" if paused else "scheduler/resumed")
             self._paused = paused
         return self._paused
@@ -147,13 +147,13 @@ class FrontierScheduler(BaseScheduler):
         """Build the next ready queue in the job's strategy's order."""
         strategy = self.strategy
         if strategy.ranked and self._handed_out_since_rerank >= self.rerank_every:
-            ranked = self.harvest.rerank()
+            ranked = self.context.rerank()
             self._handed_out_since_rerank = 0
             self.stats.inc_value("scheduler/reranked")
             logger.debug("%s recomputed over %d pages", strategy.name, ranked)
         limit = None if strategy.full_round else self.best_batch
-        hold = self.harvest.lease_seconds if strategy.holds_places else 0.0
-        round_ = self.harvest.frontier.ready(now, strategy.name, limit, hold=hold)
+        hold = self.context.lease_seconds if strategy.holds_places else 0.0
+        round_ = self.context.frontier.ready(now, strategy.name, limit, hold=hold)
         self._held_until = round_.held_until
         if round_.held_until is not None and not round_:
             self.stats.inc_value("scheduler/held")
@@ -170,10 +170,10 @@ class FrontierScheduler(BaseScheduler):
         fetch worse ones meanwhile; nothing is due before it (its host's URL
         is marked), so the frontier need not be asked.
         """
-        due = self._held_until if self._held_until is not None else self.harvest.frontier.next_due(now)
+        due = self._held_until if self._held_until is not None else self.context.frontier.next_due(now)
         if due is None or due > now + self.idle_horizon:
             return
-        if self.harvest.shared:
+        if self.context.shared:
             due = min(due, now + self.shared_poll)
         self._wake_in(now, due - now)
 

@@ -281,7 +281,7 @@ class OnlineLinkLearner:
                  pending_links: int = PENDING_LINKS, fetched_pages: int = FETCHED_PAGES,
                  url_checker: UrlChecker | None = None):
         self.url_rules = url_rules
-        #: Canonical URLs as the frontier keeps them; a crawl shares it with the marking of links (Harvest).
+        #: Canonical URLs as the frontier keeps them; a crawl shares it with the marking of links (CrawlContext).
         self.url_checker = url_checker or UrlChecker(url_rules, _CANONICAL_CACHE)
         self.credit_hops = credit_hops
         self.store = store

@@ -7,7 +7,7 @@ for ``/sitemap.xml``, when its robots.txt allows that. Each sitemap is read
 with Scrapy's streaming :class:`scrapy.utils.sitemap.Sitemap` (no entities,
 no network), after gunzipping a ``.gz`` one; a sitemap index leads to the
 sitemaps it lists; a plain-text sitemap is one URL a line. The page URLs go
-through :meth:`Harvest.mark <combine_scrapy.harvest.Harvest.mark>`, the way of
+through :meth:`CrawlContext.mark <combine_scrapy.context.CrawlContext.mark>`, the way of
 every link (canonicalized, the job's rules, non-public addresses refused,
 ``maxUrlsPerHost``), with priority 0.
 
@@ -43,7 +43,7 @@ from twisted.internet.defer import Deferred
 
 from combine_scrapy.access.robots import RobotsPolicy
 from combine_scrapy.access.urls import check_url, host_of
-from combine_scrapy.harvest import HarvestComponent
+from combine_scrapy.context import CrawlComponent
 from combine_scrapy.middlewares import ROBOTS_FETCHED
 
 logger = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ def parse_sitemap(body: bytes, url: str, max_pages: int) -> SitemapContent:
     return content
 
 
-class SitemapReader(HarvestComponent):
+class SitemapReader(CrawlComponent):
     """Reads the sitemaps of each host whose robots.txt the crawl reads, and marks the pages they list.
 
     A Scrapy extension: RobotsMiddleware sends ``ROBOTS_FETCHED`` with each
@@ -168,7 +168,7 @@ class SitemapReader(HarvestComponent):
         return reader
 
     def robots_fetched(self, page_url: str, status: int | None, body: bytes | None, policy: RobotsPolicy) -> None:
-        job = self.harvest.job
+        job = self.context.job
         if not (job.sitemaps.from_robots or job.sitemaps.guess):
             return
         parts = urlsplit(page_url)
@@ -228,7 +228,7 @@ class SitemapReader(HarvestComponent):
                 "handle_httpstatus_all": True,
                 "dont_redirect": True,
                 "download_maxsize": limits.max_bytes,
-                "download_timeout": self.harvest.job.fetching.timeout,
+                "download_timeout": self.context.job.fetching.timeout,
             },
         )
         try:
@@ -254,7 +254,7 @@ class SitemapReader(HarvestComponent):
         if not pages:
             return
         self.stats.inc_value("sitemaps/urls", len(pages))
-        marked, rejected = self.harvest.mark((url, 0.0) for url, _ in pages)
+        marked, rejected = self.context.mark((url, 0.0) for url, _ in pages)
         self.stats.inc_value("sitemaps/marked", marked)
         self.stats.inc_value("frontier/marked", marked)
         for reason, count in rejected.items():
@@ -262,17 +262,17 @@ class SitemapReader(HarvestComponent):
 
     def _revisit_changed(self, dated: list[tuple[str, float]]) -> None:
         """Mark again the stored pages whose lastmod is later than their record's last check."""
-        harvest = self.harvest
+        context = self.context
         canonical: dict[str, float] = {}
         for url, lastmod in dated:
-            verdict = check_url(url, harvest.job.url_rules)
+            verdict = check_url(url, context.job.url_rules)
             if verdict.ok:
                 canonical[verdict.url] = max(lastmod, canonical.get(verdict.url, lastmod))
-        fetched = [url for url, status in harvest.frontier.statuses(canonical).items() if status == 200]
+        fetched = [url for url, status in context.frontier.statuses(canonical).items() if status == 200]
         for url in fetched:
-            key = harvest.store.key_for_url(url)
-            record = harvest.store.get(key) if key else None
-            if record is not None and canonical[url] > record.checked and harvest.frontier.remark(url):
+            key = context.store.key_for_url(url)
+            record = context.store.get(key) if key else None
+            if record is not None and canonical[url] > record.checked and context.frontier.remark(url):
                 self.stats.inc_value("sitemaps/revisits")
                 logger.info("sitemap: %s changed since it was checked (lastmod): marked again", url)
 

@@ -16,8 +16,8 @@ import redis
 from scrapy.commands import ScrapyCommand
 from scrapy.utils.log import configure_logging
 
+from combine_scrapy.context import CrawlContext
 from combine_scrapy.faults import CrawlFault
-from combine_scrapy.harvest import Harvest
 from combine_scrapy.job import Job, JobConfig, JobConfigError, build_job, load_config
 from combine_scrapy.records.store import RecordStore, open_store
 
@@ -112,10 +112,10 @@ class JobCommand(ScrapyCommand):
         raise NotImplementedError
 
     @contextmanager
-    def harvest(self, job: Job) -> Iterator[Harvest]:
+    def context(self, job: Job) -> Iterator[CrawlContext]:
         """The job's frontier and records, as its harvesters see them (REDIS_URL, MYSQL_URL or the data dir)."""
-        with open_harvest(job, self.settings) as harvest:
-            yield harvest
+        with open_harvest(job, self.settings) as context:
+            yield context
 
     @contextmanager
     def records(self, job: Job) -> Iterator[RecordStore]:
@@ -141,7 +141,7 @@ class JobCommand(ScrapyCommand):
 
 
 @contextmanager
-def open_harvest(job: Job, settings) -> Iterator[Harvest]:
+def open_harvest(job: Job, settings) -> Iterator[CrawlContext]:
     """Open the job's backends from the settings (REDIS_URL, MYSQL_URL, else the data dir).
 
     A command does not wait out a Redis outage as a harvester does: an
@@ -154,7 +154,7 @@ def open_harvest(job: Job, settings) -> Iterator[Harvest]:
         except ValueError as e:
             raise CommandError(f"bad REDIS_URL {redis_url!r}: {e}", exitcode=2) from e
     try:
-        harvest = Harvest.from_settings(settings, job, redis_outage_patience=0)
+        context = CrawlContext.from_settings(settings, job, redis_outage_patience=0)
     except ValueError as e:  # a malformed MYSQL_URL; the message names it
         raise CommandError(str(e), exitcode=2) from e
     except ConnectionError as e:  # the MySQL store connects when opened
@@ -163,12 +163,12 @@ def open_harvest(job: Job, settings) -> Iterator[Harvest]:
         raise CommandError(str(e)) from e
     try:
         if redis_url:
-            harvest.frontier.server.ping()
-        yield harvest
+            context.frontier.server.ping()
+        yield context
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:
         raise CommandError(f"cannot reach Redis at {redis_url}: {e}") from e
     finally:
-        harvest.close()
+        context.close()
 
 
 # Pid files: data/<job>/harvesters/<pid>.pid, holding the process's start time, so that a

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from combine_scrapy.context import CrawlComponent
 from combine_scrapy.document import content
 from combine_scrapy.frontier import Outcome
-from combine_scrapy.harvest import HarvestComponent
 from combine_scrapy.items import Fetch
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import open_store
@@ -138,7 +138,7 @@ def crawl_examples(
     return positive, negative
 
 
-class IrrelevantPagesPipeline(HarvestComponent):
+class IrrelevantPagesPipeline(CrawlComponent):
     """Keep the pages the topic filter turned down (saveIrrelevant = 1); runs after RecordPipeline."""
 
     def __init__(self, crawler: Crawler) -> None:
@@ -148,7 +148,7 @@ class IrrelevantPagesPipeline(HarvestComponent):
 
     def spider_opened(self, spider: Spider) -> None:
         super().spider_opened(spider)
-        job = self.harvest.job
+        job = self.context.job
         if not job.archive.save_irrelevant:
             return
         path = Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / IRRELEVANT_FILE

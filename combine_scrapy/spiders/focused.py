@@ -15,9 +15,9 @@ import scrapy
 from scrapy.exceptions import CloseSpider, UsageError
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
+from combine_scrapy.context import CrawlContext
 from combine_scrapy.extensions import PAGES_STAT
 from combine_scrapy.frontier import FrontierEntry, Outcome
-from combine_scrapy.harvest import Harvest
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.middlewares import RobotsDisallowed, RobotsPending, UrlRejected
@@ -125,8 +125,8 @@ class FocusedSpider(scrapy.Spider):
             raise UsageError(f"bad job: {e}") from e
         if spider.continuous:  # run forever: wait for whatever comes due, however far away
             settings.set("COMBINE_IDLE_HORIZON", float("inf"), priority="spider")
-        spider.harvest = Harvest.from_settings(settings, job)
-        crawler.signals.connect(spider.harvest.close, scrapy.signals.engine_stopped)
+        spider.context = CrawlContext.from_settings(settings, job)
+        crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.seeds_all_refused, scrapy.signals.spider_idle)
         spider.seed_set = frozenset(job.seeds)
         spider.seeds_refused_by_robots = set()
@@ -134,7 +134,7 @@ class FocusedSpider(scrapy.Spider):
 
     @property
     def job(self):
-        return self.harvest.job
+        return self.context.job
 
     async def start(self):
         """Seeds enter through the scheduler, which marks them in the frontier.
@@ -148,7 +148,7 @@ class FocusedSpider(scrapy.Spider):
             self.logger.warning("%s", refused)
         self.crawler.stats.set_value("seeds/usable", len(job.seeds))
         self.crawler.stats.set_value("seeds/refused", len(job.refused_seeds))
-        if not job.seeds and not self.harvest.frontier.counts(time.time()).urls:
+        if not job.seeds and not self.context.frontier.counts(time.time()).urls:
             if job.refused_seeds:
                 self.seed_problem = f"every seed of seeds.txt was refused ({len(job.refused_seeds)}, see the warnings above)"
             else:

@@ -20,7 +20,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
-from combine_scrapy.harvest import HarvestComponent
+from combine_scrapy.context import CrawlComponent
 from combine_scrapy.operations.control import harvesters_dir
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ def beacon_key(prefix: str, machine: str, pid: int) -> str:
     return f"{prefix}harvester:{machine}:{pid}"
 
 
-class HarvesterBeacon(HarvestComponent):
+class HarvesterBeacon(CrawlComponent):
     def __init__(self, crawler, data_dir: str, interval: float):
         super().__init__(crawler)
         self.data_dir = data_dir
@@ -72,7 +72,7 @@ class HarvesterBeacon(HarvestComponent):
         self.fetching.pop(request.url, None)
 
     def state(self) -> dict:
-        paused = self.harvest.frontier.paused()
+        paused = self.context.frontier.paused()
         stats = self.stats
         return {
             "pid": self.pid,
@@ -96,8 +96,8 @@ class HarvesterBeacon(HarvestComponent):
             partial = self.path.with_suffix(".json.part")
             partial.write_text(state)
             partial.replace(self.path)
-            if self.harvest.shared:
-                frontier = self.harvest.frontier
+            if self.context.shared:
+                frontier = self.context.frontier
                 frontier.server.set(
                     beacon_key(frontier.prefix, self.machine, self.pid), state,
                     ex=max(1, round(self.interval * REDIS_LIFETIMES)),
@@ -111,9 +111,9 @@ class HarvesterBeacon(HarvestComponent):
             self._task.stop()
         if self.path is not None:
             self.path.unlink(missing_ok=True)
-            harvest = self.harvest
-            if harvest.shared:
+            context = self.context
+            if context.shared:
                 try:
-                    harvest.frontier.server.delete(beacon_key(harvest.frontier.prefix, self.machine, self.pid))
+                    context.frontier.server.delete(beacon_key(context.frontier.prefix, self.machine, self.pid))
                 except Exception as e:  # noqa: BLE001 - it expires by itself
                     logger.debug("beacon not removed from Redis: %s", e)

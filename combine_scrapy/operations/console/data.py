@@ -17,7 +17,7 @@ from pathlib import Path
 import redis
 
 from combine_scrapy.access.urls import host_of
-from combine_scrapy.harvest import Harvest
+from combine_scrapy.context import CrawlContext
 from combine_scrapy.job import Job
 from combine_scrapy.operations.console.beacon import beacon_key
 from combine_scrapy.operations.control import harvesters_dir, running_harvesters, stop_processes
@@ -154,22 +154,22 @@ class HarvestLogReader:
 class ConsoleData:
     """A job as the console sees it: its frontier and records (as its harvesters open them) and its harvest log."""
 
-    def __init__(self, job: Job, harvest: Harvest, data_dir: Path):
+    def __init__(self, job: Job, context: CrawlContext, data_dir: Path):
         self.job = job
-        self.harvest = harvest
+        self.context = context
         self.data_dir = data_dir
-        self.index = harvest.store.listing
+        self.index = context.store.listing
         self.log = HarvestLogReader(log_path(data_dir, job.name))
 
     @classmethod
     def open(cls, job: Job, settings) -> ConsoleData:
         """The job's backends where the settings put them; a Redis outage is waited out 5 s, not a harvester's 10 min."""
-        harvest = Harvest.from_settings(settings, job, redis_outage_patience=5)
-        return cls(job, harvest, Path(settings.get("COMBINE_DATA_DIR")))
+        context = CrawlContext.from_settings(settings, job, redis_outage_patience=5)
+        return cls(job, context, Path(settings.get("COMBINE_DATA_DIR")))
 
     def close(self) -> None:
         self.log.close()
-        self.harvest.close()
+        self.context.close()
 
     # -- the live page --------------------------------------------------------------
 
@@ -178,10 +178,10 @@ class ConsoleData:
         return {
             "job": self.job.name,
             "time": now,
-            "paused": self.harvest.frontier.paused(),
-            "frontier": asdict(self.harvest.frontier.counts(now)),
-            "records": self.harvest.store.count(),
-            "records_location": self.harvest.store.location,
+            "paused": self.context.frontier.paused(),
+            "frontier": asdict(self.context.frontier.counts(now)),
+            "records": self.context.store.count(),
+            "records_location": self.context.store.location,
             **self.log.totals(now),
             "curve": self.log.curve(),
             "recent_relevant": self._with_record_keys(self.log.recent_relevant()),
@@ -191,7 +191,7 @@ class ConsoleData:
 
     def _with_record_keys(self, pages: list[dict]) -> list[dict]:
         for page in pages:
-            page["record"] = self.harvest.store.key_for_url(page["url"])
+            page["record"] = self.context.store.key_for_url(page["url"])
         return pages
 
     def hosts(self, limit: int = 50, now: float | None = None) -> list[dict]:
@@ -199,7 +199,7 @@ class ConsoleData:
         now = time.time() if now is None else now
         fetched = self.log.hosts(limit)
         rows: dict[str, dict] = {}
-        for host, marked, wait in self.harvest.frontier.hosts(now, limit=limit):
+        for host, marked, wait in self.context.frontier.hosts(now, limit=limit):
             rows[host] = {"host": host, "marked": marked, "locked_for": round(wait, 1), "fetched": 0, "relevant": 0}
         for host, (pages, relevant) in fetched.items():
             row = rows.setdefault(host, {"host": host, "marked": 0, "locked_for": 0.0})
@@ -221,8 +221,8 @@ class ConsoleData:
                 path.unlink(missing_ok=True)  # left by a harvester that was killed
                 continue
             found[(state.get("machine", ""), pid)] = state
-        if self.harvest.shared:
-            frontier = self.harvest.frontier
+        if self.context.shared:
+            frontier = self.context.frontier
             try:
                 for key in frontier.server.scan_iter(match=beacon_key(frontier.prefix, "*", "*"), count=1000):
                     raw = frontier.server.get(key)
@@ -247,7 +247,7 @@ class ConsoleData:
 
     def search(self, query: str, filters: SearchFilters, limit: int = 20) -> list[dict]:
         """Full-text hits (best first), or with an empty query the newest records, that pass the filters."""
-        store = self.harvest.store
+        store = self.context.store
         if not query.strip():
             if not filters.any:
                 raise BadRequest("give words to search for, or a filter (class, host, dates)")
@@ -298,7 +298,7 @@ class ConsoleData:
 
     def record(self, key: str) -> dict | None:
         """Everything the record page shows: title, URLs, scores per class, language, links out and in, text."""
-        store = self.harvest.store
+        store = self.context.store
         record = store.get(key)
         head = self.index.head(key)
         if record is None or head is None:
@@ -334,7 +334,7 @@ class ConsoleData:
 
     def seed(self, urls: list[str], priority: float = 0.0) -> dict:
         """Mark URLs through the job's URL rules, as ``scrapy seed`` does."""
-        marked, rejected = self.harvest.mark((url, priority) for url in urls)
+        marked, rejected = self.context.mark((url, priority) for url in urls)
         over_bound = rejected.pop("host_full", 0)
         refused = sum(rejected.values())
         accepted = len(urls) - refused
@@ -342,8 +342,8 @@ class ConsoleData:
                 "over_bound": over_bound, "refused": dict(rejected)}
 
     def set_paused(self, paused: bool) -> dict:
-        self.harvest.frontier.set_paused(paused)
-        return {"paused": self.harvest.frontier.paused()}
+        self.context.frontier.set_paused(paused)
+        return {"paused": self.context.frontier.paused()}
 
     def stop(self) -> dict:
         """SIGTERM to this machine's harvesters of the job (Scrapy's graceful shutdown), without waiting."""

@@ -31,7 +31,7 @@ from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import RecordReader
 
 if TYPE_CHECKING:
-    from combine_scrapy.harvest import Harvest
+    from combine_scrapy.context import CrawlContext
 
 
 class RecordKeys:
@@ -63,9 +63,9 @@ def stored_records(store: RecordReader, keys: RecordKeys) -> Iterator[tuple[Reco
 
 
 class _HarvestingSpider(Protocol):
-    """The focused spider, whose from_crawler gives it the job's Harvest."""
+    """The focused spider, whose from_crawler gives it the job's CrawlContext."""
 
-    harvest: Harvest
+    context: CrawlContext
 
 
 class RecordFeedExporter(BaseItemExporter):
@@ -81,10 +81,10 @@ class RecordFeedExporter(BaseItemExporter):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, file: IO[bytes], **kwargs: Any) -> Self:
-        # Scrapy makes a feed's exporter when the spider opens: the records are the store of the spider's Harvest.
+        # Scrapy makes a feed's exporter when the spider opens: the records are the store of the spider's CrawlContext.
         # Scrapy types Crawler.spider as any Spider or None; these exporters run in the focused spider's crawls only.
         spider = cast(_HarvestingSpider, crawler.spider)
-        return cls(file, spider.harvest.store, **kwargs)
+        return cls(file, spider.context.store, **kwargs)
 
     def export_item(self, item: Any) -> None:
         key = getattr(item, "stored_key", None)

@@ -17,7 +17,7 @@ from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Headers, Response
 
-from combine_scrapy.harvest import HarvestComponent
+from combine_scrapy.context import CrawlComponent
 from combine_scrapy.records.warc import Exchange, WarcArchive
 
 logger = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ def exchange_of(request: Request, response: Response, fetched_at: float) -> Exch
     )
 
 
-class WarcMiddleware(HarvestComponent):
+class WarcMiddleware(CrawlComponent):
     """Write each downloaded response, with its request, into the job's WARC files (when the job says saveWARC = 1)."""
 
     def __init__(self, crawler: Crawler) -> None:
@@ -68,7 +68,7 @@ class WarcMiddleware(HarvestComponent):
 
     def spider_opened(self, spider: Spider) -> None:
         super().spider_opened(spider)
-        job = self.harvest.job
+        job = self.context.job
         if not job.archive.save_warc:
             return
         self.archive = WarcArchive(

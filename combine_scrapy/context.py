@@ -72,7 +72,7 @@ def link_scorer_for(job: Job, url_checker: UrlChecker | None = None) -> LinkScor
 
 
 @dataclass
-class Harvest:
+class CrawlContext:
     job: Job
     frontier: Frontier
     store: RecordStore
@@ -94,7 +94,7 @@ class Harvest:
         redis_outage_patience: float = OUTAGE_PATIENCE,
         mysql_url: str | None = None,
         settings=None,
-    ) -> Harvest:
+    ) -> CrawlContext:
         """Open the job's backends: the frontier in Redis when ``redis_url`` is given (shared by
         every harvester), the records in MySQL when ``mysql_url`` is, else both in ``data_dir/<job>/``;
         the job's maxUrlsPerHost wins over the setting. The Redis client is made from the Scrapy
@@ -120,7 +120,7 @@ class Harvest:
         )
 
     @classmethod
-    def from_settings(cls, settings: BaseSettings, job: Job, *, redis_outage_patience: float | None = None) -> Harvest:
+    def from_settings(cls, settings: BaseSettings, job: Job, *, redis_outage_patience: float | None = None) -> CrawlContext:
         """Open the job's backends where the Scrapy settings put them, as every harvester and command of the job does:
         COMBINE_DATA_DIR, REDIS_URL (with REDIS_PARAMS), MYSQL_URL, COMBINE_LEASE_SECONDS,
         COMBINE_MAX_URLS_PER_HOST, and COMBINE_REDIS_OUTAGE_PATIENCE unless ``redis_outage_patience`` is given
@@ -239,17 +239,17 @@ class Harvest:
         self.store.close()
 
 
-class HarvestComponent:
+class CrawlComponent:
     """Base of the focused crawl's Scrapy components (downloader middlewares, item pipelines, extensions).
 
-    The crawl's shared state is its :class:`Harvest`, which the spider opens in ``from_crawler``
-    (:meth:`Harvest.from_settings`). A component takes it from the spider when the spider opens (the
+    The crawl's shared state is its :class:`CrawlContext`, which the spider opens in ``from_crawler``
+    (:meth:`CrawlContext.from_settings`). A component takes it from the spider when the spider opens (the
     ``spider_opened`` signal, sent before any request or item), as Scrapy's own middlewares take a
     spider's attributes; a subclass that handles ``spider_opened`` too extends :meth:`spider_opened`.
     The scheduler takes it in ``open(spider)``.
     """
 
-    harvest: Harvest
+    context: CrawlContext
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
@@ -262,4 +262,4 @@ class HarvestComponent:
         return component
 
     def spider_opened(self, spider: Spider) -> None:
-        self.harvest = spider.harvest  # type: ignore[attr-defined]  # FocusedSpider.from_crawler sets it
+        self.context = spider.context  # type: ignore[attr-defined]  # FocusedSpider.from_crawler sets it
