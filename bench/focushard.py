@@ -264,21 +264,21 @@ def targets(chosen: list[Run], peers: dict[int, Run], cap: int) -> dict:
     above zero.
     """
     paired = [(run, peers[run.seed]) for run in chosen if run.seed in peers]
-    ratios, fast, complete, context = [], [], [], []
+    ratios, fast, complete, harvest = [], [], [], []
     for run, peer in paired:
         mine, theirs = run.fetches_to(0.8), peer.fetches_to(0.8) or cap
         ratios.append(round(mine / theirs, 3) if mine is not None else None)
         fast.append(mine is not None and mine * SPEED_UP <= theirs)
         complete.append(run.fetches_to(1.0) is not None)
         early, early_peer = run.harvest_rate(EARLY_FETCHES), peer.harvest_rate(EARLY_FETCHES)
-        context.append(early > 0 and early >= HARVEST_GAIN * early_peer)
+        harvest.append(early > 0 and early >= HARVEST_GAIN * early_peer)
     early = statistics.fmean(run.harvest_rate(EARLY_FETCHES) for run, _ in paired) if paired else 0.0
     early_peer = statistics.fmean(peer.harvest_rate(EARLY_FETCHES) for _, peer in paired) if paired else 0.0
     return {
         "ratio_to_breadth_first_80%": spread(ratios),
         "target_80%_in_a_fifth": bool(fast) and all(fast),
         "target_100%_within_cap": bool(complete) and all(complete),
-        "target_harvest_3x": bool(context) and all(context),
+        "target_harvest_3x": bool(harvest) and all(harvest),
         "harvest_gain_first_500": round(early / early_peer, 2) if early_peer else None,  # of the means
     }
 

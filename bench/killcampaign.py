@@ -166,11 +166,11 @@ def kill_campaign(backend: str, kills: int, pages: int, seed: int, redis_url: st
         started = time.monotonic()
         try:
             if backend == "redis":
-                context = campaign.start("harvest", campaign.name, "-n", "3", "--log-dir", str(campaign.logs))
-                processes = [context]
+                harvest = campaign.start("harvest", campaign.name, "-n", "3", "--log-dir", str(campaign.logs))
+                processes = [harvest]
                 def running():
-                    return [p for p in [*children(context.pid), *(x.pid for x in processes[1:])] if _alive(p)]
-                wait_for(lambda: len(running()) == 3 or context.poll() is not None, 60)
+                    return [p for p in [*children(harvest.pid), *(x.pid for x in processes[1:])] if _alive(p)]
+                wait_for(lambda: len(running()) == 3 or harvest.poll() is not None, 60)
             else:
                 processes = [campaign.crawl()]
                 def running():

@@ -274,7 +274,7 @@ def test_best_first_takes_the_highest_priorities_first(frontier):
     assert crawl_order(frontier, "BestFirst", limit=1) == ["http://a/2", "http://c/1", "http://b/1", "http://a/1"]
 
 
-def _harvest(frontier, strategy):
+def _context(frontier, strategy):
     from combine_scrapy.context import CrawlContext
 
     return CrawlContext(job=SimpleNamespace(crawling=Crawling(strategy=strategy)), frontier=frontier, store=None)
@@ -288,7 +288,7 @@ def test_pagerank_fetches_the_most_linked_page_first(frontier):
     frontier.mark([("http://y/leaf", "y", 0), ("http://x/hub", "x", 0)])
     frontier.add_links([("http://s0/", "http://x/hub"), ("http://s1/", "http://x/hub"), ("http://s2/", "http://x/hub"),
                         ("http://s2/", "http://y/leaf")])
-    context = _harvest(frontier, "PageRank")
+    context = _context(frontier, "PageRank")
     assert crawl_order(frontier, "PageRank", context, limit=1) == ["http://x/hub", "http://y/leaf"]
 
 
@@ -299,9 +299,9 @@ def test_ipagerank_prefers_links_from_relevant_pages(frontier):
         frontier.complete(url, host, now=1, url_lock_until=1e9, host_lock_until=1, status=200, score=score)
     frontier.mark([("http://x/p", "x", 0), ("http://y/p", "y", 0)])
     frontier.add_links([("http://n1/", "http://x/p"), ("http://n2/", "http://x/p"), ("http://r/", "http://y/p")])
-    assert _harvest(frontier, "PageRank").rerank() == 5
+    assert _context(frontier, "PageRank").rerank() == 5
     assert frontier.ready(100, "PageRank", 1)[0].url == "http://x/p"
-    _harvest(frontier, "iPageRank").rerank()
+    _context(frontier, "iPageRank").rerank()
     assert frontier.ready(100, "iPageRank", 1)[0].url == "http://y/p"
 
 
@@ -309,7 +309,7 @@ def test_links_are_kept_only_for_the_pagerank_strategies(frontier):
     from combine_scrapy.access.urls import UrlRules
 
     for strategy, expected in (("BestFirst", 0), ("PageRank", 1)):
-        context = _harvest(frontier, strategy)
+        context = _context(frontier, strategy)
         context.job = SimpleNamespace(crawling=Crawling(strategy=strategy), url_rules=UrlRules())
         context.mark([(f"http://{strategy.lower()}.example/a.html", 0.0)], source="http://s/")
         assert len(frontier.link_graph()[0]) == expected

@@ -63,16 +63,16 @@ def test_four_harvesters_from_the_harvest_command_share_the_frontier_and_keep_th
             "-s", f"COMBINE_TOPICS_DIR={job_dir.topics}", "-s", f"COMBINE_DATA_DIR={job_dir.data}",
             "-s", f"REDIS_URL={REDIS_URL}", "-s", "COMBINE_IDLE_HORIZON=90",  # > the 60 s lease: wait for URLs other harvesters hold
         ]
-        context = subprocess.Popen(
+        harvest = subprocess.Popen(
             command, cwd=PROJECT, env={**os.environ, "PYTHONPATH": str(PROJECT)},
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
-        wait_for(lambda: all(log.exists() for log in logs) or context.poll() is not None, 60, "four harvester logs")
-        wait_until_opened(logs, [context] * 4)
+        wait_for(lambda: all(log.exists() for log in logs) or harvest.poll() is not None, 60, "four harvester logs")
+        wait_until_opened(logs, [harvest] * 4)
         gate.set()
-        stdout, stderr = context.communicate(timeout=150)
+        stdout, stderr = harvest.communicate(timeout=150)
         hits = list(web.hits)
-    assert context.returncode == 0, stdout + stderr
+    assert harvest.returncode == 0, stdout + stderr
     assert stdout.count("started, pid") == 4 and stdout.count("ended with status 0") == 4, stdout
     outputs = [log.read_text() for log in logs]
     assert not [text for text in outputs if "Traceback" in text]

@@ -188,7 +188,7 @@ figure {{ margin: 1em 0; }} img {{ max-width: 100%; }}
 <h2>Plots</h2>
 {figures}
 <h2>Top hosts</h2>
-{_table(["host", "pages fetched", "relevant", "context rate"], hosts, "No pages fetched yet.")}
+{_table(["host", "pages fetched", "relevant", "harvest rate"], hosts, "No pages fetched yet.")}
 <h2>Top classes</h2>
 {_table(["class", "relevant pages", "share of relevant pages"], classes, "No relevant page with a class yet.")}
 </body></html>
