@@ -17,13 +17,17 @@ its state, for reading the file by hand.
 
 from __future__ import annotations
 
+import bisect
+import heapq
+import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.frontier import FrontierCounts, FrontierEntry, MarkResult
-from combine_scrapy.frontier.strategy import Head, Round, strategy_named
+from combine_scrapy.frontier.strategy import CrawlStrategy, Head, Round, strategy_named
 
 #: The tables, indexes, trigger and view of a frontier file, one statement each.
 SCHEMA = (
@@ -57,6 +61,8 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS urls_best ON urls (host_id, priority DESC) WHERE harvest = 1",
     # The marked URLs handed out and not completed, for ``ready``'s drop of those handed out too often.
     "CREATE INDEX IF NOT EXISTS urls_attempted ON urls (attempts) WHERE harvest = 1 AND attempts > 0",
+    # The marked URLs locked (leased, or waiting to be retried), for when a host's head may change by itself.
+    "CREATE INDEX IF NOT EXISTS urls_locked ON urls (host_id, lock_until) WHERE harvest = 1 AND lock_until > 0",
     """
     CREATE TABLE IF NOT EXISTS fetches (         -- what fetching a URL left, from its first fetch on
         seq INTEGER PRIMARY KEY,                 -- urls.seq
@@ -188,6 +194,105 @@ def _key(url: str) -> tuple[str, str]:
     return host, _tail(host, url)
 
 
+# Each host's head in a queue's order (``{order}``) and when a locked URL of it comes free, for ``{hosts}``.
+_HEADS = """
+    SELECT h.host, h.lock_until, h.leased_until, h.fetched, h.relevant,
+           u.tail, u.priority, f.etag, f.last_modified, u.distance, u.seq,
+           (SELECT MIN(lock_until) FROM urls
+            WHERE harvest = 1 AND lock_until > 0 AND host_id = h.id AND lock_until > :now)
+    FROM hosts h LEFT JOIN urls u ON u.seq = (
+        SELECT seq FROM urls WHERE harvest = 1 AND host_id = h.id AND lock_until <= :now
+        ORDER BY {order} LIMIT 1
+    )
+    LEFT JOIN fetches f ON f.seq = u.seq
+    WHERE {hosts}
+"""
+
+
+@dataclass
+class _CachedHost:
+    """A host as the last read of it found it: its head (None: no due URL), its locks, its first due URLs."""
+
+    head: Head | None
+    leased_until: float
+    unlocks: float | None                 # when its first locked marked URL comes free (its head may change)
+    key: tuple | None = None              # the head's place in ``_HeadCache.order``
+    queue: list[tuple[float, int]] | None = None  # ``_deeper``'s answer for it, read ``depth`` deep
+    depth: int = 0
+
+
+class _HeadCache:
+    """The heads of the hosts as last read, so a round reads again only the hosts written since.
+
+    Another connection's commit changes ``PRAGMA data_version`` and empties
+    the cache; this connection's own writes name the hosts they touch
+    (``changed``); a host whose locked URL comes free is read again then.
+    """
+
+    def __init__(self) -> None:
+        self.strategy: CrawlStrategy | None = None  # whose queue and order the heads follow
+        self.version: int | None = None
+        self.read_at = -math.inf                    # the latest time it was read for
+        self.hosts: dict[str, _CachedHost] = {}
+        self.order: list[tuple] = []                # (round_key, host) of the heads, for a strategy with head_order
+        self.unlocks: list[tuple[float, str]] = []  # heap of (unlocks, host)
+        self.first_unlock: dict[str, float] = {}    # each host's earliest time in the heap
+        self.changed: set[str] = set()
+        self.everything = True                      # every host to be read again
+
+    def drop(self, host: str) -> None:
+        cached = self.hosts.pop(host, None)
+        if cached is not None and cached.key is not None:
+            del self.order[bisect.bisect_left(self.order, cached.key)]
+
+    def put(self, row: tuple) -> None:
+        """Keep a host as read by ``_HEADS``."""
+        host, lock_until, leased_until, fetched, relevant, tail, priority, etag, last_modified, distance, seq, \
+            unlocks = row
+        self.drop(host)
+        head = None if seq is None else Head(
+            FrontierEntry(_whole(host, tail), host, priority, etag, last_modified, distance), seq, lock_until,
+            fetched, relevant,
+        )
+        if head is None and unlocks is None:
+            return
+        cached = self.hosts[host] = _CachedHost(head, leased_until, unlocks)
+        if head is not None and self.strategy is not None and self.strategy.head_order is not None:
+            cached.key = (self.strategy.round_key(head), host)
+            bisect.insort(self.order, cached.key)
+        if unlocks is not None and unlocks < self.first_unlock.get(host, math.inf):
+            self.first_unlock[host] = unlocks
+            heapq.heappush(self.unlocks, (unlocks, host))
+
+    def due_again(self, now: float) -> set[str]:
+        """The hosts whose locked URL came free since they were read."""
+        hosts = set()
+        while self.unlocks and self.unlocks[0][0] <= now:
+            unlocks, host = heapq.heappop(self.unlocks)
+            if self.first_unlock.get(host) == unlocks:
+                del self.first_unlock[host]
+            hosts.add(host)
+        return hosts
+
+    def heads(self, now: float, limit: int | None, hold: float) -> list[Head]:
+        """The heads of the hosts free at ``now`` or leased for at most ``hold`` more seconds; with a
+        strategy's head_order, only its ``limit`` first."""
+        until = now + hold
+        if limit is not None and self.strategy is not None and self.strategy.head_order is not None:
+            hosts = (self.hosts[host] for _, host in self.order)
+        else:
+            limit, hosts = None, (cached for cached in self.hosts.values() if cached.head is not None)
+        heads: list[Head] = []
+        for cached in hosts:
+            head = cached.head
+            if head is not None and (head.host_lock_until <= now
+                                     or cached.leased_until > now and head.host_lock_until <= until):
+                heads.append(head)
+                if len(heads) == limit:
+                    break
+        return heads
+
+
 class SqliteFrontier:
     """The frontier in one SQLite file."""
 
@@ -203,6 +308,7 @@ class SqliteFrontier:
             self._db.execute(statement)
         # One cursor for the calls made for every URL: the connection's execute makes one per statement.
         self._statements = self._db.cursor()
+        self._heads = _HeadCache()
 
     def _columns(self, table: str) -> set[str]:
         return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
@@ -297,10 +403,11 @@ class SqliteFrontier:
                     "INSERT OR IGNORE INTO urls (host_id, tail, priority, distance) VALUES (?, ?, ?, ?)",
                     (host_id, tail, priority, distance),
                 ).rowcount:
+                    self._changed(host)
                     known[2] += 1
                     marked += 1
                     continue
-                raised += db.execute(
+                raised_rows = db.execute(
                     """
                     UPDATE urls SET priority = MAX(priority, :priority), distance = MIN(distance, :distance)
                     WHERE host_id = :host AND tail = :tail AND harvest = 1
@@ -309,6 +416,9 @@ class SqliteFrontier:
                     """,
                     {"host": host_id, "tail": tail, "priority": priority, "distance": distance},
                 ).rowcount
+                if raised_rows:
+                    raised += raised_rows
+                    self._changed(host)
             db.executemany(
                 "UPDATE hosts SET urls = urls + ? WHERE id = ?",
                 ((added, host_id) for host_id, _, added in hosts.values() if added),
@@ -328,7 +438,9 @@ class SqliteFrontier:
 
     def remark(self, url: str) -> bool:
         """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
-        cursor = self._db.execute(f"UPDATE urls SET harvest = 1, lock_until = 0, attempts = 0 WHERE {_URL}", _key(url))
+        key = _key(url)
+        self._changed(key[0])
+        cursor = self._db.execute(f"UPDATE urls SET harvest = 1, lock_until = 0, attempts = 0 WHERE {_URL}", key)
         return cursor.rowcount > 0
 
     def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
@@ -337,38 +449,71 @@ class SqliteFrontier:
 
         A host takes part when it has a due marked URL and is free, or leased
         (a fetch in flight) for at most ``hold`` seconds more; URLs handed out
-        too often without completion are dropped first.
+        too often without completion are dropped first. The heads are read
+        again only for the hosts written since the last round (``_HeadCache``).
         """
         crawl = strategy_named(strategy)
-        self._db.execute(
-            "UPDATE urls SET harvest = 0 WHERE harvest = 1 AND attempts > 0 AND attempts >= ? AND lock_until <= ?",
-            (self.max_attempts, now),
-        )
-        heads_sql = f"""
-            SELECT h.host, u.tail, u.priority, f.etag, f.last_modified, u.distance, u.seq,
-                   h.lock_until, h.fetched, h.relevant
-            FROM hosts h JOIN urls u ON u.seq = (
-                SELECT seq FROM urls WHERE harvest = 1 AND host_id = h.id AND lock_until <= :now
-                ORDER BY {_QUEUES[crawl.queue]} LIMIT 1
-            )
-            LEFT JOIN fetches f ON f.seq = u.seq
-            WHERE h.lock_until <= :now OR h.leased_until > :now AND h.lock_until <= :until
-        """
-        if limit is not None and crawl.head_order is not None:  # only the heads the round reads
-            heads_sql = f"SELECT * FROM ({heads_sql}) ORDER BY {crawl.head_order} LIMIT :limit"
-        rows = self._db.execute(heads_sql, {"now": now, "until": now + hold, "limit": limit}).fetchall()
-        heads = [
-            Head(FrontierEntry(_whole(host, tail), host, priority, etag, last_modified, distance), *rest)
-            for host, tail, priority, etag, last_modified, distance, *rest in rows
-        ]
+        self._read_heads(crawl, now)
+        heads = self._heads.heads(now, limit, hold)
         return crawl.round(heads, now, limit, lambda hosts, depth: self._deeper(now, hosts, depth),
                            first_depth=FIRST_DEPTH)
 
+    def _read_heads(self, crawl: CrawlStrategy, now: float) -> None:
+        """Bring the cached heads up to date for a round of ``crawl`` at ``now``."""
+        cache = self._heads
+        version = self._db.execute("PRAGMA data_version").fetchone()[0]
+        everything = (cache.everything or version != cache.version or crawl is not cache.strategy
+                      or now < cache.read_at)
+        hosts = cache.changed | cache.due_again(now)
+        if (everything or hosts) and self._db.execute(
+            "SELECT 1 FROM urls WHERE harvest = 1 AND attempts > 0 AND attempts >= ? AND lock_until <= ? LIMIT 1",
+            (self.max_attempts, now),
+        ).fetchone():
+            self._db.execute(
+                "UPDATE urls SET harvest = 0 WHERE harvest = 1 AND attempts > 0 AND attempts >= ? AND lock_until <= ?",
+                (self.max_attempts, now),
+            )
+            everything = True
+        order = _QUEUES[crawl.queue]
+        if everything:
+            fresh = _HeadCache()
+            fresh.strategy, fresh.everything = crawl, False
+            self._heads = cache = fresh
+            for row in self._db.execute(
+                _HEADS.format(order=order, hosts="EXISTS (SELECT 1 FROM urls WHERE harvest = 1 AND host_id = h.id)"),
+                {"now": now},
+            ):
+                cache.put(row)
+        else:
+            statement = _HEADS.format(order=order, hosts="h.host = :host")
+            for host in hosts:
+                cache.drop(host)
+                row = self._statements.execute(statement, {"now": now, "host": host}).fetchone()
+                if row is not None:
+                    cache.put(row)
+        cache.changed.clear()
+        cache.version = version
+        cache.read_at = max(cache.read_at, now)
+
+    def _changed(self, host: str) -> None:
+        """Note a write of this connection to a host's URLs or locks: its head is read again."""
+        self._heads.changed.add(host)
+
     def _deeper(self, now: float, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
-        """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority."""
+        """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority.
+
+        Called in a round, right after ``_read_heads``: a host's answer holds until it is read again.
+        """
         db = self._statements
-        return {
-            host: db.execute(
+        queues = {}
+        for host in hosts:
+            cached = self._heads.hosts.get(host)
+            if cached is not None and cached.queue is not None and (
+                cached.depth >= depth or len(cached.queue) < cached.depth
+            ):
+                queues[host] = cached.queue[:depth]
+                continue
+            queue = db.execute(
                 f"""
                 SELECT priority, seq FROM urls
                 WHERE harvest = 1 AND host_id = (SELECT id FROM hosts WHERE host = ?) AND lock_until <= ?
@@ -376,8 +521,10 @@ class SqliteFrontier:
                 """,
                 (host, now, depth),
             ).fetchall()
-            for host in hosts
-        }
+            if cached is not None:
+                cached.queue, cached.depth = queue, depth
+            queues[host] = queue
+        return queues
 
     def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
         """Remember ``(source, target)`` edges of the crawled graph."""
@@ -391,6 +538,7 @@ class SqliteFrontier:
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
         """Overwrite the priority of marked URLs (a PageRank recomputation)."""
+        self._heads.everything = True
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.executemany(
@@ -404,6 +552,7 @@ class SqliteFrontier:
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Lease the URL and lock its host, unless another hand-out got there first."""
+        self._changed(entry.host)
         db = self._statements
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -425,6 +574,7 @@ class SqliteFrontier:
             raise
 
     def lock_host(self, host: str, until: float) -> None:
+        self._changed(host)
         self._db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
         self._db.execute("UPDATE hosts SET lock_until = ? WHERE host = ?", (until, host))
 
@@ -450,6 +600,7 @@ class SqliteFrontier:
         """
         db = self._statements
         tail = _tail(host, url)
+        self._changed(host)
         db.execute("BEGIN IMMEDIATE")
         try:
             db.execute(_FETCHED, (status, now, int(keep_marked), etag, last_modified, score, host, tail))
@@ -465,6 +616,7 @@ class SqliteFrontier:
 
         With ``now``, the host's robots.txt Crawl-delay counts from then, as after a fetch.
         """
+        self._changed(host)
         db = self._statements
         db.execute("BEGIN IMMEDIATE")
         try:
