@@ -84,10 +84,10 @@ def test_rounds_equal_rounds_read_afresh_through_random_writes(path, strategy, l
     cached, other = SqliteFrontier(path, max_attempts=2), SqliteFrontier(path, max_attempts=2)
     hosts = ["a", "b", "c", "d", "e"]
     now = 0.0
-    for _ in range(300):
+    for _ in range(400):
         now += rng.choice([0.0, 0.5, 3.0])
         writer = cached if rng.random() < 0.8 else other
-        action = rng.randrange(6)
+        action = rng.randrange(8)
         host = rng.choice(hosts)
         if action <= 1:
             mark(writer, *(f"http://{host}/{rng.randrange(8)}" for _ in range(3)), priority=rng.choice([0.0, 1.0, 2.5]))
@@ -101,8 +101,8 @@ def test_rounds_equal_rounds_read_afresh_through_random_writes(path, strategy, l
                             keep_marked=rng.random() < 0.5, relevant=rng.random() < 0.5)
         elif action == 4:
             writer.release(f"http://{host}/{rng.randrange(8)}", host, now + rng.choice([0.0, 2.0]))
-        else:
-            writer.lock_host(host, now + rng.choice([0.0, 2.0]))
+        elif action == 5:
+            writer.lock_host(host, now + rng.choice([0.0, 2.0]))  # else only time passes
         afresh = SqliteFrontier(path, max_attempts=2)
         expected = afresh.ready(now, strategy, limit, hold=hold)
         afresh.close()

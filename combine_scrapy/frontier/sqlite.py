@@ -239,6 +239,8 @@ class _HeadCache:
         self.first_unlock: dict[str, float] = {}    # each host's earliest time in the heap
         self.changed: set[str] = set()
         self.everything = True                      # every host to be read again
+        # The last round: (strategy, limit, hold), its time, when its heads may change with time, the round.
+        self.last_round: tuple[tuple, float, float, Round] | None = None
 
     def drop(self, host: str) -> None:
         cached = self.hosts.pop(host, None)
@@ -274,10 +276,12 @@ class _HeadCache:
             hosts.add(host)
         return hosts
 
-    def heads(self, now: float, limit: int | None, hold: float) -> list[Head]:
+    def heads(self, now: float, limit: int | None, hold: float) -> tuple[list[Head], float]:
         """The heads of the hosts free at ``now`` or leased for at most ``hold`` more seconds; with a
-        strategy's head_order, only its ``limit`` first."""
+        strategy's head_order, only its ``limit`` first. And the first time after ``now`` when a host
+        looked at comes free, or its lease or place ends: until then the same heads take part."""
         until = now + hold
+        changes = math.inf
         if limit is not None and self.strategy is not None and self.strategy.head_order is not None:
             hosts = (self.hosts[host] for _, host in self.order)
         else:
@@ -285,12 +289,17 @@ class _HeadCache:
         heads: list[Head] = []
         for cached in hosts:
             head = cached.head
-            if head is not None and (head.host_lock_until <= now
-                                     or cached.leased_until > now and head.host_lock_until <= until):
+            if head is None:
+                continue
+            lock_until, leased_until = head.host_lock_until, cached.leased_until
+            for moment in (lock_until, leased_until, lock_until - hold):
+                if now < moment < changes:
+                    changes = moment
+            if lock_until <= now or leased_until > now and lock_until <= until:
                 heads.append(head)
                 if len(heads) == limit:
                     break
-        return heads
+        return heads, changes
 
 
 class SqliteFrontier:
@@ -454,9 +463,17 @@ class SqliteFrontier:
         """
         crawl = strategy_named(strategy)
         self._read_heads(crawl, now)
-        heads = self._heads.heads(now, limit, hold)
-        return crawl.round(heads, now, limit, lambda hosts, depth: self._deeper(now, hosts, depth),
-                           first_depth=FIRST_DEPTH)
+        cache = self._heads
+        asked = (crawl, limit, hold)
+        if cache.last_round is not None:  # nothing read again since: the same round while its heads stay
+            last_asked, last_now, changes, last = cache.last_round
+            if last_asked == asked and last_now <= now < changes:
+                return Round(last, last.held_until)
+        heads, changes = cache.heads(now, limit, hold)
+        round_ = crawl.round(heads, now, limit, lambda hosts, depth: self._deeper(now, hosts, depth),
+                             first_depth=FIRST_DEPTH)
+        cache.last_round = (asked, now, changes, round_)
+        return Round(round_, round_.held_until)
 
     def _read_heads(self, crawl: CrawlStrategy, now: float) -> None:
         """Bring the cached heads up to date for a round of ``crawl`` at ``now``."""
@@ -484,7 +501,8 @@ class SqliteFrontier:
                 {"now": now},
             ):
                 cache.put(row)
-        else:
+        elif hosts:
+            cache.last_round = None
             statement = _HEADS.format(order=order, hosts="h.host = :host")
             for host in hosts:
                 cache.drop(host)
