@@ -28,6 +28,7 @@ from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.frontier import FrontierCounts, FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import CrawlStrategy, Head, Round, strategy_named
+from combine_scrapy.sqlitetx import write_transaction
 
 #: The tables, indexes, trigger and view of a frontier file, one statement each.
 SCHEMA = (
@@ -332,8 +333,7 @@ class SqliteFrontier:
         if "url" not in self._columns("urls"):
             return
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(db):
             if "url" in self._columns("urls"):  # not upgraded meanwhile by another process of the job
                 for table, added in _OLD_COLUMNS:
                     columns = self._columns(table)
@@ -375,10 +375,6 @@ class SqliteFrontier:
                 )
                 db.execute("DROP TABLE old_urls")
                 db.execute("DROP TABLE old_hosts")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def close(self) -> None:
         self._db.close()
@@ -396,8 +392,7 @@ class SqliteFrontier:
         marked = refused = raised = 0
         db = self._statements
         hosts: dict[str, list[int]] = {}  # host: [its number, its URLs before this call, URLs marked now]
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(db):
             for url, host, priority in entries:
                 known = hosts.get(host)
                 if known is None:
@@ -432,10 +427,6 @@ class SqliteFrontier:
                 "UPDATE hosts SET urls = urls + ? WHERE id = ?",
                 ((added, host_id) for host_id, _, added in hosts.values() if added),
             )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return MarkResult(marked, refused, raised)
 
     def _host(self, host: str) -> list[int]:
@@ -557,23 +548,17 @@ class SqliteFrontier:
     def set_priorities(self, priorities: dict[str, float]) -> None:
         """Overwrite the priority of marked URLs (a PageRank recomputation)."""
         self._heads.everything = True
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(self._db):
             self._db.executemany(
                 f"UPDATE urls SET priority = ? WHERE {_URL} AND harvest = 1",
                 ((rank, *_key(url)) for url, rank in priorities.items()),
             )
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Lease the URL and lock its host, unless another hand-out got there first."""
         self._changed(entry.host)
         db = self._statements
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(db):  # nothing is written when the lease is refused
             host = db.execute("SELECT id FROM hosts WHERE host = ? AND lock_until <= ?", (entry.host, now)).fetchone()
             leased = host is not None and db.execute(
                 """
@@ -585,11 +570,7 @@ class SqliteFrontier:
             if leased:
                 db.execute("UPDATE hosts SET lock_until = ?, leased_until = ? WHERE id = ?",
                            (now + lease, now + lease, host[0]))
-            db.execute("COMMIT" if leased else "ROLLBACK")
-            return leased
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        return leased
 
     def lock_host(self, host: str, until: float) -> None:
         self._changed(host)
@@ -619,15 +600,10 @@ class SqliteFrontier:
         db = self._statements
         tail = _tail(host, url)
         self._changed(host)
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(db):
             db.execute(_FETCHED, (status, now, int(keep_marked), etag, last_modified, score, host, tail))
             db.execute(_COMPLETED, (int(keep_marked), url_lock_until, host, tail))
             db.execute(_HOST_FETCHED, (host_lock_until, now, int(bool(relevant)), host))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
         """Give a leased URL back without counting the attempt (its fetch was put off).
@@ -636,15 +612,10 @@ class SqliteFrontier:
         """
         self._changed(host)
         db = self._statements
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(db):
             db.execute(_RELEASED, (host, _tail(host, url)))
             db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
             db.execute(_HOST_RELEASED, (host_lock_until, now, host))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def _fetches(self, columns: str, url: str) -> tuple | None:
         """``columns`` of what the fetches of a URL left; None before its first."""

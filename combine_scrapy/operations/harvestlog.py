@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from combine_scrapy.faults import connect, make_directory
+from combine_scrapy.sqlitetx import write_transaction
 
 LOG_FILE = "harvest_log.sqlite"
 
@@ -111,8 +112,7 @@ class HarvestLog:
 
     def append(self, rows: Iterable[FetchRow]) -> None:
         """Add fetches in one transaction."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(self._db):
             self._db.executemany(
                 "INSERT INTO fetches (time, url, host, status, outcome, relevant, score, class, harvester)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -122,11 +122,6 @@ class HarvestLog:
                     for r in rows
                 ],
             )
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:  # a COMMIT that failed on a full disk was already undone by SQLite
-                self._db.execute("ROLLBACK")
-            raise
 
     def totals(self, now: float, window: float) -> LogTotals:
         fetched, judged, relevant, recent, first, last = self._db.execute(

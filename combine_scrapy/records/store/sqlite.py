@@ -30,6 +30,7 @@ from combine_scrapy.records.store.sql import (
     stored_text,
     url_hash,
 )
+from combine_scrapy.sqlitetx import write_transaction
 
 T = TypeVar("T")
 
@@ -258,15 +259,8 @@ class SqliteRecordStore(SqlRecordStore):
 
     def _write(self, work: Callable[[Any], T]) -> T:
         cursor = self._db.cursor()
-        cursor.execute("BEGIN IMMEDIATE")
-        try:
-            result = work(cursor)
-            cursor.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:  # a COMMIT that failed on a full disk was already undone by SQLite
-                cursor.execute("ROLLBACK")
-            raise
-        return result
+        with write_transaction(cursor):
+            return work(cursor)
 
     def _read(self, work: Callable[[Any], T]) -> T:
         return work(self._db.cursor())
@@ -310,8 +304,7 @@ class SqliteRecordStore(SqlRecordStore):
             raise self._newer_schema_error(self.location, version)
         for number, description, apply in MIGRATIONS:
             if version < number <= self.schema_version:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
+                with write_transaction(self._db):
                     if self.schema() < number:  # another harvester may have got there first
                         apply(self._db)
                         self._db.execute(
@@ -322,8 +315,3 @@ class SqliteRecordStore(SqlRecordStore):
                             "INSERT INTO schema_version (version, description, applied) VALUES (?, ?, ?)",
                             (number, description, time.time()),
                         )
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK")
-                    raise
