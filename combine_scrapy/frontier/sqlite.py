@@ -20,7 +20,8 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,6 +194,24 @@ def _key(url: str) -> tuple[str, str]:
     """``(host, tail)``: where a URL given alone is kept."""
     host = host_of(url)
     return host, _tail(host, url)
+
+
+# A URL's scheme and authority: ``host_of`` reads nothing past them, so URLs that begin alike share a host.
+_ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
+
+
+def _keys(urls: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """``_key`` of each URL, ``host_of`` asked once for the URLs of one scheme and authority."""
+    hosts: dict[str, str] = {}
+    for url in urls:
+        origin = _ORIGIN.match(url)
+        if origin is None:
+            yield _key(url)
+            continue
+        host = hosts.get(origin[0])
+        if host is None:
+            host = hosts[origin[0]] = host_of(origin[0])
+        yield host, _tail(host, url)
 
 
 # Each host's head in a queue's order (``{order}``) and when a locked URL of it comes free, for ``{hosts}``.
@@ -546,12 +565,21 @@ class SqliteFrontier:
         return edges, scores
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
-        """Overwrite the priority of marked URLs (a PageRank recomputation)."""
+        """Overwrite the priority of marked URLs (a PageRank recomputation, a rescoring by the link model)."""
         self._heads.everything = True
-        with write_transaction(self._db):
-            self._db.executemany(
-                f"UPDATE urls SET priority = ? WHERE {_URL} AND harvest = 1",
-                ((rank, *_key(url)) for url, rank in priorities.items()),
+        db = self._statements
+        with write_transaction(db):
+            numbers: dict[str, int | None] = {}
+            rows = []
+            for (host, tail), rank in zip(_keys(priorities), priorities.values()):
+                if host not in numbers:
+                    row = db.execute("SELECT id FROM hosts WHERE host = ?", (host,)).fetchone()
+                    numbers[host] = None if row is None else row[0]
+                if numbers[host] is not None:
+                    rows.append((rank, numbers[host], tail))
+            db.executemany(  # an unchanged priority is not written (nor its index entry)
+                "UPDATE urls SET priority = ?1 WHERE host_id = ?2 AND tail = ?3 AND harvest = 1 AND priority <> ?1",
+                rows,
             )
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
