@@ -214,7 +214,7 @@ def kill_campaign(backend: str, kills: int, pages: int, seed: int, redis_url: st
                 frontier.close()
             else:
                 frontier = sqlite3.connect(campaign.data / campaign.name / "frontier.sqlite")
-                result["frontier_still_marked"] = frontier.execute("SELECT COUNT(*) FROM urls WHERE harvest = 1").fetchone()[0]
+                result["frontier_still_marked"] = frontier.execute("SELECT COUNT(*) FROM urls WHERE marked = 1").fetchone()[0]
                 frontier.close()
             return result
         finally:

@@ -54,7 +54,7 @@ def scrapy_all(job_dir: JobDir, commands: list[list[str]]) -> list[subprocess.Co
 
 def marked_urls(job_dir: JobDir) -> set[str]:
     with job_dir.frontier() as db:
-        return {url for (url,) in db.execute("SELECT url FROM url_states WHERE harvest = 1")}
+        return {url for (url,) in db.execute("SELECT url FROM url_states WHERE marked = 1")}
 
 
 @pytest.fixture

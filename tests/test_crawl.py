@@ -155,7 +155,7 @@ def test_unavailable_page_stays_marked_and_server_errors_do_not_stop_the_crawl(j
         assert "/ok.html" in page_paths(web, "127.0.0.2")
     with job_dir.frontier() as db:
         context, status, retries = db.execute(
-            "SELECT harvest, status, retries FROM url_states WHERE url LIKE '%broken.html'"
+            "SELECT marked, status, retries FROM url_states WHERE url LIKE '%broken.html'"
         ).fetchone()
     assert (context, status, retries) == (1, 500, 1)  # kept for a later retry, as Combine did
 

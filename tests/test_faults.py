@@ -117,7 +117,7 @@ def test_a_full_disk_stops_the_crawl_loudly_keeps_the_records_and_the_crawl_resu
     urls = stored_urls(job_dir)
     assert len(urls) == len(set(urls)) == len(expected_urls(sites))  # every page on a record, once
     frontier = job_dir.frontier()
-    assert frontier.execute("SELECT COUNT(*) FROM urls WHERE harvest = 1").fetchone()[0] == 0
+    assert frontier.execute("SELECT COUNT(*) FROM urls WHERE marked = 1").fetchone()[0] == 0
 
 
 def status_fetches(job_dir: JobDir, *settings: str) -> int:

@@ -453,3 +453,26 @@ def test_a_url_deleted_by_hand_leaves_nothing_to_the_url_marked_after_it(embedde
     mark(embedded, "http://a/3")                   # numbered as the deleted URL was
     assert embedded.statuses(["http://a/3"]) == {"http://a/3": None}
     assert embedded.ready(now=1) == [FrontierEntry("http://a/1", "a")]
+
+
+def test_a_file_that_calls_the_mark_harvest_is_renamed_in_place(tmp_path):
+    """Files written before the column was named ``marked`` keep every URL, its state and the partial indexes."""
+    import sqlite3
+
+    from combine_scrapy.frontier.sqlite import SCHEMA
+
+    path = tmp_path / "frontier.sqlite"
+    with sqlite3.connect(path) as db:
+        for statement in SCHEMA:
+            db.execute(statement.replace("marked", "harvest"))
+        db.execute("INSERT INTO hosts (host) VALUES ('a.example'), ('b.example')")
+        db.executemany("INSERT INTO urls (host_id, tail, harvest, priority) VALUES (?, ?, ?, ?)",
+                       [(1, ":/done", 0, 0.0), (1, ":/next", 1, 0.5), (2, ":/other", 1, 0.9)])
+    db.close()
+    frontier = SqliteFrontier(path)
+    assert frontier.counts(now=0) == FrontierCounts(urls=3, marked_ready=2, marked_locked=0, done=0, hosts=2)
+    assert [entry.url for entry in frontier.ready(now=0)] == ["http://b.example/other", "http://a.example/next"]
+    indexes = {name for (name,) in frontier._db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert {"urls_best", "urls_attempted", "urls_locked"} <= indexes
+    assert frontier._db.execute("SELECT url FROM url_states WHERE marked = 0").fetchall() == [("http://a.example/done",)]
+    frontier.close()

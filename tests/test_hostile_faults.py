@@ -142,7 +142,7 @@ def test_a_read_only_database_file_is_one_line_naming_it(crawled, tmp_path, read
     job_dir = copy_of(crawled, tmp_path)
     frontier = job_dir.frontier()
     with frontier:  # work to do, so the crawl writes
-        frontier.execute("UPDATE urls SET harvest = 1, lock_until = 0")
+        frontier.execute("UPDATE urls SET marked = 1, lock_until = 0")
     frontier.close()
     read_only(job_dir.data / job_dir.name / name)
     result = job_dir.run_crawl()

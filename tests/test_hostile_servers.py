@@ -311,7 +311,7 @@ def test_the_crawl_finishes_with_nothing_left_marked_and_the_good_pages_stored(h
     job_dir, port, result, stats, _, _, took = hostile_crawl
     assert took < 60
     with job_dir.frontier() as db:
-        assert db.execute("SELECT url FROM url_states WHERE harvest = 1").fetchall() == []
+        assert db.execute("SELECT url FROM url_states WHERE marked = 1").fetchall() == []
     with job_dir.records() as db:
         stored = {url for (url,) in db.execute("SELECT url FROM record_urls")}
     for path in ("/", "/short-length", "/huge-headers", "/loc-relative", "/gzip-lie", "/br-lie", "/charset-lie"):

@@ -199,7 +199,7 @@ def test_sanity_finds_and_restores_disagreements(job_dir, web):
     assert status == 0 and "records and frontier agree (3 records)" in out
     assert urls_by_record(job_dir)["Pitcher plants"] == {"Bd.html"}
     with job_dir.frontier() as db:
-        assert db.execute("SELECT harvest FROM url_states WHERE url = ?", (e_url,)).fetchone() == (1,)
+        assert db.execute("SELECT marked FROM url_states WHERE url = ?", (e_url,)).fetchone() == (1,)
 
 
 @pytest.mark.crawl

@@ -243,7 +243,7 @@ def test_links_and_redirects_to_private_hosts_the_job_does_not_name_are_refused(
     assert stats["urls/rejected/scheme"] == 2              # ftp: and javascript: refused once each
     assert seed_hits.count("/ftp.html") == seed_hits.count("/js.html") == seed_hits.count("/moved.html") == 1
     with job_dir.frontier() as db:
-        done = dict(db.execute("SELECT url, harvest FROM url_states WHERE url LIKE '%.html'"))
+        done = dict(db.execute("SELECT url, marked FROM url_states WHERE url LIKE '%.html'"))
     assert done == {f"http://{SEED}:{port}/{name}.html": 0 for name in ("moved", "ftp", "js")}  # completed, not retried
 
 

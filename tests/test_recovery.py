@@ -52,7 +52,7 @@ def test_sqlite_harvester_killed_mid_crawl_resumes_and_fetches_everything(tmp_pa
     assert set(fetched) == expected_urls(sites)
     assert sum(count - 1 for count in fetched.values()) <= len(HOSTS)  # at most the URLs in flight (one a host)
     frontier = job_dir.frontier()
-    assert frontier.execute("SELECT COUNT(*) FROM urls WHERE harvest = 1").fetchone()[0] == 0
+    assert frontier.execute("SELECT COUNT(*) FROM urls WHERE marked = 1").fetchone()[0] == 0
     assert frontier.execute("SELECT COUNT(*) FROM url_states WHERE status IS NOT NULL").fetchone()[0] == len(expected_urls(sites))
     urls = stored_urls(job_dir)
     assert len(urls) == len(set(urls)) == len(expected_urls(sites))  # every page on a record, once

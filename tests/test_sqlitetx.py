@@ -56,3 +56,37 @@ def test_the_write_lock_is_taken_at_the_start(db, tmp_path):
     with write_transaction(db), pytest.raises(sqlite3.OperationalError):
         other.execute("BEGIN IMMEDIATE")
     other.close()
+
+
+def test_the_switch_to_wal_waits_for_another_process_that_holds_the_file(tmp_path):
+    """Two harvesters opening a new file at once: the second's switch to WAL is asked again, not failed."""
+    import threading
+
+    from combine_scrapy.sqlitetx import use_write_ahead_log
+
+    path = str(tmp_path / "shared.sqlite")
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    later = connect(path, isolation_level=None, timeout=0)  # busy at once, as SQLite answers the race
+    threading.Timer(0.3, lambda: holder.execute("COMMIT")).start()
+    use_write_ahead_log(later, patience=10)
+    assert later.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    later.close()
+    holder.close()
+
+
+def test_a_file_held_longer_than_the_patience_is_a_fault_naming_it(tmp_path):
+    from combine_scrapy.faults import StorageFault
+    from combine_scrapy.sqlitetx import use_write_ahead_log
+
+    path = str(tmp_path / "held.sqlite")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    later = connect(path, isolation_level=None, timeout=0)
+    with pytest.raises(StorageFault, match="held.sqlite is locked by another process"):
+        use_write_ahead_log(later, patience=0.2)
+    holder.execute("ROLLBACK")
+    later.close()
+    holder.close()

@@ -29,7 +29,7 @@ from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.frontier import FrontierCounts, FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import CrawlStrategy, Head, Round, strategy_named
-from combine_scrapy.sqlitetx import write_transaction
+from combine_scrapy.sqlitetx import use_write_ahead_log, write_transaction
 
 #: The tables, indexes, trigger and view of a frontier file, one statement each.
 SCHEMA = (
@@ -51,7 +51,7 @@ SCHEMA = (
         host_id INTEGER NOT NULL,                -- hosts.id
         tail TEXT NOT NULL,                      -- the URL past 'http://<host>' (written ':') or
                                                  -- 'https://<host>' (';'), or whole when it starts otherwise
-        harvest INTEGER NOT NULL DEFAULT 1,      -- marked for crawling
+        marked INTEGER NOT NULL DEFAULT 1,      -- marked for crawling
         lock_until REAL NOT NULL DEFAULT 0,      -- URL lock (lease while in progress)
         priority REAL NOT NULL DEFAULT 0,        -- the best evidence of the pages linking here, raised as they come
         distance INTEGER NOT NULL DEFAULT 0,     -- link hops since the last relevant page, on the best known path
@@ -60,11 +60,11 @@ SCHEMA = (
     """,
     "CREATE UNIQUE INDEX IF NOT EXISTS urls_key ON urls (host_id, tail)",
     # Each host's best marked URL, by seek; the rowid (seq) orders ties.
-    "CREATE INDEX IF NOT EXISTS urls_best ON urls (host_id, priority DESC) WHERE harvest = 1",
+    "CREATE INDEX IF NOT EXISTS urls_best ON urls (host_id, priority DESC) WHERE marked = 1",
     # The marked URLs handed out and not completed, for ``ready``'s drop of those handed out too often.
-    "CREATE INDEX IF NOT EXISTS urls_attempted ON urls (attempts) WHERE harvest = 1 AND attempts > 0",
+    "CREATE INDEX IF NOT EXISTS urls_attempted ON urls (attempts) WHERE marked = 1 AND attempts > 0",
     # The marked URLs locked (leased, or waiting to be retried), for when a host's head may change by itself.
-    "CREATE INDEX IF NOT EXISTS urls_locked ON urls (host_id, lock_until) WHERE harvest = 1 AND lock_until > 0",
+    "CREATE INDEX IF NOT EXISTS urls_locked ON urls (host_id, lock_until) WHERE marked = 1 AND lock_until > 0",
     """
     CREATE TABLE IF NOT EXISTS fetches (         -- what fetching a URL left, from its first fetch on
         seq INTEGER PRIMARY KEY,                 -- urls.seq
@@ -91,7 +91,7 @@ SCHEMA = (
     SELECT CASE substr(u.tail, 1, 1) WHEN ':' THEN 'http://' || h.host || substr(u.tail, 2)
                                      WHEN ';' THEN 'https://' || h.host || substr(u.tail, 2)
                                      ELSE u.tail END AS url,
-           h.host, u.seq, u.harvest, u.lock_until, u.priority, u.distance, u.attempts,
+           h.host, u.seq, u.marked, u.lock_until, u.priority, u.distance, u.attempts,
            f.status, f.last_checked, COALESCE(f.retries, 0) AS retries, f.etag, f.last_modified, f.score,
            COALESCE(f.visits, 0) AS visits, COALESCE(f.changes, 0) AS changes, f.first_visit, f.digest
     FROM urls u JOIN hosts h ON h.id = u.host_id LEFT JOIN fetches f ON f.seq = u.seq
@@ -143,7 +143,7 @@ _FETCHED = f"""
         etag = COALESCE(excluded.etag, etag), last_modified = COALESCE(excluded.last_modified, last_modified),
         score = COALESCE(excluded.score, score)
 """
-_COMPLETED = f"UPDATE urls SET harvest = ?, lock_until = ?, attempts = 0 WHERE {_URL}"
+_COMPLETED = f"UPDATE urls SET marked = ?, lock_until = ?, attempts = 0 WHERE {_URL}"
 _HOST_FETCHED = f"""
     UPDATE hosts SET lock_until = {_HOST_LOCK}, leased_until = 0, fetched = fetched + 1, relevant = relevant + ?3
     WHERE host = ?4
@@ -219,9 +219,9 @@ _HEADS = """
     SELECT h.host, h.lock_until, h.leased_until, h.fetched, h.relevant,
            u.tail, u.priority, f.etag, f.last_modified, u.distance, u.seq,
            (SELECT MIN(lock_until) FROM urls
-            WHERE harvest = 1 AND lock_until > 0 AND host_id = h.id AND lock_until > :now)
+            WHERE marked = 1 AND lock_until > 0 AND host_id = h.id AND lock_until > :now)
     FROM hosts h LEFT JOIN urls u ON u.seq = (
-        SELECT seq FROM urls WHERE harvest = 1 AND host_id = h.id AND lock_until <= :now
+        SELECT seq FROM urls WHERE marked = 1 AND host_id = h.id AND lock_until <= :now
         ORDER BY {order} LIMIT 1
     )
     LEFT JOIN fetches f ON f.seq = u.seq
@@ -330,9 +330,10 @@ class SqliteFrontier:
         self.path = str(path)
         self.max_attempts = max_attempts
         self._db = connect(self.path, isolation_level=None, timeout=30)  # a full disk or damaged file: a StorageFault
-        self._db.execute("PRAGMA journal_mode=WAL")
+        use_write_ahead_log(self._db)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._upgrade()
+        self._name_the_mark()
         for statement in SCHEMA:
             self._db.execute(statement)
         # One cursor for the calls made for every URL: the connection's execute makes one per statement.
@@ -374,7 +375,7 @@ class SqliteFrontier:
                 db.execute("INSERT OR IGNORE INTO hosts (host, urls) SELECT host, COUNT(*) FROM old_urls GROUP BY host")
                 db.execute(  # numbered in the old order of marking
                     f"""
-                    INSERT INTO urls (host_id, tail, harvest, lock_until, priority, distance, attempts)
+                    INSERT INTO urls (host_id, tail, marked, lock_until, priority, distance, attempts)
                     SELECT h.id, {_OLD_TAIL}, o.harvest, o.lock_until, o.priority, o.distance, o.attempts
                     FROM old_urls o JOIN hosts h ON h.host = o.host ORDER BY o.seq, o.rowid
                     """
@@ -394,6 +395,21 @@ class SqliteFrontier:
                 )
                 db.execute("DROP TABLE old_urls")
                 db.execute("DROP TABLE old_hosts")
+
+    def _name_the_mark(self) -> None:
+        """Files written before the mark was named ``marked`` call that column ``harvest``: renamed in place.
+
+        The view and the partial indexes that name it are dropped first and made again from SCHEMA.
+        """
+        if "harvest" not in self._columns("urls"):
+            return
+        db = self._db
+        with write_transaction(db):
+            if "harvest" in self._columns("urls"):  # not renamed meanwhile by another process of the job
+                db.execute("DROP VIEW IF EXISTS url_states")
+                for index in ("urls_best", "urls_attempted", "urls_locked"):
+                    db.execute(f"DROP INDEX IF EXISTS {index}")
+                db.execute("ALTER TABLE urls RENAME COLUMN harvest TO marked")
 
     def close(self) -> None:
         self._db.close()
@@ -433,7 +449,7 @@ class SqliteFrontier:
                 raised_rows = db.execute(
                     """
                     UPDATE urls SET priority = MAX(priority, :priority), distance = MIN(distance, :distance)
-                    WHERE host_id = :host AND tail = :tail AND harvest = 1
+                    WHERE host_id = :host AND tail = :tail AND marked = 1
                           AND (priority < :priority OR distance > :distance)
                           AND NOT EXISTS (SELECT 1 FROM fetches f WHERE f.seq = urls.seq AND f.last_checked IS NOT NULL)
                     """,
@@ -459,7 +475,7 @@ class SqliteFrontier:
         """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
         key = _key(url)
         self._changed(key[0])
-        cursor = self._db.execute(f"UPDATE urls SET harvest = 1, lock_until = 0, attempts = 0 WHERE {_URL}", key)
+        cursor = self._db.execute(f"UPDATE urls SET marked = 1, lock_until = 0, attempts = 0 WHERE {_URL}", key)
         return cursor.rowcount > 0
 
     def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
@@ -493,11 +509,11 @@ class SqliteFrontier:
                       or now < cache.read_at)
         hosts = cache.changed | cache.due_again(now)
         if (everything or hosts) and self._db.execute(
-            "SELECT 1 FROM urls WHERE harvest = 1 AND attempts > 0 AND attempts >= ? AND lock_until <= ? LIMIT 1",
+            "SELECT 1 FROM urls WHERE marked = 1 AND attempts > 0 AND attempts >= ? AND lock_until <= ? LIMIT 1",
             (self.max_attempts, now),
         ).fetchone():
             self._db.execute(
-                "UPDATE urls SET harvest = 0 WHERE harvest = 1 AND attempts > 0 AND attempts >= ? AND lock_until <= ?",
+                "UPDATE urls SET marked = 0 WHERE marked = 1 AND attempts > 0 AND attempts >= ? AND lock_until <= ?",
                 (self.max_attempts, now),
             )
             everything = True
@@ -507,7 +523,7 @@ class SqliteFrontier:
             fresh.strategy, fresh.everything = crawl, False
             self._heads = cache = fresh
             for row in self._db.execute(
-                _HEADS.format(order=order, hosts="EXISTS (SELECT 1 FROM urls WHERE harvest = 1 AND host_id = h.id)"),
+                _HEADS.format(order=order, hosts="EXISTS (SELECT 1 FROM urls WHERE marked = 1 AND host_id = h.id)"),
                 {"now": now},
             ):
                 cache.put(row)
@@ -544,7 +560,7 @@ class SqliteFrontier:
             queue = db.execute(
                 f"""
                 SELECT priority, seq FROM urls
-                WHERE harvest = 1 AND host_id = (SELECT id FROM hosts WHERE host = ?) AND lock_until <= ?
+                WHERE marked = 1 AND host_id = (SELECT id FROM hosts WHERE host = ?) AND lock_until <= ?
                 ORDER BY {_QUEUES["best"]} LIMIT ?
                 """,
                 (host, now, depth),
@@ -578,7 +594,7 @@ class SqliteFrontier:
                 if numbers[host] is not None:
                     rows.append((rank, numbers[host], tail))
             db.executemany(  # an unchanged priority is not written (nor its index entry)
-                "UPDATE urls SET priority = ?1 WHERE host_id = ?2 AND tail = ?3 AND harvest = 1 AND priority <> ?1",
+                "UPDATE urls SET priority = ?1 WHERE host_id = ?2 AND tail = ?3 AND marked = 1 AND priority <> ?1",
                 rows,
             )
 
@@ -591,7 +607,7 @@ class SqliteFrontier:
             leased = host is not None and db.execute(
                 """
                 UPDATE urls SET lock_until = ?, attempts = attempts + 1
-                WHERE host_id = ? AND tail = ? AND harvest = 1 AND lock_until <= ?
+                WHERE host_id = ? AND tail = ? AND marked = 1 AND lock_until <= ?
                 """,
                 (now + lease, host[0], _tail(entry.host, entry.url), now),
             ).rowcount > 0
@@ -620,7 +636,7 @@ class SqliteFrontier:
         score: float | None = None,
         relevant: bool | None = None,
     ) -> None:
-        """Record the end of a fetch: locks set, harvest flag cleared unless ``keep_marked``.
+        """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``.
 
         The fetch counts for its host's yield, as relevant when ``relevant``;
         the host's lock stretches to its robots.txt Crawl-delay when that is longer.
@@ -710,7 +726,7 @@ class SqliteFrontier:
         if self._db.execute(
             """
             SELECT 1 FROM hosts h WHERE h.lock_until <= :now
-            AND EXISTS (SELECT 1 FROM urls WHERE harvest = 1 AND host_id = h.id AND lock_until <= :now)
+            AND EXISTS (SELECT 1 FROM urls WHERE marked = 1 AND host_id = h.id AND lock_until <= :now)
             """,
             {"now": now},
         ).fetchone():
@@ -718,7 +734,7 @@ class SqliteFrontier:
         row = self._db.execute(
             """
             SELECT MIN(MAX(u.lock_until, h.lock_until)) FROM urls u JOIN hosts h ON h.id = u.host_id
-            WHERE u.harvest = 1
+            WHERE u.marked = 1
             """
         ).fetchone()
         return None if row[0] is None else max(row[0], now)
@@ -741,7 +757,7 @@ class SqliteFrontier:
         rows = self._db.execute(
             """
             SELECT h.host, COUNT(*), MAX(h.lock_until - :now, 0) FROM urls u JOIN hosts h ON h.id = u.host_id
-            WHERE u.harvest = 1 GROUP BY h.id ORDER BY COUNT(*) DESC, h.host LIMIT :limit
+            WHERE u.marked = 1 GROUP BY h.id ORDER BY COUNT(*) DESC, h.host LIMIT :limit
             """,
             {"now": now, "limit": limit},
         )
@@ -752,10 +768,10 @@ class SqliteFrontier:
         row = self._db.execute(
             """
             SELECT COUNT(*),
-                   SUM(harvest = 1 AND lock_until <= :now),
-                   SUM(harvest = 1 AND lock_until > :now),
+                   SUM(marked = 1 AND lock_until <= :now),
+                   SUM(marked = 1 AND lock_until > :now),
                    (SELECT COUNT(*) FROM fetches f JOIN urls u ON u.seq = f.seq
-                    WHERE u.harvest = 0 AND f.status IS NOT NULL),
+                    WHERE u.marked = 0 AND f.status IS NOT NULL),
                    (SELECT COUNT(*) FROM hosts)
             FROM urls
             """,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from combine_scrapy.faults import connect, make_directory
-from combine_scrapy.sqlitetx import write_transaction
+from combine_scrapy.sqlitetx import use_write_ahead_log, write_transaction
 
 LOG_FILE = "harvest_log.sqlite"
 
@@ -103,7 +103,7 @@ class HarvestLog:
         make_directory(Path(path).parent)
         self.path = Path(path)
         self._db = connect(str(path), isolation_level=None, timeout=30)  # harvesters share it
-        self._db.execute("PRAGMA journal_mode=WAL")
+        use_write_ahead_log(self._db)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
 

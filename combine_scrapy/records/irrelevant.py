@@ -27,6 +27,7 @@ from combine_scrapy.frontier import Outcome
 from combine_scrapy.items import Fetch
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import open_store
+from combine_scrapy.sqlitetx import use_write_ahead_log
 from combine_scrapy.topic.text import Document
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class IrrelevantPages:
         self.path = str(path)
         self.max_pages = max_pages
         self._db = sqlite3.connect(self.path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        use_write_ahead_log(self._db)
         self._db.executescript(SCHEMA)
         self._count: int = self._db.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
 

@@ -30,7 +30,7 @@ from combine_scrapy.records.store.sql import (
     stored_text,
     url_hash,
 )
-from combine_scrapy.sqlitetx import write_transaction
+from combine_scrapy.sqlitetx import use_write_ahead_log, write_transaction
 
 T = TypeVar("T")
 
@@ -249,7 +249,7 @@ class SqliteRecordStore(SqlRecordStore):
         # Harvesters share it; a full disk, a read-only or damaged file is a StorageFault naming it.
         self._db = connect(self.location, isolation_level=None, timeout=30)
         self._db.create_function(INFLATE, 1, stored_text, deterministic=True)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        use_write_ahead_log(self._db)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._migrate()
