@@ -114,7 +114,7 @@ class JobCommand(ScrapyCommand):
     @contextmanager
     def context(self, job: Job) -> Iterator[CrawlContext]:
         """The job's frontier and records, as its harvesters see them (REDIS_URL, MYSQL_URL or the data dir)."""
-        with open_harvest(job, self.settings) as context:
+        with open_context(job, self.settings) as context:
             yield context
 
     @contextmanager
@@ -141,7 +141,7 @@ class JobCommand(ScrapyCommand):
 
 
 @contextmanager
-def open_harvest(job: Job, settings) -> Iterator[CrawlContext]:
+def open_context(job: Job, settings) -> Iterator[CrawlContext]:
     """Open the job's backends from the settings (REDIS_URL, MYSQL_URL, else the data dir).
 
     A command does not wait out a Redis outage as a harvester does: an
