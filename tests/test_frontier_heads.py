@@ -60,6 +60,14 @@ def test_own_writes_change_the_next_round(frontier):
     assert urls(frontier.ready(now=1, strategy="BestFirst", limit=4)) == ["http://a/2"]
 
 
+def test_new_priorities_of_a_few_hosts_change_their_heads(frontier):
+    mark(frontier, "http://a/1", "http://a/2", "http://b/1", "http://c/1", "http://d/1", "http://e/1")
+    assert urls(frontier.ready(now=1, strategy="BestFirst", limit=10)) == [f"http://{h}/1" for h in "abcde"]
+    frontier.set_priorities({"http://a/2": 3.0, "http://e/1": 1.0})   # two hosts of five: only theirs read again
+    assert urls(frontier.ready(now=1, strategy="BestFirst", limit=10)) == [f"http://{h}" for h in
+                                                                          ("a/2", "e/1", "b/1", "c/1", "d/1")]
+
+
 def test_a_url_whose_lock_ends_becomes_its_hosts_head_again_without_a_write(frontier):
     mark(frontier, "http://a/1", priority=2.0)
     mark(frontier, "http://a/2")
@@ -102,7 +110,10 @@ def test_rounds_equal_rounds_read_afresh_through_random_writes(path, strategy, l
         elif action == 4:
             writer.release(f"http://{host}/{rng.randrange(8)}", host, now + rng.choice([0.0, 2.0]))
         elif action == 5:
-            writer.lock_host(host, now + rng.choice([0.0, 2.0]))  # else only time passes
+            writer.lock_host(host, now + rng.choice([0.0, 2.0]))
+        elif action == 6:
+            writer.set_priorities({f"http://{rng.choice(hosts)}/{rng.randrange(8)}": rng.choice([0.0, 1.0, 2.5])
+                                   for _ in range(rng.choice([1, 2, 8]))})  # else only time passes
         afresh = SqliteFrontier(path, max_attempts=2)
         expected = afresh.ready(now, strategy, limit, hold=hold)
         afresh.close()

@@ -12,11 +12,14 @@ from harvesters import delete_job_keys
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.links.online import (
     MODEL_FILE,
+    RESCORE_EVERY,
+    RESCORE_WAITING,
     DamagedModel,
     FileModelStore,
     LinkModel,
     OnlineLinkLearner,
     RedisModelStore,
+    link_features,
     store_for,
 )
 from combine_scrapy.links.scoring import MAX_TUNNEL_DISTANCE, LinkCandidate, LinkScorer
@@ -208,6 +211,28 @@ def test_links_marked_before_the_model_learned_are_rescored_once_it_has():
     assert rescored["http://site.example/m/999-cp.html"] > 2 * early["http://site.example/m/999-cp.html"]
     assert rescored["http://site.example/news/999.html"] < early["http://site.example/news/999.html"]
     assert "http://site.example/m/5-cp.html" not in rescored    # fetched links are not in the frontier any more
+
+
+def test_a_rescoring_returns_only_the_links_whose_priority_moved():
+    scorer = online_scorer()
+    scorer.select(FRESH, 0.0, False, distance=0, source_url="http://site.example/dir/")
+    crawl_outcomes(scorer, pages=60)
+    assert scorer.rescore()
+    scorer.learner._since_rescore = RESCORE_EVERY
+    assert scorer.rescore() == {}      # nothing learned since: every priority stands
+
+
+def test_a_large_frontier_is_rescored_less_often():
+    learner = OnlineLinkLearner()
+    learner.model.counts[1:] = 25      # as if the model had learned: its share is full
+    features = link_features(anchor="a", context="", url="http://a.example/", host="a.example", source_host="",
+                             page_relevant=False, page_evidence=0.0, distance=1, host_yield=None)
+    for number in range(200 * RESCORE_WAITING):
+        learner.remember(f"http://a.example/{number}", features, "http://a.example/")
+    learner._since_rescore = RESCORE_EVERY
+    assert not learner.rescore_due
+    learner._since_rescore = 200
+    assert learner.rescore_due
 
 
 def test_of_several_links_to_one_url_the_best_marked_is_remembered():

@@ -581,8 +581,9 @@ class SqliteFrontier:
         return edges, scores
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
-        """Overwrite the priority of marked URLs (a PageRank recomputation, a rescoring by the link model)."""
-        self._heads.everything = True
+        """Overwrite the priority of marked URLs (a PageRank recomputation, a rescoring by the link model).
+
+        Only the heads of the hosts named are read again, unless they are most of the frontier's hosts."""
         db = self._statements
         with write_transaction(db):
             numbers: dict[str, int | None] = {}
@@ -597,6 +598,11 @@ class SqliteFrontier:
                 "UPDATE urls SET priority = ?1 WHERE host_id = ?2 AND tail = ?3 AND marked = 1 AND priority <> ?1",
                 rows,
             )
+        cache = self._heads
+        if 2 * len(numbers) > len(cache.hosts):
+            cache.everything = True
+        else:
+            cache.changed.update(host for host, number in numbers.items() if number is not None)
 
     def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
         """Lease the URL and lock its host, unless another hand-out got there first."""

@@ -68,8 +68,13 @@ FULL_WEIGHT_POSITIVES = 25
 LEARNED_WEIGHT = 0.75
 #: Observations between two merges of the model with the stored one.
 SYNC_EVERY = 100
-#: Observations between two re-scorings of the links waiting in the frontier, once the model has a share.
+#: Observations between two re-scorings of the links waiting in the frontier, once the model has a share: at
+#: least RESCORE_EVERY, and one more for every RESCORE_WAITING links waiting (a re-scoring costs a little per
+#: waiting link, so its share of the crawl's time stays bounded as the frontier grows).
 RESCORE_EVERY = 50
+RESCORE_WAITING = 100
+#: A re-scored link whose priority moved less than this keeps the priority it has in the frontier (not written).
+RESCORE_TOLERANCE = 0.005
 #: Words of the text around a link, and URL tokens, used at most.
 CONTEXT_WORDS = 20
 URL_TOKENS = 16
@@ -349,7 +354,8 @@ class OnlineLinkLearner:
 
     @property
     def rescore_due(self) -> bool:
-        return self._since_rescore >= RESCORE_EVERY and self.weight > 0
+        lessons = max(RESCORE_EVERY, len(self._pending) // RESCORE_WAITING)
+        return self._since_rescore >= lessons and self.weight > 0
 
     def rescore(self) -> dict[str, float]:
         """New priorities for every link still waiting, from the model as it is now.
@@ -357,7 +363,8 @@ class OnlineLinkLearner:
         A link is marked with the model of its time: those found before the model learned which links lead to
         the topic (a directory's entries found on the way in) keep their prior alone, and those found early
         keep what an immature model said. Re-scoring them (ACHE re-scores its frontier the same way) lets
-        them rise, or sink, with what the crawl has learned since."""
+        them rise, or sink, with what the crawl has learned since. Only the links whose priority moved by
+        ``RESCORE_TOLERANCE`` or more are returned (the others' priorities stand)."""
         self._since_rescore = 0
         weight = self.weight
         if not weight or not self._pending:
@@ -365,9 +372,12 @@ class OnlineLinkLearner:
         urls = list(self._pending)
         links = list(self._pending.values())
         probabilities = self.model.predict([link.features for link in links])
+        priors = np.fromiter((link.prior for link in links), np.float64, len(links))
+        marked = np.fromiter((link.priority for link in links), np.float64, len(links))
+        priorities = np.minimum((1 - weight) * priors + weight * probabilities.astype(np.float64), 1.0)
         rescored = {}
-        for url, link, probability in zip(urls, links, probabilities):
-            priority = min((1 - weight) * link.prior + weight * float(probability), 1.0)
+        for position in np.flatnonzero(np.abs(priorities - marked) >= RESCORE_TOLERANCE).tolist():
+            url, link, priority = urls[position], links[position], float(priorities[position])
             self._pending[url] = _Link(link.features, link.source, link.prior, priority)
             rescored[url] = priority
         return rescored
