@@ -121,14 +121,9 @@ class JobCommand(ScrapyCommand):
     def records(self, job: Job) -> Iterator[RecordStore]:
         """The job's record store alone (MYSQL_URL or the data dir); a job without records is one error line."""
         try:
-            store = open_store(job.name, self.data_dir, self.settings.get("MYSQL_URL"), create=False)
+            with opening_errors_as_command_errors():
+                store = open_store(job.name, self.data_dir, self.settings.get("MYSQL_URL"), create=False)
         except FileNotFoundError as e:
-            raise CommandError(str(e)) from e
-        except ValueError as e:  # a malformed MYSQL_URL; the message names it
-            raise CommandError(str(e), exitcode=2) from e
-        except ConnectionError as e:  # the MySQL store connects when opened
-            raise CommandError(f"cannot reach MySQL: {e}") from e
-        except CrawlFault as e:  # a damaged, unwritable or locked SQLite file
             raise CommandError(str(e)) from e
         try:
             yield store
@@ -138,6 +133,19 @@ class JobCommand(ScrapyCommand):
     @property
     def data_dir(self) -> Path:
         return Path(self.settings.get("COMBINE_DATA_DIR"))
+
+
+@contextmanager
+def opening_errors_as_command_errors() -> Iterator[None]:
+    """What opening a job's stores can raise, as the one CommandError line a command prints."""
+    try:
+        yield
+    except ValueError as e:  # a malformed MYSQL_URL; the message names it
+        raise CommandError(str(e), exitcode=2) from e
+    except ConnectionError as e:  # the MySQL store connects when opened
+        raise CommandError(f"cannot reach MySQL: {e}") from e
+    except CrawlFault as e:  # a damaged, unwritable or locked SQLite file: the message names it and the fix
+        raise CommandError(str(e)) from e
 
 
 @contextmanager
@@ -153,14 +161,8 @@ def open_context(job: Job, settings) -> Iterator[CrawlContext]:
             redis.connection.parse_url(redis_url)
         except ValueError as e:
             raise CommandError(f"bad REDIS_URL {redis_url!r}: {e}", exitcode=2) from e
-    try:
+    with opening_errors_as_command_errors():
         context = CrawlContext.from_settings(settings, job, redis_outage_patience=0)
-    except ValueError as e:  # a malformed MYSQL_URL; the message names it
-        raise CommandError(str(e), exitcode=2) from e
-    except ConnectionError as e:  # the MySQL store connects when opened
-        raise CommandError(f"cannot reach MySQL: {e}") from e
-    except CrawlFault as e:  # a damaged, unwritable or locked SQLite file: the message names it and the fix
-        raise CommandError(str(e)) from e
     try:
         if redis_url:
             context.frontier.server.ping()
