@@ -29,6 +29,7 @@ from combine_scrapy.links.learned import LearnedLinkScorer
 from combine_scrapy.links.online import OnlineLinkLearner
 from combine_scrapy.links.scoring import LinkScorer
 from combine_scrapy.records.store import RecordStore, open_store
+from combine_scrapy.stores import data_directory
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -129,7 +130,7 @@ class CrawlContext:
             redis_outage_patience = settings.getfloat("COMBINE_REDIS_OUTAGE_PATIENCE")
         return cls.open(
             job,
-            settings.get("COMBINE_DATA_DIR"),
+            data_directory(settings),
             max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
             redis_url=settings.get("REDIS_URL"),
             lease_seconds=settings.getfloat("COMBINE_LEASE_SECONDS"),

@@ -14,7 +14,7 @@ import functools
 
 from scrapy.commands.shell import Command as ScrapyShellCommand
 
-from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
+from combine_scrapy.operations.control import CommandError, load_checked_job, print_error, project_help
 from combine_scrapy.operations.debug import score
 
 
@@ -32,6 +32,7 @@ class Command(ScrapyShellCommand):
 
     def add_options(self, parser):
         super().add_options(parser)
+        project_help(parser)
         parser.add_argument("--job", metavar="JOB", help="send the job's headers; score(response) uses its topic filter")
 
     def process_options(self, args, opts):

@@ -19,7 +19,8 @@ from scrapy.exceptions import UsageError
 
 from combine_scrapy.document.parse import ParsedPage, parse_document
 from combine_scrapy.job import CONFIG_FILE, JobConfigError, load_config
-from combine_scrapy.operations.control import CommandError, print_error
+from combine_scrapy.operations.control import CommandError, print_error, project_help
+from combine_scrapy.stores import data_directory
 from combine_scrapy.topic.text import Document, tokens
 
 EXAMPLE_TYPES = {".txt": "text/plain", ".html": "text/html", ".htm": "text/html"}
@@ -99,6 +100,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser):
         super().add_options(parser)
+        project_help(parser)
         for kind, about in (("positive", "on"), ("negative", "off")):
             parser.add_argument(
                 f"--{kind}", action="append", default=[], metavar="FOLDER_OR_URL_LIST",
@@ -157,7 +159,7 @@ class Command(ScrapyCommand):
         from combine_scrapy.records.irrelevant import crawl_examples
 
         positive, negative = crawl_examples(
-            job, self.settings.get("COMBINE_DATA_DIR"), self.settings.get("MYSQL_URL"), main_content
+            job, data_directory(self.settings), self.settings.get("MYSQL_URL"), main_content
         )
         print(f"from the crawl of {job}: {len(positive)} records, {len(negative)} irrelevant pages")
         return positive, negative

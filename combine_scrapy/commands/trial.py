@@ -26,7 +26,13 @@ from combine_scrapy.items import Fetch
 from combine_scrapy.job import Job, JobConfig
 from combine_scrapy.links.learned import LEARNED_RULES_FILE, TrialPage, format_rules, learn_site_rules
 from combine_scrapy.links.scoring import LinkCandidate
-from combine_scrapy.operations.control import CommandError, build_checked_job, load_checked_config, print_error
+from combine_scrapy.operations.control import (
+    CommandError,
+    build_checked_job,
+    load_checked_config,
+    print_error,
+    project_help,
+)
 from combine_scrapy.spiders.focused import FocusedSpider
 
 
@@ -126,6 +132,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser):
         super().add_options(parser)
+        project_help(parser)
         parser.add_argument("--pages", type=int, metavar="N",
                             help="pages to fetch from each seed site (default: TrialPages of the job, 200)")
 

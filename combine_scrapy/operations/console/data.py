@@ -24,6 +24,7 @@ from combine_scrapy.operations.control import harvesters_dir, running_harvesters
 from combine_scrapy.operations.harvestlog import log_path
 from combine_scrapy.records.export.select import parse_date
 from combine_scrapy.records.store.listing import on_host
+from combine_scrapy.stores import data_directory
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +166,7 @@ class ConsoleData:
     def open(cls, job: Job, settings) -> ConsoleData:
         """The job's backends where the settings put them; a Redis outage is waited out 5 s, not a harvester's 10 min."""
         context = CrawlContext.from_settings(settings, job, redis_outage_patience=5)
-        return cls(job, context, Path(settings.get("COMBINE_DATA_DIR")))
+        return cls(job, context, data_directory(settings))
 
     def close(self) -> None:
         self.log.close()

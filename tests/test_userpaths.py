@@ -1,0 +1,179 @@
+"""Commands as a new user runs them: the `scrapy` program in a project directory, the default settings (the
+relative data/ directory), on the sample web. Each test here failed before the fix it names."""
+
+from __future__ import annotations
+
+import json
+import marshal
+import pickle
+import re
+import subprocess
+import urllib.request
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+from conftest import PROJECT, free_port
+from userproject import UserProject, user_environment
+
+from combine_scrapy.operations.sampleweb import LoopbackWeb, demo_sites
+
+pytestmark = pytest.mark.crawl
+
+FEED_FILES = ("out.json", "out.jsonl", "out.csv", "out.xml", "out.marshal", "out.pickle")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo job crawled once in a user's project directory, writing a feed in each of Scrapy's formats."""
+    port = free_port()
+    project = UserProject.create(tmp_path_factory.mktemp("project"), port)
+    with LoopbackWeb(demo_sites(port), port=port):
+        feeds = [arg for name in FEED_FILES for arg in ("-O", name)]
+        crawl = project.scrapy("crawl", "focused", "-a", "job=demo", *feeds)
+        assert crawl.returncode == 0, crawl.stderr[-3000:]
+        yield project, crawl
+
+
+def exported(project: UserProject) -> list[dict]:
+    result = project.scrapy("export", "demo")
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_crawl_keeps_its_data_in_the_relative_data_directory(demo):
+    project, crawl = demo
+    assert (project.root / "data" / "demo" / "records.sqlite").is_file()
+    assert "Traceback" not in crawl.stderr
+
+
+def test_console_on_default_settings_answers_status_and_hosts(demo):
+    """Issue 28 (1): the harvest log opened as a file URI failed on the relative data directory (500)."""
+    project, _ = demo
+    port = free_port("127.0.0.1")
+    console = project.popen("serve", "demo", "--port", str(port), "--token", "test-token-0123",
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = ""
+        while not line.startswith("console of job"):
+            line = console.stdout.readline()
+            assert line, "scrapy serve ended before listening"
+        for path in ("/api/status", "/api/hosts"):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as response:
+                assert response.status == 200
+                answer = json.loads(response.read())
+            if path == "/api/status":
+                assert answer["fetched"] > 0 and answer["records"] > 0, answer
+            else:
+                assert any(host["fetched"] for host in answer), answer
+    finally:
+        console.terminate()
+        output, _ = console.communicate(timeout=30)
+    assert "Traceback" not in output, output
+
+
+def test_scrapy_feed_formats_write_one_item_a_record_with_the_export_fields(demo):
+    """Issue 28 (2): -O out.json wrote [] (bytes are not JSON), csv and xml wrote the internal fetch items."""
+    project, crawl = demo
+    records = exported(project)
+    assert len(records) >= 5
+    by_key = {record["key"]: record for record in records}
+    fields = list(records[0])
+
+    def check(items: list[dict]) -> None:
+        assert sorted(item["key"] for item in items) == sorted(by_key)
+        for item in items:
+            assert list(item) == fields
+
+    for name in ("out.json", "out.marshal", "out.pickle", "out.jsonl"):
+        path = project.root / name
+        if name == "out.json":
+            items = json.loads(path.read_text())
+        elif name == "out.jsonl":
+            items = [json.loads(line) for line in path.read_text().splitlines()]
+        elif name == "out.marshal":
+            items = []
+            with path.open("rb") as file:
+                while True:
+                    try:
+                        items.append(marshal.load(file))
+                    except EOFError:
+                        break
+        else:
+            items = []
+            with path.open("rb") as file:
+                while True:
+                    try:
+                        items.append(pickle.load(file))
+                    except EOFError:
+                        break
+        check(items)
+        assert items == [by_key[item["key"]] for item in items], name  # the very values scrapy export writes
+
+    csv_lines = (project.root / "out.csv").read_text().splitlines()
+    assert csv_lines[0].split(",")[: len(fields)] == fields
+    xml = ElementTree.parse(project.root / "out.xml").getroot()
+    assert sorted(item.findtext("key") for item in xml) == sorted(by_key)
+    assert all(item.findtext("url") in by_key[item.findtext("key")]["urls"] for item in xml)
+
+    counts = dict(re.findall(r"Stored (\w+) feed \((\d+) items\)", crawl.stderr))
+    assert counts == {name.split(".")[1]: str(len(records)) for name in FEED_FILES}, crawl.stderr[-3000:]
+    assert " ERROR: " not in crawl.stderr and "Traceback" not in crawl.stderr
+
+
+def test_crawl_without_a_job_is_one_usage_error(tmp_path):
+    """Issue 28 (3): the usage error was followed by a RuntimeError traceback (Crawler.stats is not set yet)."""
+    project = UserProject.create(tmp_path / "project", 1)
+    result = project.scrapy("crawl", "focused")
+    assert result.returncode == 2
+    assert result.stderr.count("error: name the job to crawl: scrapy crawl focused -a job=NAME\n") == 1
+    assert "Traceback" not in result.stderr and "Error" not in result.stderr.replace("error: name", "")
+
+
+@pytest.mark.parametrize("command", ["serve", "trial", "export", "train", "status"])
+def test_help_underlines_only_the_section_headings(tmp_path, command):
+    """Issue 28 (8): an option's description wrapped after '(default:' came out as an underlined heading."""
+    project = UserProject.create(tmp_path / "project", 1)
+    for columns in ("80", "100", "120"):
+        result = subprocess.run(
+            ["bash", "-c", f"COLUMNS={columns} scrapy {command} -h"],
+            cwd=project.root, capture_output=True, text=True, env=user_environment(), timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        headings = [lines[i - 1] for i in range(1, len(lines)) if lines[i] and set(lines[i]) <= set("=-")]
+        assert set(headings) <= {"Usage", "Options", "Global Options"}, (columns, headings)
+
+
+@pytest.mark.parametrize("command", [["status", "demo"], ["rank", "demo", "--top", "1"], ["export", "demo"]])
+def test_a_reader_that_goes_away_ends_the_command_quietly(demo, command):
+    """Issue 28 (9): `scrapy status J | head -8` ended in a BrokenPipeError traceback."""
+    project, _ = demo
+    process = project.popen(*command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdout.close()  # the reader is gone before the command writes anything, as when head has its lines
+    _, errors = process.communicate(timeout=120)
+    assert process.returncode == 0, errors
+    assert "Traceback" not in errors and "BrokenPipe" not in errors, errors
+
+
+def test_status_says_the_job_is_paused(demo):
+    project, _ = demo
+    assert project.scrapy("pause", "demo").returncode == 0
+    try:
+        status = project.scrapy("status", "demo")
+        assert status.stdout.splitlines()[0].startswith("job demo (paused")
+    finally:
+        assert project.scrapy("resume", "demo").returncode == 0
+    assert "paused" not in project.scrapy("status", "demo").stdout
+
+
+def test_package_imports_from_any_directory(tmp_path):
+    """README: `from combine_scrapy.operations.debug import score` works with the environment active, anywhere
+    (scripts/setup.sh installs the package in editable mode)."""
+    environment = {key: value for key, value in user_environment().items() if key != "PYTHONPATH"}
+    result = subprocess.run(
+        ["python", "-c", "import combine_scrapy; from combine_scrapy.operations.debug import score; "
+                         "print(combine_scrapy.__file__)"],
+        cwd=tmp_path, capture_output=True, text=True, env=environment, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(PROJECT / "combine_scrapy" / "__init__.py")
