@@ -88,7 +88,10 @@ def _read(path: Path) -> dict[str, Any]:
     except (OSError, ValueError) as e:
         logger.warning("%s cannot be read (%s): the job's stores are taken from the settings alone", path, e)
         return {}
-    return stores if isinstance(stores, dict) else {}
+    if not isinstance(stores, dict):
+        return {}
+    return {name: store for name, store in stores.items()
+            if name in STORE_SETTINGS and isinstance(store, dict) and isinstance(store.get("url"), str)}
 
 
 def recorded_stores(settings: Any, job: str) -> dict[str, dict[str, Any]]:
@@ -102,7 +105,7 @@ def with_recorded_stores(settings: Any, job: str) -> list[str]:
     some other way (REDIS_PARAMS' ``password``), else it is a StoresNotGiven naming the setting to give."""
     taken = []
     for name, recorded in recorded_stores(settings, job).items():
-        if name not in STORE_SETTINGS or settings.get(name):
+        if settings.get(name):
             continue
         url = recorded["url"]
         if recorded.get("password") and not (name == "REDIS_URL" and settings.getdict("REDIS_PARAMS").get("password")):

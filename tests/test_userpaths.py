@@ -7,18 +7,24 @@ import json
 import marshal
 import pickle
 import re
+import shutil
 import subprocess
 import urllib.request
+import uuid
 import xml.etree.ElementTree as ElementTree
 
 import pytest
 from conftest import PROJECT, free_port
+from harvesters import delete_job_keys
+from test_store import MYSQL_URL, drop_mysql_tables
 from userproject import UserProject, user_environment
 
 from combine_scrapy.operations.sampleweb import LoopbackWeb, demo_sites
+from combine_scrapy.records.store.mysql import table_prefix
 
 pytestmark = pytest.mark.crawl
 
+REDIS_URL = "redis://127.0.0.1:6379/0"
 FEED_FILES = ("out.json", "out.jsonl", "out.csv", "out.xml", "out.marshal", "out.pickle")
 
 
@@ -177,3 +183,37 @@ def test_package_imports_from_any_directory(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(PROJECT / "combine_scrapy" / "__init__.py")
+
+
+@pytest.mark.services
+def test_commands_read_the_stores_the_crawl_used(tmp_path):
+    """Issue 28 (4): after a crawl with MYSQL_URL, `scrapy export J` exported "0 of 0 records" and `scrapy status J`
+    showed 0 records: without the same -s they read the empty SQLite files."""
+    job = f"stores{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    project = UserProject.create(tmp_path / "project", port)
+    shutil.copytree(project.root / "topics" / "demo", project.root / "topics" / job)
+    try:
+        with LoopbackWeb(demo_sites(port), port=port):
+            crawl = project.scrapy("crawl", "focused", "-a", f"job={job}", "-s", f"MYSQL_URL={MYSQL_URL}",
+                                   "-s", f"REDIS_URL={REDIS_URL}")
+        assert crawl.returncode == 0, crawl.stderr[-3000:]
+        recorded = json.loads((project.root / "data" / job / "stores.json").read_text())
+        assert recorded == {"REDIS_URL": {"url": REDIS_URL, "password": False},
+                            "MYSQL_URL": {"url": MYSQL_URL, "password": False}}
+
+        status = project.scrapy("status", job)
+        assert status.returncode == 0, status.stderr
+        records = int(re.search(r"records: +(\d+) \(mysql://", status.stdout)[1])
+        assert records >= 5 and f"records in MySQL at {MYSQL_URL}" in status.stderr
+        assert re.search(r"URLs known: +[1-9]", status.stdout), status.stdout  # the Redis frontier
+        assert not (project.root / "data" / job / "records.sqlite").exists()
+
+        export = project.scrapy("export", job, "-o", f"{job}.jsonl")
+        assert export.returncode == 0 and f"exported {records} of {records} records" in export.stderr, export.stderr
+        assert len((project.root / f"{job}.jsonl").read_text().splitlines()) == records
+        search = project.scrapy("search", job, "sundews")
+        assert search.returncode == 0 and "1. " in search.stdout, search.stdout + search.stderr
+    finally:
+        drop_mysql_tables(table_prefix(job))
+        delete_job_keys(REDIS_URL, job)
