@@ -42,6 +42,7 @@ from combine_scrapy.topic import (
     build_filter,
     load_topic_definition,
 )
+from combine_scrapy.topic.definition import NoTermRows
 from combine_scrapy.topic.filters import PLAIN_NAMES, POSITION_NAMES
 
 CONFIG_FILE = "combine.cfg"
@@ -672,6 +673,10 @@ def load_config(name: str, topics_dir: Path | str = "topics") -> JobConfig:
     if os.path.lexists(topic_path):
         try:
             definition = load_topic_definition(topic_path)
+        except NoTermRows as e:
+            # svm, vector and plug-ins need no topic definition: newjob's, comments only, is as good as none.
+            if TopicConfig(**groups["topic"]).classify_plugin in (*PLAIN_NAMES, *POSITION_NAMES):
+                raise JobConfigError(e.source, e.line, e.message) from e
         except TopicDefinitionError as e:
             raise JobConfigError(e.source, e.line, e.message) from e
 

@@ -217,3 +217,19 @@ def test_commands_read_the_stores_the_crawl_used(tmp_path):
     finally:
         drop_mysql_tables(table_prefix(job))
         delete_job_keys(REDIS_URL, job)
+
+
+def test_train_an_svm_job_made_by_newjob(tmp_path):
+    """Issue 28 (5): docs/configuration.md's `scrapy train JOB --positive plants/ --negative baseball/` on a job
+    made by `scrapy newjob` failed: "no term rows" (svm reads no topic definition), then relative folders."""
+    project = UserProject.create(tmp_path / "project", 1)
+    assert project.scrapy("newjob", "sv").returncode == 0
+    config = project.root / "topics" / "sv" / "combine.cfg"
+    config.write_text(config.read_text() + "\nclassifyPlugIn = svm\n")
+    for folder, text in (("plants", "Sundews and pitcher plants catch insects"), ("baseball", "The pitcher threw")):
+        (project.root / folder).mkdir()
+        for number in range(3):
+            (project.root / folder / f"{number}.txt").write_text(f"{text} {number}.")
+    result = project.scrapy("train", "sv", "--positive", "plants/", "--negative", "baseball/")
+    assert result.returncode == 0, result.stderr
+    assert (project.root / "topics" / "sv" / "svm-model.joblib").is_file()

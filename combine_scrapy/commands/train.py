@@ -53,7 +53,7 @@ def _pages(source: Path, user_agent: str) -> Iterator[tuple[str, ParsedPage]]:
                     body = path.read_bytes()
                 except OSError as e:
                     raise ExampleError(f"{path}: cannot read: {e.strerror}") from e
-                yield str(path), parse_document(path.as_uri(), body, {"content-type": mime_type})
+                yield str(path), parse_document(path.absolute().as_uri(), body, {"content-type": mime_type})
     elif source.is_file():
         try:
             lines = source.read_text(encoding="utf-8").splitlines()
