@@ -9,6 +9,7 @@ import pickle
 import re
 import shutil
 import subprocess
+import urllib.error
 import urllib.request
 import uuid
 import xml.etree.ElementTree as ElementTree
@@ -17,9 +18,11 @@ import pytest
 from conftest import PROJECT, free_port
 from harvesters import delete_job_keys
 from test_store import MYSQL_URL, drop_mysql_tables
+from test_store import record as store_record
 from userproject import UserProject, user_environment
 
 from combine_scrapy.operations.sampleweb import LoopbackWeb, demo_sites
+from combine_scrapy.records.store import open_store
 from combine_scrapy.records.store.mysql import table_prefix
 
 pytestmark = pytest.mark.crawl
@@ -55,18 +58,12 @@ def test_crawl_keeps_its_data_in_the_relative_data_directory(demo):
 def test_console_on_default_settings_answers_status_and_hosts(demo):
     """Issue 28 (1): the harvest log opened as a file URI failed on the relative data directory (500)."""
     project, _ = demo
-    port = free_port("127.0.0.1")
-    console = project.popen("serve", "demo", "--port", str(port), "--token", "test-token-0123",
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    console, url = serve(project, "demo")
     try:
-        line = ""
-        while not line.startswith("console of job"):
-            line = console.stdout.readline()
-            assert line, "scrapy serve ended before listening"
         for path in ("/api/status", "/api/hosts"):
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as response:
-                assert response.status == 200
-                answer = json.loads(response.read())
+            status, text = get_page(url + path)
+            assert status == 200, text
+            answer = json.loads(text)
             if path == "/api/status":
                 assert answer["fetched"] > 0 and answer["records"] > 0, answer
             else:
@@ -233,3 +230,49 @@ def test_train_an_svm_job_made_by_newjob(tmp_path):
     result = project.scrapy("train", "sv", "--positive", "plants/", "--negative", "baseball/")
     assert result.returncode == 0, result.stderr
     assert (project.root / "topics" / "sv" / "svm-model.joblib").is_file()
+
+
+def serve(project: UserProject, job: str):
+    """`scrapy serve JOB` in the project; its process and base URL once it listens."""
+    port = free_port("127.0.0.1")
+    console = project.popen("serve", job, "--port", str(port), "--token", "test-token-0123",
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    line = ""
+    while not line.startswith("console of job"):
+        line = console.stdout.readline()
+        if not line:
+            console.kill()
+            raise AssertionError("scrapy serve ended before listening")
+    return console, f"http://127.0.0.1:{port}"
+
+
+def get_page(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_console_search_pages_through_every_record_found(tmp_path):
+    """Issue 28 (6): the console's search showed "50 records" where 119 matched, with no paging; an empty query
+    showed nothing; scores were raw numbers where `scrapy search` shows shares of the best."""
+    project = UserProject.create(tmp_path / "project", 1)
+    store = open_store("demo", project.root / "data")
+    for number in range(119):
+        store.store(store_record(f"http://127.0.0.2/{number}", text=f"sundews number {number} " + "sundews " * (number % 7)))
+    store.close()
+    console, url = serve(project, "demo")
+    try:
+        status, first = get_page(f"{url}/search?q=sundews")
+        assert status == 200 and "119 records, 1 to 50 shown" in first
+        assert first.count('<li><a class="title"') == 50 and 'rel="next"' in first and 'rel="prev"' not in first
+        assert "relevance 100%" in first and "score " not in first
+        status, last = get_page(f"{url}/search?q=sundews&page=3")
+        assert status == 200 and "119 records, 101 to 119 shown" in last
+        assert last.count('<li><a class="title"') == 19 and 'rel="prev"' in last and 'rel="next"' not in last
+        status, empty = get_page(f"{url}/search?q=")
+        assert status == 400 and "give words to search for" in empty
+    finally:
+        console.terminate()
+        console.communicate(timeout=30)

@@ -34,7 +34,7 @@ CURVE_POINTS = 400
 RATE_WINDOW = 60.0
 #: A harvester whose beacon is older than this many seconds counts as silent.
 BEACON_STALE = 10.0
-#: Search hits looked at, at most, when filters thin them out.
+#: Full-text hits looked at, at most: a search counts and pages through these (the filters thin them out).
 SEARCH_CANDIDATES = 500
 
 
@@ -64,6 +64,17 @@ class SearchFilters:
     @property
     def any(self) -> bool:
         return any(value is not None for value in (self.topic_class, self.host, self.since, self.until))
+
+
+@dataclass
+class SearchPage:
+    """One page of a search: its hits, how many records were found in all, whether more may match than the
+    SEARCH_CANDIDATES looked at, and the best hit's score (what each hit's relevance is a share of)."""
+
+    hits: list[dict]
+    total: int
+    more: bool
+    best: float | None
 
 
 class HarvestLogReader:
@@ -246,39 +257,41 @@ class ConsoleData:
 
     # -- records --------------------------------------------------------------------
 
-    def search(self, query: str, filters: SearchFilters, limit: int = 20) -> list[dict]:
-        """Full-text hits (best first), or with an empty query the newest records, that pass the filters."""
+    def search(self, query: str, filters: SearchFilters, limit: int = 20, offset: int = 0) -> SearchPage:
+        """One page of the records found: full-text hits (best first), or with an empty query the newest records,
+        that pass the filters; ``offset`` records of the result are skipped."""
         store = self.context.store
         if not query.strip():
             if not filters.any:
                 raise BadRequest("give words to search for, or a filter (class, host, dates)")
-            heads = self.index.heads(
-                since=filters.since, until=filters.until, topic_class=filters.topic_class, host=filters.host,
-                limit=limit, newest_first=True,
-            )
+            listed = dict(since=filters.since, until=filters.until, topic_class=filters.topic_class, host=filters.host)
+            heads = self.index.heads(**listed, limit=offset + limit, newest_first=True)[offset:]
             results = []
             for head in heads:
                 record = store.get(head.key)
                 if record is not None:
                     results.append(self._hit(head.key, record.title, store.urls(head.key), None,
                                              record.text[:200], head.classes, head.checked))
-            return results
+            return SearchPage(results, self.index.count(**listed), False, None)
         try:
-            hits = store.search(query, limit=SEARCH_CANDIDATES if filters.any else limit)
+            hits = store.search(query, limit=SEARCH_CANDIDATES)
         except ValueError as e:
             raise BadRequest(str(e)) from e
+        best = hits[0].score if hits else None
+        if filters.any:
+            found = []
+            for hit in hits:
+                head = self.index.head(hit.key)
+                if head is not None and self._passes(head, store.urls(hit.key), filters):
+                    found.append(hit)
+            hits = found
         results = []
-        for hit in hits:
+        for hit in hits[offset:offset + limit]:
             head = self.index.head(hit.key)
-            if head is None:
-                continue
-            urls = store.urls(hit.key)
-            if not self._passes(head, urls, filters):
-                continue
-            results.append(self._hit(hit.key, hit.title, urls, hit.score, hit.snippet, head.classes, head.checked))
-            if len(results) >= limit:
-                break
-        return results
+            if head is not None:
+                results.append(self._hit(hit.key, hit.title, store.urls(hit.key), hit.score, hit.snippet,
+                                         head.classes, head.checked))
+        return SearchPage(results, len(hits), len(hits) >= SEARCH_CANDIDATES, best)
 
     @staticmethod
     def _passes(head, urls: list[str], filters: SearchFilters) -> bool:
