@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import marshal
+import math
 import pickle
 import re
 import shutil
 import subprocess
+import time
 import urllib.error
 import urllib.request
 import uuid
 import xml.etree.ElementTree as ElementTree
+from datetime import UTC, datetime
 
 import pytest
 from conftest import PROJECT, free_port
@@ -180,6 +183,31 @@ def test_package_imports_from_any_directory(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(PROJECT / "combine_scrapy" / "__init__.py")
+
+
+
+def test_rescored_records_come_in_export_since_and_oai_from(demo):
+    """Issue 28 (7): after `scrapy reclassify` rescored records, `scrapy export J --since <before>` gave none of
+    them, nor did OAI-PMH `from` (the datestamp stayed the crawl's check time). Runs last on the shared crawl."""
+    project, _ = demo
+    topic = project.root / "topics" / "demo" / "topicdefinition.txt"
+    topic.write_text(topic.read_text().replace("50: sundews?=CP.Drosera", "60: sundews?=CP.Drosera"))
+    since = math.ceil(time.time())
+    time.sleep(since - time.time())  # every check of the crawl is before `since`, to the second OAI-PMH counts in
+    reclassify = project.scrapy("reclassify", "demo")
+    rescored = int(re.search(r"(\d+) rescored", reclassify.stdout)[1])
+    assert reclassify.returncode == 0 and rescored >= 2, reclassify.stdout + reclassify.stderr
+    moment = datetime.fromtimestamp(since, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    export = project.scrapy("export", "demo", "--since", moment)
+    assert export.returncode == 0, export.stderr
+    assert len(export.stdout.splitlines()) == rescored
+    console, url = serve(project, "demo")
+    try:
+        status, listed = get_page(f"{url}/oai?verb=ListIdentifiers&metadataPrefix=oai_dc&from={moment}")
+    finally:
+        console.terminate()
+        console.communicate(timeout=30)
+    assert status == 200 and listed.count("<identifier>") == rescored, listed
 
 
 @pytest.mark.services

@@ -41,8 +41,9 @@ class Command(JobCommand):
         parser.add_argument("--since", metavar="DATE", help="only records dated on or after DATE (YYYY-MM-DD or ISO 8601, UTC)")
         parser.add_argument("--until", metavar="DATE", help="only records dated before DATE; a bare date includes that day")
         parser.add_argument(
-            "--date", dest="date_field", default="checked", metavar="FIELD",
-            help=f"the date --since/--until look at: {' or '.join(DATE_FIELDS)} (default: checked, last checked by the crawler)",
+            "--date", dest="date_field", default="changed", metavar="FIELD",
+            help=f"the date --since/--until look at: {', '.join(DATE_FIELDS)} (default changed, when what an export "
+                 "writes of the record last changed: checked again, rescored, ranked, a URL added or gone)",
         )
         parser.add_argument(
             "--sort", default="id", metavar="ORDER",

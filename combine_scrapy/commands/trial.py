@@ -77,6 +77,7 @@ _JOB_STATE_COMPONENTS = frozenset({
     "combine_scrapy.extensions.HarvesterPidFile",
     "combine_scrapy.links.sitemaps.SitemapReader",
     "combine_scrapy.operations.console.beacon.HarvesterBeacon",
+    "combine_scrapy.records.export.feeds.RecordFeeds",  # the trial stores no record, so it has none to feed
 })
 
 

@@ -271,7 +271,7 @@ class ConsoleData:
                 record = store.get(head.key)
                 if record is not None:
                     results.append(self._hit(head.key, record.title, store.urls(head.key), None,
-                                             record.text[:200], head.classes, head.checked))
+                                             record.text[:200], head.classes, head.changed))
             return SearchPage(results, self.index.count(**listed), False, None)
         try:
             hits = store.search(query, limit=SEARCH_CANDIDATES)
@@ -290,7 +290,7 @@ class ConsoleData:
             head = self.index.head(hit.key)
             if head is not None:
                 results.append(self._hit(hit.key, hit.title, store.urls(hit.key), hit.score, hit.snippet,
-                                         head.classes, head.checked))
+                                         head.classes, head.changed))
         return SearchPage(results, len(hits), len(hits) >= SEARCH_CANDIDATES, best)
 
     @staticmethod
@@ -301,14 +301,14 @@ class ConsoleData:
             return False
         if filters.host and not any(on_host(host_of(url), filters.host) for url in urls):
             return False
-        if filters.since is not None and head.checked < filters.since:
+        if filters.since is not None and head.changed < filters.since:
             return False
-        return filters.until is None or head.checked < filters.until
+        return filters.until is None or head.changed < filters.until
 
     @staticmethod
-    def _hit(key, title, urls, score, snippet, classes, checked) -> dict:
+    def _hit(key, title, urls, score, snippet, classes, changed) -> dict:
         return {"key": key, "title": title, "url": urls[0] if urls else "", "urls": urls, "score": score,
-                "snippet": snippet, "classes": list(classes), "checked": checked}
+                "snippet": snippet, "classes": list(classes), "changed": changed}
 
     def record(self, key: str) -> dict | None:
         """Everything the record page shows: title, URLs, scores per class, language, links out and in, text."""
@@ -326,7 +326,7 @@ class ConsoleData:
                     inlinks.append({"record": source_key, "url": source_url, "to": url, "anchor": anchor, "kind": kind})
         return {
             "key": key, "id": head.id, "title": record.title, "urls": urls, "mime_type": record.mime_type,
-            "language": record.language, "country": record.country, "checked": record.checked,
+            "language": record.language, "country": record.country, "checked": record.checked, "changed": record.changed,
             "modified": record.modified, "score": record.score, "normalized": record.normalized,
             "algorithm": record.algorithm,
             "classes": [asdict(topic) for topic in record.classes],
@@ -339,7 +339,7 @@ class ConsoleData:
     def records(self, after_id: int = 0, limit: int = 50) -> list[dict]:
         """Records newest first, ``limit`` at a time (``after_id``: the last id of the previous page)."""
         heads = self.index.heads(after_id=after_id, limit=limit, newest_first=True)
-        return [{"id": head.id, "key": head.key, "checked": head.checked, "classes": list(head.classes)} for head in heads]
+        return [{"id": head.id, "key": head.key, "changed": head.changed, "classes": list(head.classes)} for head in heads]
 
     def classes(self) -> list[tuple[str, int]]:
         return self.index.classes()

@@ -108,7 +108,7 @@ def search_page(job: str, form: dict[str, str], classes: list[tuple[str, int]], 
   <input id="q" name="q" type="search" value="{escape(form.get('q', ''))}" placeholder="words to find" autofocus>
   <select id="class" name="class">{''.join(options)}</select>
   <input id="host" name="host" value="{escape(form.get('host', ''))}" placeholder="host">
-  <label>checked from <input id="since" name="since" type="date" value="{escape(form.get('since', ''))}"></label>
+  <label>changed from <input id="since" name="since" type="date" value="{escape(form.get('since', ''))}"></label>
   <label>to <input id="until" name="until" type="date" value="{escape(form.get('until', ''))}"></label>
   <button type="submit">Search</button>
 </form>"""]
@@ -126,7 +126,7 @@ def search_page(job: str, form: dict[str, str], classes: list[tuple[str, int]], 
             body.append(
                 f'<li><a class="title" href="/record/{escape(hit["key"])}">{escape(hit["title"] or "(no title)")}</a>{score}'
                 f'<div class="url">{escape(hit["url"])}</div><div class="snippet">{_snippet(hit["snippet"])}</div>'
-                f'<div class="meta">{escape(classes_shown)} &middot; checked {when(hit["checked"])}</div></li>'
+                f'<div class="meta">{escape(classes_shown)} &middot; changed {when(hit["changed"])}</div></li>'
             )
         body.append("</ol>")
         body.append(_pager(form, page, first - 1 + len(found.hits) < found.total))
@@ -174,6 +174,7 @@ def record_page(job: str, record: dict[str, Any]) -> str:
         ("country", escape(record['country'] or '')),
         ("topic score", f"{record['score']:g} (normalized {record['normalized']:g}, {escape(record['algorithm'])})"),
         ("checked", when(record['checked'])),
+        ("changed", when(record['changed'])),
         ("modified", when(record['modified'])),
     ])}</table>
 <h2>Found under {len(record['urls'])} URL{'s' * (len(record['urls']) != 1)}</h2>
