@@ -434,6 +434,10 @@ class Job(JobConfig):
     ``build_job`` builds both at once, so that a bad job fails when it is loaded.
     """
 
+    def __repr__(self) -> str:
+        """Short: the name and directory (the shell lists the job by it), not every setting."""
+        return f"<Job {self.name} in {self.directory}>"
+
     @classmethod
     def of(cls, config: JobConfig) -> Job:
         """The job of ``config``, nothing built yet."""

@@ -22,7 +22,7 @@ from conftest import PROJECT, free_port
 from harvesters import delete_job_keys
 from test_store import MYSQL_URL, drop_mysql_tables
 from test_store import record as store_record
-from userproject import UserProject, user_environment
+from userproject import SCRAPY_PROGRAM, UserProject, user_environment
 
 from combine_scrapy.operations.sampleweb import LoopbackWeb, demo_sites
 from combine_scrapy.records.store import open_store
@@ -184,6 +184,34 @@ def test_package_imports_from_any_directory(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(PROJECT / "combine_scrapy" / "__init__.py")
 
+
+
+def seed_of(project: UserProject, job: str) -> str:
+    return next(line for line in (project.root / "topics" / job / "seeds.txt").read_text().splitlines()
+                if line.startswith("http"))
+
+
+def test_shell_banner_is_short_and_lists_score(demo):
+    """Issue 28 (smaller): the banner printed the whole job object (about 4 KB) and did not list score."""
+    project, _ = demo
+    result = subprocess.run(
+        [str(SCRAPY_PROGRAM), "shell", seed_of(project, "demo"), "--job", "demo", "--nolog"],
+        input="print(score(response).relevant)\n", cwd=project.root, capture_output=True, text=True, timeout=120,
+        env={**user_environment(), "SCRAPY_PYTHON_SHELL": "python"},
+    )
+    assert result.returncode == 0, result.stderr
+    banner = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("[s]")]
+    assert len("\n".join(banner)) < 1500, banner
+    assert any("score(response): what the topic filter of job demo makes of the page" in line for line in banner)
+    assert "True" in result.stdout
+
+
+def test_trial_says_when_it_learns_no_rule(demo):
+    """Issue 28 (smaller): `scrapy trial` wrote an empty rules file and said nothing about it."""
+    project, _ = demo
+    result = project.scrapy("trial", "demo", "--pages", "2")  # fewer pages than a rule needs
+    assert result.returncode == 0, result.stderr
+    assert "learned no rule from" in result.stdout and "(fetch more with --pages)" in result.stdout, result.stdout
 
 
 def test_rescored_records_come_in_export_since_and_oai_from(demo):

@@ -24,7 +24,7 @@ from combine_scrapy.access.urls import UrlRules, check_url, host_of
 from combine_scrapy.context import CrawlContext
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import Job, JobConfig
-from combine_scrapy.links.learned import LEARNED_RULES_FILE, TrialPage, format_rules, learn_site_rules
+from combine_scrapy.links.learned import LEARNED_RULES_FILE, MIN_SUPPORT, TrialPage, format_rules, learn_site_rules
 from combine_scrapy.links.scoring import LinkCandidate
 from combine_scrapy.operations.control import (
     CommandError,
@@ -179,4 +179,8 @@ class Command(ScrapyCommand):
                 print("  no relevant page: not a topic-relevant site, no rules")
             for pattern in trial.patterns:
                 print(f"  {pattern.kind:<10} {pattern.regex}  (support {pattern.support}, precision {pattern.precision:.0%})")
+        if not any(trial.patterns for trial in trials):
+            print(f"\nlearned no rule from {len(fetched)} pages: no URL pattern is shared by {MIN_SUPPORT} or more pages "
+                  f"of one kind on a site (fetch more with --pages); {path} lists none")
+            return
         print(f"\nwrote {path}; review it, and use it with LearnedUrlRules = 1 in {job.directory / 'combine.cfg'}")
