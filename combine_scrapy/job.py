@@ -20,12 +20,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import ipaddress
 import math
 import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from combine_scrapy.access.urls import UrlRule, UrlRules, Verdict, check_url, parse_serveralias
 from combine_scrapy.document.convert import DEFAULT_CONVERTERS, Converter, converter_map
@@ -623,11 +625,34 @@ def _seeds(path: Path, rules: UrlRules) -> tuple[tuple[str, ...], tuple[RefusedS
             refused.append(RefusedSeed(path, number, url, "holds a space: write one URL a line (a space in a URL is %20)"))
             continue
         verdict = check_url(url, rules)
-        if verdict.ok:
-            seeds.append(verdict.url)
-        else:
+        if not verdict.ok:
             refused.append(RefusedSeed(path, number, url, refusal_reason(url, verdict)))
+        elif one_word_host(verdict.url):
+            refused.append(RefusedSeed(
+                path, number, url,
+                f"host {excerpt(urlsplit(verdict.url).hostname or '')} is one word: a seed names a full host "
+                "(www.example.org), an IP address or localhost",
+            ))
+        else:
+            seeds.append(verdict.url)
     return tuple(dict.fromkeys(seeds)), tuple(refused)
+
+
+#: Why a seed with a one-word host is refused (the count's name in scrapy seed's answer).
+ONE_WORD_HOST = "one_word_host"
+
+
+def one_word_host(url: str) -> bool:
+    """Whether the URL's host is a single word that is neither an IP address nor localhost (``http://x/``, a slip
+    for a full name that only a local resolver's search domains would make something of)."""
+    host = urlsplit(url).hostname or ""
+    if "." in host or ":" in host or host == "localhost":
+        return False
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return True
+    return False
 
 
 def find_job_dir(name: str, topics_dir: Path | str) -> Path:

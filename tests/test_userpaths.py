@@ -214,6 +214,14 @@ def test_trial_says_when_it_learns_no_rule(demo):
     assert "learned no rule from" in result.stdout and "(fetch more with --pages)" in result.stdout, result.stdout
 
 
+def test_a_one_word_host_is_refused_as_a_seed(demo):
+    """Issue 28 (smaller): `ftp://x` was accepted as a seed."""
+    project, _ = demo
+    result = project.scrapy("seed", "demo", "-", input="http://x/\nftp://x/pub/\n")
+    assert result.returncode == 0, result.stderr
+    assert "0 URLs accepted" in result.stdout and "refused, one_word_host: 2" in result.stdout, result.stdout
+
+
 def test_rescored_records_come_in_export_since_and_oai_from(demo):
     """Issue 28 (7): after `scrapy reclassify` rescored records, `scrapy export J --since <before>` gave none of
     them, nor did OAI-PMH `from` (the datestamp stayed the crawl's check time). Runs last on the shared crawl."""

@@ -348,7 +348,7 @@ class ConsoleData:
 
     def seed(self, urls: list[str], priority: float = 0.0) -> dict:
         """Mark URLs through the job's URL rules, as ``scrapy seed`` does."""
-        marked, rejected = self.context.mark((url, priority) for url in urls)
+        marked, rejected = self.context.mark(((url, priority) for url in urls), seeds=True)
         over_bound = rejected.pop("host_full", 0)
         refused = sum(rejected.values())
         accepted = len(urls) - refused
