@@ -111,6 +111,8 @@ class TrialSpider(FocusedSpider):
         job = spider.trial_job
         spider.context = CrawlContext.open(job, spider.data_dir)
         spider.context.link_scorer = SiteLinks((host_of(seed) for seed in job.seeds), job.url_rules)
+        spider.seed_set = frozenset(job.seeds)  # fetch_failed notes the seeds robots.txt refuses
+        spider.seeds_refused_by_robots = set()
         crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.observe, scrapy.signals.item_scraped)
         return spider
