@@ -132,7 +132,11 @@ class FocusedSpider(scrapy.Spider):
         if spider.continuous:  # run forever: wait for whatever comes due, however far away
             settings.set("COMBINE_IDLE_HORIZON", float("inf"), priority="spider")
         spider.context = CrawlContext.from_settings(settings, job)
-        record_stores(settings, job.name)  # the job's commands read the stores this crawl uses
+        try:
+            record_stores(settings, job.name)  # the job's commands read the stores this crawl uses
+        except OSError as e:
+            spider.logger.warning("cannot record the job's stores in %s: %s; its commands need the same -s", e.filename, e.strerror)
+            crawler.stats.inc_value("stores/unrecorded")
         crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.seeds_all_refused, scrapy.signals.spider_idle)
         spider.seed_set = frozenset(job.seeds)

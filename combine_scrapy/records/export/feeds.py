@@ -188,7 +188,7 @@ class PickleFeedExporter(ScrapyFormatFeedExporter):
 
 class RecordFeeds(FeedExporter):
     """Scrapy's FeedExporter extension, for feeds of records: only a fetch that stored a record goes on to a feed's
-    exporter, and a feed's count (in Scrapy's log line and batches' names) becomes the records it wrote.
+    exporter, and the count Scrapy logs for a feed becomes the records it wrote.
 
     The records are written when a feed slot closes, just before Scrapy stores the file and logs its count:
     the hook is FeedExporter._close_slot, of the Scrapy version requirements.txt pins.
