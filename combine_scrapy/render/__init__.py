@@ -1,0 +1,66 @@
+"""Pages built by their scripts, rendered in headless Chromium through scrapy-playwright (``Render`` in combine.cfg).
+
+- :mod:`~combine_scrapy.render.detect`: whether a fetched page is a script-built
+  shell, and whether rendering a host pays off (pure code);
+- :mod:`~combine_scrapy.render.guard`: what the browser may load while it
+  renders (pure code: the crawler's URL rules and address guard);
+- :mod:`~combine_scrapy.render.middleware`: the downloader middleware that
+  renders a page after its plain fetch, with scrapy-playwright as the download
+  handler of the render (``meta["playwright"] = True``).
+
+A job with ``Render = never`` gets Scrapy's own download handlers: its crawl
+neither imports Playwright nor starts a browser. Otherwise scrapy-playwright
+handles http and https (a request without ``meta["playwright"]`` goes to
+Scrapy's HTTP handler as before), and starts the system Chromium
+(``COMBINE_CHROMIUM``) at the first render, once per crawl, closing it when
+the crawl ends.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+    from combine_scrapy.job import Job
+
+#: The name of the browser context every render opens its page in.
+CONTEXT = "render"
+#: Chromium switches for a headless crawler: no GPU, no sandbox (as root), and none of the browser's own
+#: traffic (component updates, sync, field trials, QUIC probes): the pages' requests are all it makes.
+CHROMIUM_ARGS = (
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--metrics-recording-only",
+    "--no-default-browser-check",
+)
+
+
+def crawl_settings(job: Job, settings: BaseSettings) -> dict[str, Any]:
+    """The Scrapy settings a crawl of ``job`` needs for rendering ({} when the job never renders)."""
+    rendering = job.rendering
+    if rendering.mode == "never":
+        return {}
+    handler = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+    return {
+        "DOWNLOAD_HANDLERS": {**settings.getdict("DOWNLOAD_HANDLERS"), "http": handler, "https": handler},
+        "PLAYWRIGHT_BROWSER_TYPE": "chromium",
+        "PLAYWRIGHT_LAUNCH_OPTIONS": {
+            "executable_path": settings.get("COMBINE_CHROMIUM"),
+            "headless": True,
+            "chromium_sandbox": False,
+            "args": [*CHROMIUM_ARGS, *settings.getlist("COMBINE_CHROMIUM_ARGS")],
+        },
+        "PLAYWRIGHT_MAX_CONTEXTS": 1,
+        "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": rendering.max_pages,
+        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": rendering.timeout * 1000,
+        # A crashed browser is started again for the next render.
+        "PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER": True,
+    }
