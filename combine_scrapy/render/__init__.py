@@ -18,6 +18,8 @@ the crawl ends.
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,6 +27,10 @@ if TYPE_CHECKING:
 
     from combine_scrapy.job import Job
 
+logger = logging.getLogger(__name__)
+
+#: The setting that says a crawl renders: the job asks for it and the browser is there.
+ENABLED = "COMBINE_RENDERING"
 #: The name of the browser context every render opens its page in.
 CONTEXT = "render"
 #: Chromium switches for a headless crawler: no GPU, no sandbox (as root), and none of the browser's own
@@ -44,16 +50,26 @@ CHROMIUM_ARGS = (
 
 
 def crawl_settings(job: Job, settings: BaseSettings) -> dict[str, Any]:
-    """The Scrapy settings a crawl of ``job`` needs for rendering ({} when the job never renders)."""
+    """The Scrapy settings a crawl of ``job`` needs for rendering ({} when the job never renders).
+
+    Without the browser (COMBINE_CHROMIUM is not an executable: an image built without it) the crawl
+    renders nothing, says so once, and counts each page it would have rendered (``render/skipped/no_browser``).
+    """
     rendering = job.rendering
     if rendering.mode == "never":
         return {}
+    chromium = settings.get("COMBINE_CHROMIUM")
+    if not (chromium and os.access(chromium, os.X_OK)):
+        logger.warning("job %s: Render = %s, but there is no browser at %s (COMBINE_CHROMIUM): no page is rendered",
+                       job.name, rendering.mode, chromium)
+        return {}
     handler = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
     return {
+        ENABLED: True,
         "DOWNLOAD_HANDLERS": {**settings.getdict("DOWNLOAD_HANDLERS"), "http": handler, "https": handler},
         "PLAYWRIGHT_BROWSER_TYPE": "chromium",
         "PLAYWRIGHT_LAUNCH_OPTIONS": {
-            "executable_path": settings.get("COMBINE_CHROMIUM"),
+            "executable_path": chromium,
             "headless": True,
             "chromium_sandbox": False,
             "args": [*CHROMIUM_ARGS, *settings.getlist("COMBINE_CHROMIUM_ARGS")],

@@ -45,7 +45,7 @@ from combine_scrapy.access.robots import RobotsPolicy, policy_from_response
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.context import CrawlComponent
 from combine_scrapy.middlewares import HopDeferred
-from combine_scrapy.render import CONTEXT
+from combine_scrapy.render import CONTEXT, ENABLED
 from combine_scrapy.render.detect import HostRenderLedger, PageShape, brought_something, page_shape, script_built
 from combine_scrapy.render.guard import IN_BROWSER_SCHEMES, address_refusal, scheme_of, static_refusal
 
@@ -98,7 +98,9 @@ class RenderMiddleware(CrawlComponent):
             sign = None
         host = host_of(response.url)
         skipped = None
-        if not rendering.renders(response.url, (urlsplit(response.url).hostname or "").rstrip(".")):
+        if not self.crawler.settings.getbool(ENABLED):
+            skipped = "no_browser"
+        elif not rendering.renders(response.url, (urlsplit(response.url).hostname or "").rstrip(".")):
             skipped = "rules"
         elif not self.ledger.renders(host):
             skipped = "given_up"
