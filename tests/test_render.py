@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import free_port
+from conftest import JobDir
 from crawling import PROJECT, crawl_command, crawl_environment
 from renderweb import TOPIC, TOPICAL_TITLES, render_site
 
@@ -198,8 +198,6 @@ def warc_records(job_dir) -> list[str]:
 
 @pytest.mark.crawl
 def test_a_site_built_by_scripts_is_found_only_when_rendered(render_web, tmp_path):
-    from conftest import JobDir
-
     web, canaries = render_web
     found = {}
     for mode in ("never", "auto"):

@@ -93,7 +93,7 @@ class WarcMiddleware(CrawlComponent):
         if self.archive is None:
             return response
         if "render_of" in request.meta:
-            return self._archive_render(request, response)
+            return self._archive_render(self.archive, request, response)
         stats = self.crawler.stats
         exchange = exchange_of(request, response, time.time())
         try:
@@ -110,13 +110,12 @@ class WarcMiddleware(CrawlComponent):
             stats.inc_value("warc/truncated")
         return response
 
-    def _archive_render(self, request: Request, response: Response) -> Response:
+    def _archive_render(self, archive: WarcArchive, request: Request, response: Response) -> Response:
         """A rendered page: its DOM as a conversion record of the page's HTTP response (archived before it)."""
-        assert self.archive is not None
         stats = self.crawler.stats
         html = response.text.encode("utf-8") if isinstance(response, TextResponse) else response.body
         try:
-            where = self.archive.write_conversion(
+            where = archive.write_conversion(
                 request.meta["render_of"], html, time.time(), RENDERED_BY, request.meta.get("warc_record_id", "")
             )
         except OSError as e:
