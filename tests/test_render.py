@@ -229,6 +229,37 @@ def test_a_site_built_by_scripts_is_found_only_when_rendered(render_web, tmp_pat
         assert f"WARC-Target-URI: {target}" in referred
 
 
+@pytest.mark.crawl
+def test_an_auto_crawl_of_a_site_that_needs_no_rendering_starts_no_browser(job_dir):
+    article = Page(ARTICLE.replace("/pitchers.html", "/b.html"))
+    with LoopbackWeb({SEED: {"/": article, "/b.html": Page(ARTICLE.replace("Sundews</title>", "Bog plants</title>"))}}) as web:
+        job_dir.write("WaitIntervalHost = 0\nRender = auto\n", TOPIC, [web.url(SEED)])
+        result = job_dir.crawl()
+    assert result.stats["fetch/pages"] >= 2
+    assert not any(key.startswith(("render/", "playwright/")) for key in result.stats)
+    assert "scrapy-playwright" not in result.stderr and "Playwright" not in result.stderr
+
+
+def test_only_a_job_that_renders_gets_the_render_handler(tmp_path):
+    from scrapy.settings import Settings
+
+    from combine_scrapy import render
+    from combine_scrapy.settings import COMBINE_CHROMIUM
+
+    settings = Settings({"COMBINE_CHROMIUM": COMBINE_CHROMIUM})
+    write_job(tmp_path, "Render = never\n")
+    assert render.crawl_settings(load_job("j", tmp_path), settings) == {}
+    write_job(tmp_path, "Render = auto\nRenderMaxPages = 2\n")
+    job = load_job("j", tmp_path)
+    if os.access(COMBINE_CHROMIUM, os.X_OK):
+        enabled = render.crawl_settings(job, settings)
+        assert enabled[render.ENABLED] and enabled["PLAYWRIGHT_MAX_PAGES_PER_CONTEXT"] == 2
+        assert enabled["DOWNLOAD_HANDLERS"]["https"] == "combine_scrapy.render.handler.RenderDownloadHandler"
+        assert enabled["PLAYWRIGHT_LAUNCH_OPTIONS"]["executable_path"] == COMBINE_CHROMIUM
+    missing = Settings({"COMBINE_CHROMIUM": str(tmp_path / "no-chromium")})
+    assert render.crawl_settings(job, missing) == {}
+
+
 def descendants(pid: int) -> dict[int, str]:
     """The processes under ``pid`` (children, theirs, ...), with their command lines."""
     parents: dict[int, int] = {}

@@ -8,12 +8,13 @@
   renders a page after its plain fetch, with scrapy-playwright as the download
   handler of the render (``meta["playwright"] = True``).
 
-A job with ``Render = never`` gets Scrapy's own download handlers: its crawl
-neither imports Playwright nor starts a browser. Otherwise scrapy-playwright
-handles http and https (a request without ``meta["playwright"]`` goes to
-Scrapy's HTTP handler as before), and starts the system Chromium
-(``COMBINE_CHROMIUM``) at the first render, once per crawl, closing it when
-the crawl ends.
+A job with ``Render = never`` gets Scrapy's own download handlers. Otherwise
+http and https go to :class:`~combine_scrapy.render.handler.RenderDownloadHandler`:
+Scrapy's HTTP handler for every fetch, scrapy-playwright's for the renders
+(``meta["playwright"] = True``), made at the first render. Only then are
+Playwright imported and its driver and the system Chromium
+(``COMBINE_CHROMIUM``) started, once per crawl; both are closed when the
+crawl ends. A crawl that renders nothing starts neither.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def crawl_settings(job: Job, settings: BaseSettings) -> dict[str, Any]:
         logger.warning("job %s: Render = %s, but there is no browser at %s (COMBINE_CHROMIUM): no page is rendered",
                        job.name, rendering.mode, chromium)
         return {}
-    handler = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+    handler = "combine_scrapy.render.handler.RenderDownloadHandler"
     return {
         ENABLED: True,
         "DOWNLOAD_HANDLERS": {**settings.getdict("DOWNLOAD_HANDLERS"), "http": handler, "https": handler},
