@@ -323,3 +323,44 @@ def test_sigterm_mid_render_leaves_no_browser_running(job_dir):
                 process.wait()
     assert still_running(running) == [], stderr[-3000:]
     assert "Closing browser" in stderr
+
+
+def noscript_page(number: int, last: int) -> Page:
+    """A page that asks for JavaScript though its text and links are all there: rendering it brings nothing."""
+    links = "".join(f'<a href="/n{target}.html">next</a>' for target in (number + 1,) if target <= last)
+    return Page(
+        f"<html><head><title>Bog garden {number}</title></head><body><p>Carnivorous plants of bog garden {number}.</p>"
+        f"{links}<noscript>This site works best with JavaScript enabled.</noscript>"
+        "<script>fetch('/private/data.json').catch(function () {});</script></body></html>"
+    )
+
+
+@pytest.mark.crawl
+def test_renders_that_bring_nothing_stop_and_a_failed_render_keeps_the_fetched_page(job_dir):
+    """SEED's pages ask for JavaScript but are complete: after 3 renders its host is no longer rendered; their
+    script asks for a URL robots.txt forbids, which the browser does not load. OTHER's page loads a script too
+    slowly for RenderTimeout: the render fails, the fetched page goes on. Renders wait their host's turn."""
+    pages = {f"/n{number}.html": noscript_page(number, 5) for number in range(1, 6)}
+    pages["/"] = noscript_page(0, 5)
+    pages["/robots.txt"] = Page("User-agent: *\nDisallow: /private/\n", headers={"Content-Type": "text/plain"})
+    pages["/private/data.json"] = Page("{}", headers={"Content-Type": "application/json"})
+    slow = {
+        "/": Page("<html><head><title>Loading</title></head><body><div id='root'></div>"
+                  "<p>Carnivorous plants, once the script loads.</p><script src='/slow.js'></script></body></html>"),
+        "/slow.js": Page("document.title = 'Never';", headers={"Content-Type": "application/javascript"}, delay=8),
+    }
+    with LoopbackWeb({SEED: pages, OTHER: slow}) as web:
+        job_dir.write("WaitIntervalHost = 0.5\nRenderTimeout = 1\n", TOPIC, [web.url(SEED), web.url(OTHER)])
+        result = job_dir.crawl()
+        seed_hits = web.hits_for(SEED)
+    stats = result.stats
+    assert stats["render/auto/noscript"] == 3 and stats["render/host_given_up"] == 1
+    assert stats["render/skipped/given_up"] == 3  # the other three of SEED's six pages
+    assert "/private/data.json" not in {hit.path for hit in seed_hits} and stats["render/blocked/robots"] == 3
+    assert stats["render/failed/timeout"] == 1
+    assert re.search(r"render of http://127\.0\.0\.3:\d+/ failed \(timeout\)", result.stderr)
+    with job_dir.records() as db:  # the fetched page, not its render, was scored and stored
+        assert db.execute("SELECT 1 FROM records WHERE title = 'Loading'").fetchone()
+    documents = [hit.time for hit in seed_hits if hit.path.endswith(".html") or hit.path in ("/", "/robots.txt")]
+    assert len(documents) == 1 + 6 + 3  # robots.txt, six pages, three renders
+    assert all(b - a >= 0.5 * 0.95 for a, b in zip(documents, documents[1:]))
