@@ -46,7 +46,6 @@ MIN_VISIBLE_TEXT = 200
 #: Visible characters per byte of HTML under which a page with scripts counts as having little text.
 MIN_TEXT_RATIO = 0.02
 _INVISIBLE = frozenset({"script", "style", "noscript", "template", "head", "title", "meta", "link"})
-_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,8 @@ class PageShape:
     """What a page shows without running its scripts: its visible text, its links, its scripts."""
 
     size: int
-    text: str
+    #: Characters of visible text, whitespace not counted.
+    text_length: int
     links: frozenset[str]
     scripts: int
     script_text: str = ""
@@ -62,21 +62,13 @@ class PageShape:
     noscript_asks: bool = False
 
 
-def _visible_text(root: lxml.etree._Element) -> str:
-    parts: list[str] = []
+def _text(element: lxml.etree._Element) -> str:
+    return lxml.etree.tostring(element, method="text", encoding="unicode", with_tail=False)
 
-    def walk(element: lxml.etree._Element) -> None:
-        if isinstance(element.tag, str) and element.tag.lower() in _INVISIBLE:
-            return
-        if element.text:
-            parts.append(element.text)
-        for child in element:
-            walk(child)
-            if child.tail:
-                parts.append(child.tail)
 
-    walk(root)
-    return _SPACES.sub(" ", " ".join(parts)).strip()
+def _visible_length(text: str) -> int:
+    """Characters of ``text`` that are not whitespace (counted in C: no copy of the text is made)."""
+    return len(text) - sum(text.count(space) for space in " \n\t\r\xa0")
 
 
 def _is_spa_root(element: lxml.etree._Element) -> bool:
@@ -86,23 +78,31 @@ def _is_spa_root(element: lxml.etree._Element) -> bool:
     return (element.get("id") or "").lower() in SPA_ROOT_IDS
 
 
+_SCRIPT_TAG = re.compile(r"<script", re.IGNORECASE)
+# Elements that may be a single-page app's root: an id, Angular's attributes or element.
+_SPA_CANDIDATES = lxml.etree.XPath("//*[@id or @ng-app or @data-ng-app or @ng-version] | //app-root")
+
+
 def page_shape(html: str) -> PageShape:
-    """Measure a page as fetched (its scripts not run)."""
+    """Measure a page as fetched (its scripts not run). A page without a script tag is not parsed: it is what it is."""
     size = len(html.encode("utf-8", errors="replace"))
+    if not _SCRIPT_TAG.search(html):
+        return PageShape(size=size, text_length=0, links=frozenset(), scripts=0)
     try:
         root, _ = parse_html(html)
     except EmptyDocument:
-        return PageShape(size=size, text="", links=frozenset(), scripts=0)
-    scripts = [element for element in root.iter("script")]
-    script_text = "\n".join(element.text or "" for element in scripts)
+        return PageShape(size=size, text_length=0, links=frozenset(), scripts=0)
+    scripts = list(root.iter("script"))
     links = frozenset(href.strip() for element in root.iter("a") if (href := element.get("href")) and href.strip())
-    empty_spa_root = any(
-        _is_spa_root(element) and not _visible_text(element)
-        for element in root.iter()
-        if isinstance(element.tag, str)
+    # The scripts' text matters only to a page without links (links_in_scripts).
+    script_text = "" if links else "\n".join(element.text or "" for element in scripts)
+    noscript_asks = any(_ASKS_FOR_SCRIPTS.search(_text(element)) for element in root.iter("noscript"))
+    lxml.etree.strip_elements(root, *_INVISIBLE, with_tail=False)
+    candidates = _SPA_CANDIDATES(root)
+    empty_spa_root = isinstance(candidates, list) and any(
+        isinstance(element, lxml.etree._Element) and _is_spa_root(element) and not _text(element).strip() for element in candidates
     )
-    noscript_asks = any(_ASKS_FOR_SCRIPTS.search(" ".join(element.itertext())) for element in root.iter("noscript"))
-    return PageShape(size, _visible_text(root), links, len(scripts), script_text, empty_spa_root, noscript_asks)
+    return PageShape(size, _visible_length(_text(root)), links, len(scripts), script_text, empty_spa_root, noscript_asks)
 
 
 def script_built(shape: PageShape) -> str | None:
@@ -113,7 +113,7 @@ def script_built(shape: PageShape) -> str | None:
         return SPA_ROOT
     if shape.noscript_asks:
         return NOSCRIPT
-    if len(shape.text) < max(MIN_VISIBLE_TEXT, MIN_TEXT_RATIO * shape.size):
+    if shape.text_length < max(MIN_VISIBLE_TEXT, MIN_TEXT_RATIO * shape.size):
         return LITTLE_TEXT
     if not shape.links and _URL_IN_SCRIPT.search(shape.script_text):
         return LINKS_IN_SCRIPTS
@@ -128,7 +128,7 @@ FRUITLESS_RENDERS = 3
 
 def brought_something(fetched: PageShape, rendered: PageShape) -> bool:
     """Whether the rendered page shows what the fetched one did not: new links, or more visible text."""
-    return bool(rendered.links - fetched.links) or len(rendered.text) - len(fetched.text) >= NEW_TEXT_CHARACTERS
+    return bool(rendered.links - fetched.links) or rendered.text_length - fetched.text_length >= NEW_TEXT_CHARACTERS
 
 
 @dataclass
