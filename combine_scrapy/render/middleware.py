@@ -53,8 +53,6 @@ logger = logging.getLogger(__name__)
 
 #: Seconds a render waits, after the page's load event, for its scripts' requests to end (at most RenderTimeout).
 SETTLE_SECONDS = 5.0
-#: The response flag of a rendered page (the WARC middleware archives it as a conversion record).
-RENDERED = "rendered"
 #: Browser context options: no service workers (their requests would bypass the page's route).
 CONTEXT_OPTIONS = {"service_workers": "block", "accept_downloads": False}
 
@@ -66,16 +64,11 @@ class RenderMiddleware(CrawlComponent):
         super().__init__(crawler)
         self.ledger = HostRenderLedger()
         self._host_slots: dict[str, asyncio.Semaphore] = defaultdict(self._host_semaphore)
-        self._robots: dict[str, tuple[RobotsPolicy, bool, float]] = {}
+        self._robots: LocalCache[str, tuple[RobotsPolicy, bool, float]] = LocalCache(10_000)
         self._resolved: LocalCache[str, list[Address]] = LocalCache(10_000)
 
     def _host_semaphore(self) -> asyncio.Semaphore:
         return asyncio.Semaphore(self.context.job.rendering.max_pages_per_host)
-
-    def process_request(self, request: Request) -> None:
-        if request.meta.get("playwright"):  # after FetchLimitsMiddleware, which sets the fetch's own timeout
-            request.meta["download_timeout"] = self.context.job.rendering.timeout + SETTLE_SECONDS
-        return None
 
     async def process_response(self, request: Request, response: Response) -> Response:
         rendering = self.context.job.rendering
@@ -119,7 +112,8 @@ class RenderMiddleware(CrawlComponent):
             self.stats.inc_value("render/host_given_up")
             logger.info("host %s: its last %d renders showed nothing the fetched pages did not: no longer rendered",
                         host, self.ledger.limit)
-        return rendered.replace(url=response.url, flags=[*rendered.flags, RENDERED])
+        # The page's own URL: a script may have moved the browser's address elsewhere (history.pushState).
+        return rendered.replace(url=response.url)
 
     async def _render(self, request: Request, response: Response) -> HtmlResponse | None:
         """The page rendered, or None (counted and logged) when it was not: the fetched page is kept."""
