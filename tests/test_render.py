@@ -364,3 +364,37 @@ def test_renders_that_bring_nothing_stop_and_a_failed_render_keeps_the_fetched_p
     documents = [hit.time for hit in seed_hits if hit.path.endswith(".html") or hit.path in ("/", "/robots.txt")]
     assert len(documents) == 1 + 6 + 3  # robots.txt, six pages, three renders
     assert all(b - a >= 0.5 * 0.95 for a, b in zip(documents, documents[1:]))
+
+
+class Answers(Page):
+    """Each request gets the next of ``answers`` (status, headers, body); the last one stays."""
+
+    def __init__(self, *answers: tuple[int, dict[str, str], str]):
+        super().__init__()
+        self.answers = list(answers)
+
+    def payload(self) -> bytes:
+        self.status, self.headers, body = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        return body.encode("utf-8")
+
+
+@pytest.mark.crawl
+def test_a_render_answered_429_holds_the_host_for_its_retry_after(job_dir):
+    shell = ("<html><head><title>Carnivorous plants</title></head><body><div id='root'></div>"
+             "<a href='/next.html'>next</a><script src='/app.js'></script></body></html>")
+    html = {"Content-Type": "text/html; charset=utf-8"}
+    site = {
+        "/": Answers((200, html, shell), (429, {"Retry-After": "2", "Content-Type": "text/plain"}, "busy"), (200, html, shell)),
+        "/app.js": Page("", headers={"Content-Type": "application/javascript"}),
+        "/next.html": Page("<html><head><title>Next</title></head><body><p>carnivorous plants</p></body></html>"),
+    }
+    with LoopbackWeb({SEED: site}) as web:
+        job_dir.write("WaitIntervalHost = 0\n", TOPIC, [web.url(SEED)])
+        result = job_dir.crawl()
+        hits = [(hit.path, hit.time) for hit in web.hits_for(SEED)]
+    stats = result.stats
+    assert stats["render/failed/status"] == 1 and stats["politeness/retry_after"] == 1
+    assert [path for path, _ in hits] == ["/robots.txt", "/", "/", "/next.html"]
+    assert hits[3][1] - hits[2][1] >= 2 * 0.95  # the render's Retry-After held the host
+    with job_dir.records() as db:  # the fetched page was kept
+        assert db.execute("SELECT 1 FROM records WHERE title = 'Carnivorous plants'").fetchone()
