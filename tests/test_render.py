@@ -77,6 +77,10 @@ def test_a_render_brings_something_when_it_adds_links_or_text():
     assert brought_something(shell, page_shape(ARTICLE))
     assert not brought_something(shell, shell)
     assert not brought_something(page_shape(ARTICLE), page_shape(ARTICLE.replace("</body>", "<p>one more line</p></body>")))
+    # A rendered DOM whose scripts removed themselves is measured all the same.
+    no_scripts = ARTICLE.replace("<script src='/analytics.js'></script>", "")
+    assert page_shape(no_scripts).scripts == 0 and page_shape(no_scripts).text_length == 0
+    assert brought_something(shell, page_shape(no_scripts, skip_without_scripts=False))
 
 
 def test_a_host_whose_renders_bring_nothing_is_given_up_after_some_in_a_row():

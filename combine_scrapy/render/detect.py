@@ -83,10 +83,14 @@ _SCRIPT_TAG = re.compile(r"<script", re.IGNORECASE)
 _SPA_CANDIDATES = lxml.etree.XPath("//*[@id or @ng-app or @data-ng-app or @ng-version] | //app-root")
 
 
-def page_shape(html: str) -> PageShape:
-    """Measure a page as fetched (its scripts not run). A page without a script tag is not parsed: it is what it is."""
+def page_shape(html: str, *, skip_without_scripts: bool = True) -> PageShape:
+    """Measure a page as fetched (its scripts not run).
+
+    A page without a script tag is not script-built: unless ``skip_without_scripts`` is False (a rendered
+    page, measured to compare), it is not parsed, and its shape says only its size.
+    """
     size = len(html.encode("utf-8", errors="replace"))
-    if not _SCRIPT_TAG.search(html):
+    if skip_without_scripts and not _SCRIPT_TAG.search(html):
         return PageShape(size=size, text_length=0, links=frozenset(), scripts=0)
     try:
         root, _ = parse_html(html)

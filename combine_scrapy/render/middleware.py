@@ -107,7 +107,8 @@ class RenderMiddleware(CrawlComponent):
         self.stats.inc_value("render/auto" if sign else "render/always")
         if sign:
             self.stats.inc_value(f"render/auto/{sign}")
-        fruitful = brought_something(shape or page_shape(response.text), page_shape(rendered.text))
+        fetched = shape or page_shape(response.text, skip_without_scripts=False)
+        fruitful = brought_something(fetched, page_shape(rendered.text, skip_without_scripts=False))
         if self.ledger.record(host, fruitful):
             self.stats.inc_value("render/host_given_up")
             logger.info("host %s: its last %d renders showed nothing the fetched pages did not: no longer rendered",
