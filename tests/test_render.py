@@ -402,3 +402,17 @@ def test_a_render_answered_429_holds_the_host_for_its_retry_after(job_dir):
     assert hits[3][1] - hits[2][1] >= 2 * 0.95  # the render's Retry-After held the host
     with job_dir.records() as db:  # the fetched page was kept
         assert db.execute("SELECT 1 FROM records WHERE title = 'Carnivorous plants'").fetchone()
+
+
+@pytest.mark.crawl
+def test_render_always_renders_every_html_page_of_the_hosts_render_rules_name(job_dir):
+    seed_pages = {"/": Page(ARTICLE.replace("/pitchers.html", "/b.html")), "/b.html": Page(ARTICLE.replace("Sundews</title>", "B</title>"))}
+    other_pages = {"/": Page(ARTICLE.replace("Sundews</title>", "Other</title>").replace("/pitchers.html", "/c.txt")),
+                   "/c.txt": Page("carnivorous plants", headers={"Content-Type": "text/plain"})}
+    with LoopbackWeb({SEED: seed_pages, OTHER: other_pages}) as web:
+        job_dir.write(f"WaitIntervalHost = 0\nRender = always\n<render>\nHOST: ^{re.escape(SEED)}$\n</render>\n", TOPIC,
+                      [web.url(SEED), web.url(OTHER)])
+        result = job_dir.crawl()
+    stats = result.stats
+    assert stats["render/always"] == 2 and stats["render/skipped/rules"] == 1  # OTHER's page; its text file is no HTML
+    assert "render/auto" not in stats
