@@ -20,7 +20,7 @@ from scrapy.exceptions import UsageError
 from combine_scrapy.document.parse import ParsedPage, parse_document
 from combine_scrapy.job import CONFIG_FILE, JobConfigError, load_config
 from combine_scrapy.operations.control import CommandError, print_error, project_help
-from combine_scrapy.stores import data_directory
+from combine_scrapy.stores import StoresNotGiven, data_directory, with_recorded_stores
 from combine_scrapy.topic.text import Document, tokens
 
 EXAMPLE_TYPES = {".txt": "text/plain", ".html": "text/html", ".htm": "text/html"}
@@ -122,6 +122,8 @@ class Command(ScrapyCommand):
             job_dir = config.directory
             main_content = config.topic.text == "main"
             if opts.crawled:
+                for line in with_recorded_stores(self.settings, config.name):  # the records where the crawl kept them
+                    print(line, file=sys.stderr)
                 positive, negative = self._crawled(config.name, main_content)
             else:
                 positive, negative = [], []
@@ -129,7 +131,7 @@ class Command(ScrapyCommand):
                 positive += read_examples(opts.positive, "positive", user_agent, main_content)
             if opts.negative or not negative:
                 negative += read_examples(opts.negative, "negative", user_agent, main_content)
-        except (JobConfigError, ExampleError, FileNotFoundError) as e:
+        except (JobConfigError, ExampleError, FileNotFoundError, StoresNotGiven) as e:
             print_error(self, CommandError(str(e), exitcode=2))
             return
         # Imported here: Scrapy imports every command to list them, and scikit-learn takes over a second to load.
