@@ -20,6 +20,7 @@ from combine_scrapy.faults import FAULT_REASONS, CrawlFault, stop_crawl
 from combine_scrapy.frontier import FrontierCounts
 from combine_scrapy.operations.control import harvesters_dir, write_pid_file
 from combine_scrapy.operations.harvestlog import FetchRow, HarvestLog, format_rate, harvest_rate, log_path
+from combine_scrapy.stores import data_directory
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +211,7 @@ class HarvesterPidFile:
 
     @classmethod
     def from_crawler(cls, crawler):
-        extension = cls(crawler.settings.get("COMBINE_DATA_DIR"))
+        extension = cls(data_directory(crawler.settings))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
@@ -244,7 +245,7 @@ class HarvestLogWriter:
         settings = crawler.settings
         if not settings.getbool("COMBINE_HARVEST_LOG"):
             raise NotConfigured
-        extension = cls(crawler, settings.get("COMBINE_DATA_DIR"))
+        extension = cls(crawler, data_directory(settings))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension

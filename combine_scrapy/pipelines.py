@@ -28,6 +28,7 @@ from combine_scrapy.links.online import DamagedModel, store_for
 from combine_scrapy.links.scoring import LinkCandidate
 from combine_scrapy.records.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.records.store import Stored
+from combine_scrapy.stores import data_directory
 from combine_scrapy.topic import Document
 
 logger = logging.getLogger(__name__)
@@ -291,7 +292,7 @@ class FrontierPipeline(CrawlComponent):
         if learner is None:
             return
         if learner.store is None:
-            learner.store = store_for(context.frontier, self.crawler.settings.get("COMBINE_DATA_DIR"), context.job.name)
+            learner.store = store_for(context.frontier, data_directory(self.crawler.settings), context.job.name)
         try:
             learner.sync()
         except DamagedModel as e:

@@ -263,6 +263,9 @@ def test_selection_by_date_checked_or_modified():
     modified = make_record("M", checked=JAN_1, modified=JAN_1 - 5 * DAY)
     assert Selection(until=JAN_1 - 4 * DAY, date_field="modified").matches(modified)
     assert not Selection(until=JAN_1 - 4 * DAY).matches(modified)  # checked later
+    rescored = make_record("S", checked=JAN_1, changed=JAN_1 + 3 * DAY)  # its datestamp moved when it was rescored
+    assert Selection(since=JAN_1 + 2 * DAY).matches(rescored)
+    assert not Selection(since=JAN_1 + 2 * DAY, date_field="checked").matches(rescored)
     with pytest.raises(ValueError, match="bad date '2026-13-01'"):
         parse_date("2026-13-01")
     with pytest.raises(ValueError, match="bad date field 'created'"):

@@ -41,8 +41,9 @@ class Command(JobCommand):
         parser.add_argument("--since", metavar="DATE", help="only records dated on or after DATE (YYYY-MM-DD or ISO 8601, UTC)")
         parser.add_argument("--until", metavar="DATE", help="only records dated before DATE; a bare date includes that day")
         parser.add_argument(
-            "--date", dest="date_field", default="checked", metavar="FIELD",
-            help=f"the date --since/--until look at: {' or '.join(DATE_FIELDS)} (default: checked, last checked by the crawler)",
+            "--date", dest="date_field", default="changed", metavar="FIELD",
+            help=f"the date --since/--until look at: {', '.join(DATE_FIELDS)} (default changed, when what an export "
+                 "writes of the record last changed: checked again, rescored, ranked, a URL added or gone)",
         )
         parser.add_argument(
             "--sort", default="id", metavar="ORDER",
@@ -65,19 +66,19 @@ class Command(JobCommand):
                 return
             deletions = store.deleted_since(selection.since, selection.until) if selection.since is not None else []
             try:
-                total = store.count()
+                total, location = store.count(), store.location
                 with tqdm(total=total, unit=" records", desc=f"export {job.name}", file=sys.stderr,
                           disable=not sys.stderr.isatty()) as progress:
                     count = self._export(store, selection, opts, progress, deletions)
-            except BrokenPipeError:  # the reader went away (scrapy export JOB | head): stop quietly
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                self.exitcode = 1
-                return
+            except BrokenPipeError:  # the reader went away (scrapy export JOB | head): JobCommand ends quietly
+                raise
             except OSError as e:
                 raise CommandError(f"cannot write {e.filename or opts.output}: {e.strerror}") from e
         where = opts.output or "standard output"
         deleted = f" and {len(deletions)} deletions" if selection.since is not None else ""
         print(f"exported {count} of {total} records{deleted} of job {job.name} as {opts.format} to {where}", file=sys.stderr)
+        if not total:
+            print(f"note: {location} holds no record of job {job.name}", file=sys.stderr)
 
     @staticmethod
     def _selection(opts) -> Selection:
