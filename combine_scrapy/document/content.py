@@ -19,6 +19,7 @@ has already built, so a page is parsed once.
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass, field
 
 import lxml.etree
@@ -38,7 +39,7 @@ _BOILERPLATE_ROLES = frozenset("navigation banner contentinfo complementary sear
 _BOILERPLATE_WORDS = frozenset(
     """nav navbar navigation menu breadcrumb breadcrumbs footer header masthead sidebar banner ad ads
     advert advertisement sponsor sponsored promo cookie cookies share sharing social related comments
-    skip toolbar widget popup newsletter subscribe login""".split()
+    skip toolbar popup newsletter subscribe login""".split()
 )
 _CONTENT_WORDS = frozenset("content main article post entry story text body".split())
 _PAGE_TAGS = frozenset("html body".split())
@@ -49,6 +50,18 @@ _NAME_PARTS = regex.compile(r"[^a-z0-9]+")
 # A CJK character is a word of its own; other words are runs of non-space.
 _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]|[^\s\p{Han}\p{Hiragana}\p{Katakana}]+")
 _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
+# Elements that say they hold the page's content, in the order they are trusted: schema.org's articleBody, a
+# class such as "entry-content" or "ArticleBody", <article>, <main>.
+_ARTICLE_BODY = lxml.etree.XPath('//*[@itemprop="articleBody"]')
+_CONTENT_CLASS = regex.compile(
+    r"(?:article|entry|post|story)[-_]*(?:body|content|text)|content[-_]*body|post[-_]*entry", regex.IGNORECASE
+)
+_CLASSED = lxml.etree.XPath("//*[@class]")
+_ARTICLE = lxml.etree.XPath("//article")
+_MAIN = lxml.etree.XPath('//main | //*[@role="main"]')
+#: Content containers of each kind looked at, and the words one needs to be taken for the page's content.
+CANDIDATES = 5
+MIN_CONTAINER_WORDS = 150
 # A block whose words are more than this share link text is navigation.
 MAX_LINK_DENSITY = 0.5
 
@@ -96,7 +109,23 @@ def _count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text)) if _CJK.search(text) else len(text.split())
 
 
-def _tokens(root: lxml.etree._Element) -> tuple[list[tuple[int, int]], list[_Block]]:
+def _content_container(root: lxml.etree._Element) -> lxml.etree._Element | None:
+    """The element that says it holds the page's content and has words enough to (None: no element does).
+
+    The most specific kind first; at most CANDIDATES of each kind are counted,
+    so a page of thousands of ``<article>`` elements costs a few walks, not thousands.
+    """
+    classed = (element for element in _CLASSED(root) if _CONTENT_CLASS.search(element.get("class")))
+    for element in itertools.chain(
+        _ARTICLE_BODY(root)[:CANDIDATES], itertools.islice(classed, CANDIDATES), _ARTICLE(root)[:CANDIDATES],
+        _MAIN(root)[:CANDIDATES],
+    ):
+        if _count_tokens("".join(element.itertext())) >= MIN_CONTAINER_WORDS:
+            return element
+    return None
+
+
+def _tokens(root: lxml.etree._Element, trusted: bool = False) -> tuple[list[tuple[int, int]], list[_Block]]:
     """The page under ``root`` as runs of tag/word bits, cut into blocks, in document order.
 
     A run is (bit, how many in a row): 1 a tag (or a link word), 0 a word.
@@ -119,7 +148,7 @@ def _tokens(root: lxml.etree._Element) -> tuple[list[tuple[int, int]], list[_Blo
                 continue
             outer.append((in_link, in_boilerplate))
             in_link = in_link or (tag == "a" and not (element.get("href") or "#").startswith("#"))
-            in_boilerplate = in_boilerplate or _is_boilerplate(element)
+            in_boilerplate = in_boilerplate or (not (trusted and element is root) and _is_boilerplate(element))
             if tag in _BLOCK_TAGS and block.words:
                 block = _Block()
                 blocks.append(block)
@@ -196,9 +225,19 @@ def _densest_span(runs: list[tuple[int, int]]) -> tuple[int, int]:
 
 
 def main_content_of(root: lxml.etree._Element) -> str:
-    """Text of the main content block of a parsed page, one line per block; empty when it is all boilerplate."""
-    runs, blocks = _tokens(root)
-    start, end = _densest_span(runs)
+    """Text of the main content block of a parsed page, one line per block; empty when it is all boilerplate.
+
+    When an element says it holds the content (schema.org's articleBody, a
+    class such as ``entry-content``, ``<article>``, ``<main>``) and has words
+    enough, the content is its blocks that are neither boilerplate nor mostly
+    links; otherwise the densest run of words over the whole page.
+    """
+    container = _content_container(root)
+    runs, blocks = _tokens(root if container is None else container, trusted=container is not None)
+    if container is None:
+        start, end = _densest_span(runs)
+    else:
+        start, end = 0, sum(count for _, count in runs)
     lines = []
     for block in blocks:
         inside = any(first < end and last > start for first, last in block.spans)
