@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import lxml.etree
@@ -37,7 +38,8 @@ _BOILERPLATE_TAGS = frozenset("nav header footer aside menu".split())
 _BOILERPLATE_ROLES = frozenset("navigation banner contentinfo complementary search menu menubar toolbar".split())
 # Words of a class or id that mark boilerplate, unless a content word is in the same name.
 _BOILERPLATE_WORDS = frozenset(
-    """nav navbar navigation menu breadcrumb breadcrumbs footer header masthead sidebar banner ad ads
+    """nav navbar navigation menu breadcrumb breadcrumbs footer header masthead sidebar banner ad ads byline
+    credit dateline timestamp
     advert advertisement sponsor sponsored promo cookie cookies share sharing social related comments
     skip toolbar popup newsletter subscribe login""".split()
 )
@@ -61,6 +63,11 @@ _ARTICLE = lxml.etree.XPath("//article")
 _MAIN = lxml.etree.XPath('//main | //*[@role="main"]')
 #: Content containers of each kind looked at, and the words one needs to be taken for the page's content.
 CANDIDATES = 5
+#: Parts of an article cut into several elements of one class taken at most.
+PARTS = 50
+#: An element named boilerplate that holds more than this share of the words is a layout; at most so many checked.
+WRAPPER_SHARE = 0.7
+WRAPPER_CHECKS = 20
 MIN_CONTAINER_WORDS = 150
 # A block whose words are more than this share link text is navigation.
 MAX_LINK_DENSITY = 0.5
@@ -76,8 +83,13 @@ class _Block:
     link_words: int = 0
 
 
-def _is_boilerplate(element: lxml.etree._Element) -> bool:
-    """Navigation or boilerplate by its tag, its ARIA role, or the words of its class or id."""
+def _is_boilerplate(element: lxml.etree._Element, wraps_content: Callable[[lxml.etree._Element], bool]) -> bool:
+    """Navigation or boilerplate by its tag, its ARIA role, or the words of its class or id.
+
+    A class or id names a layout as often as boilerplate ("two-col-sidebar-right"
+    around a whole article), so an element it names is boilerplate only when it
+    does not ``wraps_content``.
+    """
     tag = element.tag
     if tag in _PAGE_TAGS or tag in _ARTICLE_TAGS:
         return False
@@ -89,7 +101,7 @@ def _is_boilerplate(element: lxml.etree._Element) -> bool:
     if tag not in _BLOCK_TAGS or tag in _HEADINGS:  # a link or heading of class "header" is no page header
         return False
     classes, name = element.get("class"), element.get("id")
-    return bool(classes or name) and _names_boilerplate(classes or "", name or "")
+    return bool(classes or name) and _names_boilerplate(classes or "", name or "") and not wraps_content(element)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -109,20 +121,37 @@ def _count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text)) if _CJK.search(text) else len(text.split())
 
 
-def _content_container(root: lxml.etree._Element) -> lxml.etree._Element | None:
-    """The element that says it holds the page's content and has words enough to (None: no element does).
+def _content_containers(root: lxml.etree._Element) -> list[lxml.etree._Element]:
+    """The elements that say they hold the page's content, when one has words enough (empty: none does).
 
     The most specific kind first; at most CANDIDATES of each kind are counted,
-    so a page of thousands of ``<article>`` elements costs a few walks, not thousands.
+    so a page of thousands of ``<article>`` elements costs a few walks, not
+    thousands. An article cut into parts (several ``<div class="article-text">``)
+    gives all its parts: the elements of the same tag and class, none inside another.
     """
     classed = (element for element in _CLASSED(root) if _CONTENT_CLASS.search(element.get("class")))
-    for element in itertools.chain(
-        _ARTICLE_BODY(root)[:CANDIDATES], itertools.islice(classed, CANDIDATES), _ARTICLE(root)[:CANDIDATES],
-        _MAIN(root)[:CANDIDATES],
+    for kind, elements in (
+        ("articleBody", _ARTICLE_BODY(root)[:CANDIDATES]), ("class", list(itertools.islice(classed, CANDIDATES))),
+        ("article", _ARTICLE(root)[:CANDIDATES]), ("main", _MAIN(root)[:CANDIDATES]),
     ):
-        if _count_tokens("".join(element.itertext())) >= MIN_CONTAINER_WORDS:
-            return element
-    return None
+        for element in elements:
+            if _count_tokens("".join(element.itertext())) < MIN_CONTAINER_WORDS:
+                continue
+            if kind == "class":
+                return _parts(root, element)
+            return [element]
+    return []
+
+
+def _parts(root: lxml.etree._Element, first: lxml.etree._Element) -> list[lxml.etree._Element]:
+    """``first`` and the other elements of its tag and class, in document order, none inside another (at most PARTS)."""
+    parts: list[lxml.etree._Element] = []
+    for element in root.iter(first.tag):
+        if element.get("class") == first.get("class") and not any(part in parts for part in element.iterancestors()):
+            parts.append(element)
+            if len(parts) == PARTS:
+                break
+    return parts
 
 
 def _tokens(root: lxml.etree._Element, trusted: bool = False) -> tuple[list[tuple[int, int]], list[_Block]]:
@@ -140,15 +169,28 @@ def _tokens(root: lxml.etree._Element, trusted: bool = False) -> tuple[list[tupl
     outer: list[tuple[bool, bool]] = []  # (in_link, in_boilerplate) around each open element
     in_link = in_boilerplate = False
     skipped = 0  # depth inside a skipped element
+    scope_words: list[int] = []  # the words under root, counted when first needed
+    checks = WRAPPER_CHECKS
+
+    def wraps_content(element: lxml.etree._Element) -> bool:
+        """Whether ``element`` holds most of the words under root (counted for the first WRAPPER_CHECKS asked)."""
+        nonlocal checks
+        if not checks:
+            return False
+        checks -= 1
+        if not scope_words:
+            scope_words.append(_count_tokens("".join(root.itertext())))
+        return _count_tokens("".join(element.itertext())) > WRAPPER_SHARE * scope_words[0]
+
     for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
         tag = element.tag if isinstance(element.tag, str) else ""
         if event == "start":
-            if skipped or not tag or tag in _SKIPPED_TAGS:
+            if skipped or not tag or tag in _SKIPPED_TAGS or (trusted and tag == "h1"):
                 skipped += 1
                 continue
             outer.append((in_link, in_boilerplate))
             in_link = in_link or (tag == "a" and not (element.get("href") or "#").startswith("#"))
-            in_boilerplate = in_boilerplate or (not (trusted and element is root) and _is_boilerplate(element))
+            in_boilerplate = in_boilerplate or (not (trusted and element is root) and _is_boilerplate(element, wraps_content))
             if tag in _BLOCK_TAGS and block.words:
                 block = _Block()
                 blocks.append(block)
@@ -232,17 +274,15 @@ def main_content_of(root: lxml.etree._Element) -> str:
     enough, the content is its blocks that are neither boilerplate nor mostly
     links; otherwise the densest run of words over the whole page.
     """
-    container = _content_container(root)
-    runs, blocks = _tokens(root if container is None else container, trusted=container is not None)
-    if container is None:
-        start, end = _densest_span(runs)
-    else:
-        start, end = 0, sum(count for _, count in runs)
+    containers = _content_containers(root)
     lines = []
-    for block in blocks:
-        inside = any(first < end and last > start for first, last in block.spans)
-        if inside and block.link_words <= MAX_LINK_DENSITY * block.words:
-            lines.append(" ".join("".join(block.chunks).split()))
+    for scope in containers or [root]:
+        runs, blocks = _tokens(scope, trusted=bool(containers))
+        start, end = (0, sum(count for _, count in runs)) if containers else _densest_span(runs)
+        for block in blocks:
+            inside = any(first < end and last > start for first, last in block.spans)
+            if inside and block.link_words <= MAX_LINK_DENSITY * block.words:
+                lines.append(" ".join("".join(block.chunks).split()))
     return "\n".join(line for line in lines if line)
 
 
