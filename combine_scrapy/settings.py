@@ -62,4 +62,5 @@ FEED_EXPORTERS = {
     "alvis": "combine_scrapy.records.export.feeds.AlvisFeedExporter",
     "alvis-light": "combine_scrapy.records.export.feeds.AlvisLightFeedExporter",
     "jsonl": "combine_scrapy.records.export.feeds.JsonLinesFeedExporter",
+    "markdown": "combine_scrapy.records.export.feeds.MarkdownFeedExporter",
 }

@@ -22,6 +22,7 @@ import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
 import regex
@@ -69,6 +70,12 @@ PARTS = 50
 WRAPPER_SHARE = 0.7
 WRAPPER_CHECKS = 20
 MIN_CONTAINER_WORDS = 150
+# Schemes a Markdown link is written for; others (javascript:, data:) leave their text only.
+_LINK_SCHEMES = frozenset(("http", "https", "ftp", "mailto"))
+# What would make a line of text Markdown markup: a heading, quote, list item, rule, code fence, table row.
+_MARKUP_START = regex.compile(r"^(\s*)([#>*+\-=|`~]|\d+[.)])")
+_LIST_ITEM = regex.compile(r"- |1\. ")
+_EMPTY_LINK = regex.compile(r"\[\s*\]\([^)]*\)")
 # A block whose words are more than this share link text is navigation.
 MAX_LINK_DENSITY = 0.5
 
@@ -81,6 +88,7 @@ class _Block:
     spans: list[tuple[int, int]] = field(default_factory=list)  # token index ranges [i, j) of its content words
     words: int = 0
     link_words: int = 0
+    prefix: str = ""  # in Markdown, what starts its line: "## " for a heading, "- " for a list item
 
 
 def _is_boilerplate(element: lxml.etree._Element, wraps_content: Callable[[lxml.etree._Element], bool]) -> bool:
@@ -146,7 +154,7 @@ def _content_containers(root: lxml.etree._Element) -> list[lxml.etree._Element]:
 def _parts(root: lxml.etree._Element, first: lxml.etree._Element) -> list[lxml.etree._Element]:
     """``first`` and the other elements of its tag and class, in document order, none inside another (at most PARTS)."""
     parts: list[lxml.etree._Element] = []
-    for element in root.iter(first.tag):
+    for element in root.iter(str(first.tag)):
         if element.get("class") == first.get("class") and not any(part in parts for part in element.iterancestors()):
             parts.append(element)
             if len(parts) == PARTS:
@@ -154,8 +162,28 @@ def _parts(root: lxml.etree._Element, first: lxml.etree._Element) -> list[lxml.e
     return parts
 
 
-def _tokens(root: lxml.etree._Element, trusted: bool = False) -> tuple[list[tuple[int, int]], list[_Block]]:
+def _markdown_open(element: lxml.etree._Element, tag: str, block: _Block, base: str) -> str:
+    """Start ``element``'s Markdown in ``block`` (a heading's or list item's prefix, a link's bracket); returns its end."""
+    if tag in _HEADINGS:
+        block.prefix = "#" * int(tag[1]) + " "
+    elif tag == "li":
+        parent = element.getparent()
+        block.prefix = "1. " if parent is not None and parent.tag == "ol" else "- "
+    elif tag == "a":
+        url = urljoin(base, (element.get("href") or "").strip())
+        if urlsplit(url).scheme in _LINK_SCHEMES:
+            block.chunks.append("[")
+            return "](" + url.replace(" ", "%20").replace("(", "%28").replace(")", "%29") + ")"
+    return ""
+
+
+def _tokens(
+    root: lxml.etree._Element, trusted: bool = False, markdown: str | None = None
+) -> tuple[list[tuple[int, int]], list[_Block]]:
     """The page under ``root`` as runs of tag/word bits, cut into blocks, in document order.
+
+    With ``markdown`` (the page's URL, which links are resolved against), the
+    blocks' chunks are Markdown: headings, list items and links marked.
 
     A run is (bit, how many in a row): 1 a tag (or a link word), 0 a word.
     Iterative, so any depth is safe. The run being counted (``bit``,
@@ -169,6 +197,7 @@ def _tokens(root: lxml.etree._Element, trusted: bool = False) -> tuple[list[tupl
     outer: list[tuple[bool, bool]] = []  # (in_link, in_boilerplate) around each open element
     in_link = in_boilerplate = False
     skipped = 0  # depth inside a skipped element
+    closers: list[str] = []  # in Markdown, how each open element ends
     scope_words: list[int] = []  # the words under root, counted when first needed
     checks = WRAPPER_CHECKS
 
@@ -194,6 +223,8 @@ def _tokens(root: lxml.etree._Element, trusted: bool = False) -> tuple[list[tupl
             if tag in _BLOCK_TAGS and block.words:
                 block = _Block()
                 blocks.append(block)
+            if markdown is not None:
+                closers.append("" if in_boilerplate else _markdown_open(element, tag, block, markdown))
             if bit:
                 count += 1
             else:
@@ -213,6 +244,8 @@ def _tokens(root: lxml.etree._Element, trusted: bool = False) -> tuple[list[tupl
                     runs.append((bit, count))
                     bit, count = 1, 1
                 length += 1
+                if markdown is not None and (closer := closers.pop()):
+                    block.chunks.append(closer)
                 if tag in _BLOCK_TAGS and block.words:
                     block = _Block()
                     blocks.append(block)
@@ -266,8 +299,8 @@ def _densest_span(runs: list[tuple[int, int]]) -> tuple[int, int]:
     return best_start, best_end
 
 
-def main_content_of(root: lxml.etree._Element) -> str:
-    """Text of the main content block of a parsed page, one line per block; empty when it is all boilerplate.
+def _main_lines(root: lxml.etree._Element, markdown: str | None = None) -> list[str]:
+    """The lines of the main content block, one a block (Markdown ones with ``markdown``, the page's URL).
 
     When an element says it holds the content (schema.org's articleBody, a
     class such as ``entry-content``, ``<article>``, ``<main>``) and has words
@@ -277,13 +310,46 @@ def main_content_of(root: lxml.etree._Element) -> str:
     containers = _content_containers(root)
     lines = []
     for scope in containers or [root]:
-        runs, blocks = _tokens(scope, trusted=bool(containers))
+        runs, blocks = _tokens(scope, trusted=bool(containers), markdown=markdown)
         start, end = (0, sum(count for _, count in runs)) if containers else _densest_span(runs)
         for block in blocks:
             inside = any(first < end and last > start for first, last in block.spans)
             if inside and block.link_words <= MAX_LINK_DENSITY * block.words:
-                lines.append(" ".join("".join(block.chunks).split()))
-    return "\n".join(line for line in lines if line)
+                line = " ".join("".join(block.chunks).split())
+                if markdown is not None:
+                    line = _EMPTY_LINK.sub("", line).strip()
+                    line = block.prefix + markdown_escaped(line) if line else ""
+                lines.append(line)
+    return [line for line in lines if line]
+
+
+def markdown_escaped(line: str) -> str:
+    """A line of text that Markdown reads as the same text: a leading markup character (``#``, ``-``, ``1.``) escaped."""
+    return _MARKUP_START.sub(lambda match: match.group(1) + "\\" + match.group(2), line)
+
+
+def main_content_of(root: lxml.etree._Element) -> str:
+    """Text of the main content block of a parsed page, one line per block; empty when it is all boilerplate."""
+    return "\n".join(_main_lines(root))
+
+
+def main_content_markdown(html: str, url: str) -> str:
+    """The page's main content block as Markdown: headings, list items and links (resolved against ``url``) kept.
+
+    Parsed as :mod:`combine_scrapy.document.parse` parses a page (scripts and
+    styles removed), so the blocks are those of the record's main text.
+    """
+    try:
+        root, _ = parse_html(html)
+    except EmptyDocument:
+        return ""
+    lxml.etree.strip_elements(root, "script", "style", with_tail=False)
+    parts: list[str] = []
+    for line in _main_lines(root, markdown=url):
+        if parts:  # the items of a list on consecutive lines, every other block a paragraph of its own
+            parts.append("\n" if _LIST_ITEM.match(line) and _LIST_ITEM.match(parts[-1]) else "\n\n")
+        parts.append(line)
+    return "".join(parts)
 
 
 def main_content(html: str) -> str:

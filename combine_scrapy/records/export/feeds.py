@@ -12,8 +12,10 @@ feed, as it is in ``scrapy export``.
 
 The keys of the records seen are kept in a temporary SQLite file, so memory
 stays flat however long the crawl. Formats (the names of ``FEED_EXPORTERS``):
-``oai_dc`` (alias ``dc``), ``alvis``, ``alvis-light`` and ``jsonl``, which
-replaces Scrapy's own JSON Lines exporter (it would write the raw fetches).
+``oai_dc`` (alias ``dc``), ``alvis``, ``alvis-light``, ``jsonl``, which
+replaces Scrapy's own JSON Lines exporter (it would write the raw fetches),
+and ``markdown``. A feed's ``item_export_kwargs`` may say ``{"text": "main"}``
+to write each record's main content as its text, as ``scrapy export --text main`` does.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, Self, cast
 from scrapy.crawler import Crawler
 from scrapy.exporters import BaseItemExporter
 
-from combine_scrapy.records.export import write_records
+from combine_scrapy.records.export import TEXTS, write_records
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import RecordReader
 
@@ -73,10 +75,13 @@ class RecordFeedExporter(BaseItemExporter):
 
     export_format: str = "jsonl"
 
-    def __init__(self, file: IO[bytes], store: RecordReader, **kwargs: Any):
+    def __init__(self, file: IO[bytes], store: RecordReader, text: str = "all", **kwargs: Any):
         super().__init__(dont_fail=True, **kwargs)
+        if text not in TEXTS:
+            raise ValueError(f"feed option text {text!r}: use one of {', '.join(TEXTS)}")
         self.file = file
         self.store = store
+        self.text = text
         self.keys = RecordKeys()
 
     @classmethod
@@ -95,7 +100,8 @@ class RecordFeedExporter(BaseItemExporter):
         out = io.TextIOWrapper(self.file, encoding="utf-8", newline="\n", write_through=True)
         try:
             write_records(
-                self.export_format, stored_records(self.store, self.keys), out, self.store.key_for_url, self.store.links_to
+                self.export_format, stored_records(self.store, self.keys), out, self.store.key_for_url, self.store.links_to,
+                text=self.text,
             )
             out.flush()
         finally:
@@ -117,4 +123,8 @@ class AlvisLightFeedExporter(RecordFeedExporter):
 
 class JsonLinesFeedExporter(RecordFeedExporter):
     export_format = "jsonl"
+
+
+class MarkdownFeedExporter(RecordFeedExporter):
+    export_format = "markdown"
 

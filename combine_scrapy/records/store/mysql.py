@@ -169,6 +169,11 @@ _V7 = [
 ]
 
 
+# Version 8: the main content of a page (the article without menus), compressed against the text; records
+# stored before have none.
+_V8 = ["ALTER TABLE {p}records ADD COLUMN main_text LONGBLOB"]
+
+
 def retry_delays(timeout: float, first: float = 0.2, longest: float = 5.0) -> Iterator[float]:
     """Pauses between reconnection attempts: doubling from ``first`` to ``longest``, for ``timeout`` seconds in all."""
     deadline = time.monotonic() + timeout
@@ -399,4 +404,5 @@ MIGRATIONS: list[tuple[int, str, list]] = [
     (5, "tombstones of deleted records, PageRank and iPageRank, off-topic flag", _V5),
     (6, "text compressed, FULLTEXT index of its distinct words", _V6),
     (7, "original document compressed against the text, links' URL hash virtual, pages compressed (MariaDB)", _V7),
+    (8, "main content, compressed against the text", _V8),
 ]

@@ -173,6 +173,11 @@ def _upgrade_to_v7(db: sqlite3.Connection) -> None:
         last = rows[-1][0]
 
 
+# Version 8: the main content of a page (the article without menus), compressed against the text; records
+# stored before have none.
+_V8 = ["ALTER TABLE records ADD COLUMN main_text BLOB"]
+
+
 def _upgrade_to_v2(db: sqlite3.Connection) -> None:
     """Rebuild the version 1 tables in the version 2 layout, fingerprinting every record."""
     for index in ("record_urls_key", "links_key", "topics_key", "topics_class"):
@@ -235,6 +240,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (5, "tombstones of deleted records, PageRank and iPageRank, off-topic flag", _statements(_V5)),
     (6, "text compressed, contentless full-text index", _upgrade_to_v6),
     (7, "original document compressed against the text", _upgrade_to_v7),
+    (8, "main content, compressed against the text", _statements(_V8)),
 ]
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION
 
