@@ -154,8 +154,9 @@ def _content_containers(root: lxml.etree._Element) -> list[lxml.etree._Element]:
 def _parts(root: lxml.etree._Element, first: lxml.etree._Element) -> list[lxml.etree._Element]:
     """``first`` and the other elements of its tag and class, in document order, none inside another (at most PARTS)."""
     parts: list[lxml.etree._Element] = []
-    for element in root.iter(str(first.tag)):
-        if element.get("class") == first.get("class") and not any(part in parts for part in element.iterancestors()):
+    same = (element for element in root.iter(str(first.tag)) if element.get("class") == first.get("class"))
+    for element in itertools.islice(same, 2 * PARTS):  # nested ones are looked at too, but never more than this
+        if not any(part in parts for part in element.iterancestors()):
             parts.append(element)
             if len(parts) == PARTS:
                 break
