@@ -135,7 +135,7 @@ def _content_containers(root: lxml.etree._Element) -> list[lxml.etree._Element]:
     The most specific kind first; at most CANDIDATES of each kind are counted,
     so a page of thousands of ``<article>`` elements costs a few walks, not
     thousands. An article cut into parts (several ``<div class="article-text">``)
-    gives all its parts: the elements of the same tag and class, none inside another.
+    gives all its parts: the elements of the same tag and content class, none inside another.
     """
     classed = (element for element in _CLASSED(root) if _CONTENT_CLASS.search(element.get("class")))
     for kind, elements in (
@@ -152,9 +152,16 @@ def _content_containers(root: lxml.etree._Element) -> list[lxml.etree._Element]:
 
 
 def _parts(root: lxml.etree._Element, first: lxml.etree._Element) -> list[lxml.etree._Element]:
-    """``first`` and the other elements of its tag and class, in document order, none inside another (at most PARTS)."""
+    """``first`` and the other elements of its tag and content class, in document order, none inside another (at most PARTS).
+
+    The content class is the word of the class attribute that names content
+    (``article-text`` in ``article-text c-gray-1``): the other words vary between the parts.
+    """
+    token = next((word for word in (first.get("class") or "").split() if _CONTENT_CLASS.search(word)), None)
+    if token is None:  # the class names content only across its words
+        return [first]
     parts: list[lxml.etree._Element] = []
-    same = (element for element in root.iter(str(first.tag)) if element.get("class") == first.get("class"))
+    same = (element for element in root.iter(str(first.tag)) if token in (element.get("class") or "").split())
     for element in itertools.islice(same, 2 * PARTS):  # nested ones are looked at too, but never more than this
         if not any(part in parts for part in element.iterancestors()):
             parts.append(element)
