@@ -49,6 +49,7 @@ _PAGE_TAGS = frozenset("html body".split())
 # Never boilerplate, and a header or footer inside them is the article's own (its title, byline).
 _ARTICLE_TAGS = frozenset("main article".split())
 _OWN_PARTS = frozenset("header footer".split())
+_HIDDEN_STYLE = regex.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", regex.IGNORECASE)
 _NAME_PARTS = regex.compile(r"[^a-z0-9]+")
 # A CJK character is a word of its own; other words are runs of non-space.
 _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]|[^\s\p{Han}\p{Hiragana}\p{Katakana}]+")
@@ -76,6 +77,8 @@ _LINK_SCHEMES = frozenset(("http", "https", "ftp", "mailto"))
 _MARKUP_START = regex.compile(r"^(\s*)([#>*+\-=|`~]|\d+[.)])")
 _LIST_ITEM = regex.compile(r"- |1\. ")
 _EMPTY_LINK = regex.compile(r"\[\s*\]\([^)]*\)")
+#: Words (between dashes, underscores...) of a class or id beyond which it names no component.
+MAX_NAME_PARTS = 4
 # A block whose words are more than this share link text is navigation.
 MAX_LINK_DENSITY = 0.5
 
@@ -106,6 +109,11 @@ def _is_boilerplate(element: lxml.etree._Element, wraps_content: Callable[[lxml.
     role = element.get("role")
     if role and role.strip().lower() in _BOILERPLATE_ROLES:
         return True
+    if element.get("hidden") is not None or element.get("aria-hidden") == "true":  # no reader sees it
+        return True
+    style = element.get("style")
+    if style and _HIDDEN_STYLE.search(style):
+        return True
     if tag not in _BLOCK_TAGS or tag in _HEADINGS:  # a link or heading of class "header" is no page header
         return False
     classes, name = element.get("class"), element.get("id")
@@ -114,10 +122,16 @@ def _is_boilerplate(element: lxml.etree._Element, wraps_content: Callable[[lxml.
 
 @functools.lru_cache(maxsize=4096)
 def _names_boilerplate(classes: str, name: str) -> bool:
-    """Whether a class attribute or an id names boilerplate (pages of a site repeat the same few)."""
+    """Whether a class attribute or an id names boilerplate (pages of a site repeat the same few).
+
+    A name of more than MAX_NAME_PARTS words is a heading's slug or a layout
+    (``sharing-with-a-single-developer``), not the name of a component.
+    """
     for word in classes.split() + [name]:
-        parts = set(_NAME_PARTS.split(word.lower()))
-        if parts & _BOILERPLATE_WORDS and not parts & _CONTENT_WORDS:
+        parts = _NAME_PARTS.split(word.lower())
+        if len(parts) > MAX_NAME_PARTS:
+            continue
+        if not _BOILERPLATE_WORDS.isdisjoint(parts) and _CONTENT_WORDS.isdisjoint(parts):
             return True
     return False
 
@@ -157,9 +171,8 @@ def _parts(root: lxml.etree._Element, first: lxml.etree._Element) -> list[lxml.e
     The content class is the word of the class attribute that names content
     (``article-text`` in ``article-text c-gray-1``): the other words vary between the parts.
     """
-    token = next((word for word in (first.get("class") or "").split() if _CONTENT_CLASS.search(word)), None)
-    if token is None:  # the class names content only across its words
-        return [first]
+    # _CONTENT_CLASS matches no whitespace, so the word it found in the attribute is one of its words.
+    token = next(word for word in (first.get("class") or "").split() if _CONTENT_CLASS.search(word))
     parts: list[lxml.etree._Element] = []
     same = (element for element in root.iter(str(first.tag)) if token in (element.get("class") or "").split())
     for element in itertools.islice(same, 2 * PARTS):  # nested ones are looked at too, but never more than this
