@@ -40,7 +40,7 @@ _BOILERPLATE_ROLES = frozenset("navigation banner contentinfo complementary sear
 # Words of a class or id that mark boilerplate, unless a content word is in the same name.
 _BOILERPLATE_WORDS = frozenset(
     """nav navbar navigation menu breadcrumb breadcrumbs footer header masthead sidebar banner ad ads byline
-    credit dateline timestamp
+    credit dateline timestamp gallery carousel slideshow modal player
     advert advertisement sponsor sponsored promo cookie cookies share sharing social related comments
     skip toolbar popup newsletter subscribe login""".split()
 )
@@ -151,17 +151,18 @@ def _content_containers(root: lxml.etree._Element) -> list[lxml.etree._Element]:
     thousands. An article cut into parts (several ``<div class="article-text">``)
     gives all its parts: the elements of the same tag and content class, none inside another.
     """
-    classed = (element for element in _CLASSED(root) if _CONTENT_CLASS.search(element.get("class")))
-    for kind, elements in (
-        ("articleBody", _ARTICLE_BODY(root)[:CANDIDATES]), ("class", list(itertools.islice(classed, CANDIDATES))),
-        ("article", _ARTICLE(root)[:CANDIDATES]), ("main", _MAIN(root)[:CANDIDATES]),
-    ):
-        for element in elements:
+    kinds: tuple[tuple[str, Callable[[], list[lxml.etree._Element]]], ...] = (
+        ("articleBody", lambda: _ARTICLE_BODY(root)[:CANDIDATES]),
+        ("class", lambda: list(itertools.islice(
+            (element for element in _CLASSED(root) if _CONTENT_CLASS.search(element.get("class"))), CANDIDATES))),
+        ("article", lambda: _ARTICLE(root)[:CANDIDATES]),
+        ("main", lambda: _MAIN(root)[:CANDIDATES]),
+    )
+    for kind, candidates in kinds:
+        for element in candidates():
             if _count_tokens("".join(element.itertext())) < MIN_CONTAINER_WORDS:
                 continue
-            if kind == "class":
-                return _parts(root, element)
-            return [element]
+            return _parts(root, element) if kind == "class" else [element]
     return []
 
 
