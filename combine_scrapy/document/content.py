@@ -70,7 +70,7 @@ PARTS = 50
 #: An element named boilerplate that holds more than this share of the words is a layout; at most so many checked.
 WRAPPER_SHARE = 0.7
 WRAPPER_CHECKS = 20
-MIN_CONTAINER_WORDS = 150
+MIN_CONTAINER_WORDS = 80
 # Schemes a Markdown link is written for; others (javascript:, data:) leave their text only.
 _LINK_SCHEMES = frozenset(("http", "https", "ftp", "mailto"))
 # What would make a line of text Markdown markup: a heading, quote, list item, rule, code fence, table row.
