@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from parsestress import opened_stage
 
-from combine_scrapy.document.content import _densest_span, main_content
+from combine_scrapy.document.content import PARTS, _densest_span, main_content
 from combine_scrapy.document.neardup import simhash
 from combine_scrapy.document.parse import parse_document
 from combine_scrapy.items import Fetch
@@ -113,6 +113,16 @@ def test_the_article_body_schema_org_marks_wins_over_the_densest_text():
     page = f"""<html><body><div itemprop="articleBody"><h1>Sundews</h1><p>{ARTICLE_WORDS * 4}</p></div>
     <div class="discussion"><p>{long_comment}</p></div></body></html>"""
     assert main_content(page) == ARTICLE_WORDS * 4
+
+
+def test_nested_and_countless_content_elements_give_their_words_once():
+    """A hostile page of nested or countless content-class elements: each word once, at most PARTS parts read."""
+    nested = '<div class="article-body">' * 5000 + ARTICLE_WORDS * 3 + "</div>" * 5000
+    assert main_content(f"<html><body>{nested}</body></html>") == ARTICLE_WORDS * 3
+    part = f'<div class="article-body"><p>{ARTICLE_WORDS}</p><p>{ARTICLE_WORDS} {{n}}</p></div>'
+    many = "".join(part.format(n=n) for n in range(PARTS * 4))
+    lines = main_content(f"<html><body>{many}</body></html>").splitlines()
+    assert lines == [line for n in range(PARTS) for line in (ARTICLE_WORDS, f"{ARTICLE_WORDS} {n}")]
 
 
 @given(st.lists(st.integers(0, 1), max_size=40))
