@@ -56,13 +56,10 @@ _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]|[^\s\p{Han}\p{Hiragan
 _CJK = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
 # Elements that say they hold the page's content, in the order they are trusted: schema.org's articleBody, a
 # class such as "entry-content" or "ArticleBody", <article>, <main>.
-_ARTICLE_BODY = lxml.etree.XPath('//*[@itemprop="articleBody"]')
 _CONTENT_CLASS = regex.compile(
     r"(?:article|entry|post|story)[-_]*(?:body|content|text)|content[-_]*body|post[-_]*entry", regex.IGNORECASE
 )
-_CLASSED = lxml.etree.XPath("//*[@class]")
-_ARTICLE = lxml.etree.XPath("//article")
-_MAIN = lxml.etree.XPath('//main | //*[@role="main"]')
+_CANDIDATE_ELEMENTS = lxml.etree.XPath('//*[@class or @itemprop="articleBody" or @role="main"] | //article | //main')
 #: Content containers of each kind looked at, and the words one needs to be taken for the page's content.
 CANDIDATES = 5
 #: Parts of an article cut into several elements of one class taken at most.
@@ -151,18 +148,20 @@ def _content_containers(root: lxml.etree._Element) -> list[lxml.etree._Element]:
     thousands. An article cut into parts (several ``<div class="article-text">``)
     gives all its parts: the elements of the same tag and content class, none inside another.
     """
-    kinds: tuple[tuple[str, Callable[[], list[lxml.etree._Element]]], ...] = (
-        ("articleBody", lambda: _ARTICLE_BODY(root)[:CANDIDATES]),
-        ("class", lambda: list(itertools.islice(
-            (element for element in _CLASSED(root) if _CONTENT_CLASS.search(element.get("class"))), CANDIDATES))),
-        ("article", lambda: _ARTICLE(root)[:CANDIDATES]),
-        ("main", lambda: _MAIN(root)[:CANDIDATES]),
-    )
-    for kind, candidates in kinds:
-        for element in candidates():
-            if _count_tokens("".join(element.itertext())) < MIN_CONTAINER_WORDS:
-                continue
-            return _parts(root, element) if kind == "class" else [element]
+    kinds: tuple[list[lxml.etree._Element], ...] = ([], [], [], [])  # articleBody, content class, article, main
+    for element in _CANDIDATE_ELEMENTS(root):  # one query for all kinds, in document order
+        if element.get("itemprop") == "articleBody":
+            kinds[0].append(element)
+        elif element.tag == "article":
+            kinds[2].append(element)
+        elif element.tag == "main" or element.get("role") == "main":
+            kinds[3].append(element)
+        if _CONTENT_CLASS.search(element.get("class") or ""):
+            kinds[1].append(element)
+    for kind, candidates in enumerate(kinds):
+        for element in candidates[:CANDIDATES]:
+            if _count_tokens("".join(element.itertext())) >= MIN_CONTAINER_WORDS:
+                return _parts(root, element) if kind == 1 else [element]
     return []
 
 
@@ -229,9 +228,12 @@ def _tokens(
         if not checks:
             return False
         checks -= 1
+        words = _count_tokens("".join(element.itertext()))
+        if words < MIN_CONTAINER_WORDS:  # an advert or a footer: no need to count the whole page
+            return False
         if not scope_words:
             scope_words.append(_count_tokens("".join(root.itertext())))
-        return _count_tokens("".join(element.itertext())) > WRAPPER_SHARE * scope_words[0]
+        return words > WRAPPER_SHARE * scope_words[0]
 
     for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
         tag = element.tag if isinstance(element.tag, str) else ""
