@@ -294,6 +294,8 @@ def _tokens(
             continue
         words = _count_tokens(text)
         if not words:
+            if not in_boilerplate:  # the space between two inline elements (<em>one</em> <b>two</b>) parts their words
+                block.chunks.append(" ")
             continue
         outside = in_link or in_boilerplate
         if not outside:
