@@ -53,10 +53,14 @@ _BOILERPLATE_ROLES = frozenset("navigation banner contentinfo complementary sear
 # Words of a class or id that mark boilerplate, unless a content word is in the same name.
 _BOILERPLATE_WORDS = frozenset(
     """nav navbar navigation menu breadcrumb breadcrumbs footer header masthead sidebar banner ad ads byline
-    credit dateline timestamp gallery carousel slideshow modal player
-    advert advertisement sponsor sponsored promo cookie cookies share sharing social related comments
-    skip toolbar popup newsletter subscribe login""".split()
+    credit dateline timestamp advert advertisement sponsor sponsored promo share sharing social skip toolbar
+    login""".split()
 )
+# Words of a class or id that mark boilerplate however many of the page's words it holds (a photo gallery's captions).
+_ALWAYS_WORDS = frozenset(
+    "gallery carousel slideshow modal player cookie cookies related comments popup newsletter subscribe".split()
+)
+_UNLESS_WRAPPER, _ALWAYS = 1, 2
 _CONTENT_WORDS = frozenset("content main article post entry story text body".split())
 _PAGE_TAGS = frozenset("html body".split())
 # Never boilerplate, and a header or footer inside them is the article's own (its title, byline).
@@ -127,23 +131,31 @@ def _is_boilerplate(element: lxml.etree._Element, wraps_content: Callable[[lxml.
     if tag not in _BLOCK_TAGS or tag in _HEADINGS:  # a link or heading of class "header" is no page header
         return False
     classes, name = element.get("class"), element.get("id")
-    return bool(classes or name) and _names_boilerplate(classes or "", name or "") and not wraps_content(element)
+    if not (classes or name):
+        return False
+    named = _names_boilerplate(classes or "", name or "")
+    return named == _ALWAYS or (named == _UNLESS_WRAPPER and not wraps_content(element))
 
 
 @functools.lru_cache(maxsize=4096)
-def _names_boilerplate(classes: str, name: str) -> bool:
+def _names_boilerplate(classes: str, name: str) -> int:
     """Whether a class attribute or an id names boilerplate (pages of a site repeat the same few).
 
-    A name of more than MAX_NAME_PARTS words is a heading's slug or a layout
+    _ALWAYS for a gallery or comments, whatever they hold; _UNLESS_WRAPPER for
+    a name layouts share (``sidebar``, ``ad``); 0 for none. A name of more than
+    MAX_NAME_PARTS words is a heading's slug or a layout
     (``sharing-with-a-single-developer``), not the name of a component.
     """
+    named = 0
     for word in classes.split() + [name]:
         parts = _NAME_PARTS.split(word.lower())
-        if len(parts) > MAX_NAME_PARTS:
+        if len(parts) > MAX_NAME_PARTS or not _CONTENT_WORDS.isdisjoint(parts):
             continue
-        if not _BOILERPLATE_WORDS.isdisjoint(parts) and _CONTENT_WORDS.isdisjoint(parts):
-            return True
-    return False
+        if not _ALWAYS_WORDS.isdisjoint(parts):
+            return _ALWAYS
+        if not _BOILERPLATE_WORDS.isdisjoint(parts):
+            named = _UNLESS_WRAPPER
+    return named
 
 
 def _count_tokens(text: str) -> int:
