@@ -99,6 +99,14 @@ def test_a_layout_named_like_boilerplate_around_the_article_is_no_boilerplate():
     assert lines == [ARTICLE_WORDS] * 4 + ["Sundews want rain water and full sun."]
 
 
+def test_a_gallery_is_boilerplate_however_many_words_its_captions_have():
+    captions = "".join(f"<li>{n}/60 A caption of a photograph of the day, words and words and words.</li>" for n in range(60))
+    page = f"""<html><body><div itemprop="articleBody"><p>{ARTICLE_WORDS}</p><p>{ARTICLE_WORDS}</p>
+    <div class="full-gallery"><ul>{captions}</ul></div><div id="jp-relatedposts"><p>Stack Overflow survey</p></div>
+    <p>Sundews <em>catch</em> <b>insects</b> <span>on</span>\n<span>sticky</span> glands.</p></div></body></html>"""
+    assert main_content(page).splitlines() == [ARTICLE_WORDS, ARTICLE_WORDS, "Sundews catch insects on sticky glands."]
+
+
 def test_an_article_cut_into_parts_is_read_whole():
     """Several elements of one content class (an advertisement between them) are one article."""
     part = f'<div class="story-body-supplemental"><p>{ARTICLE_WORDS}</p><p>{ARTICLE_WORDS}</p></div>'

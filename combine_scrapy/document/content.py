@@ -54,11 +54,12 @@ _BOILERPLATE_ROLES = frozenset("navigation banner contentinfo complementary sear
 _BOILERPLATE_WORDS = frozenset(
     """nav navbar navigation menu breadcrumb breadcrumbs footer header masthead sidebar banner ad ads byline
     credit dateline timestamp advert advertisement sponsor sponsored promo share sharing social skip toolbar
-    login""".split()
+    login comment""".split()
 )
-# Words of a class or id that mark boilerplate however many of the page's words it holds (a photo gallery's captions).
-_ALWAYS_WORDS = frozenset(
-    "gallery carousel slideshow modal player cookie cookies related comments popup newsletter subscribe".split()
+# Words (or starts of words) of a class or id that mark boilerplate however many of the page's words it holds
+# (a photo gallery's captions).
+_ALWAYS_WORDS = tuple(
+    "gallery carousel slideshow modal player cookie related comments popup newsletter subscribe".split()
 )
 _UNLESS_WRAPPER, _ALWAYS = 1, 2
 _CONTENT_WORDS = frozenset("content main article post entry story text body".split())
@@ -151,7 +152,7 @@ def _names_boilerplate(classes: str, name: str) -> int:
         parts = _NAME_PARTS.split(word.lower())
         if len(parts) > MAX_NAME_PARTS or not _CONTENT_WORDS.isdisjoint(parts):
             continue
-        if not _ALWAYS_WORDS.isdisjoint(parts):
+        if any(part.startswith(_ALWAYS_WORDS) for part in parts):  # "relatedposts", "cookiebanner" too
             return _ALWAYS
         if not _BOILERPLATE_WORDS.isdisjoint(parts):
             named = _UNLESS_WRAPPER
