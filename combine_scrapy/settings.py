@@ -69,6 +69,7 @@ FEED_EXPORTERS = {
     "alvis-light": "combine_scrapy.records.export.feeds.AlvisLightFeedExporter",
     "jsonl": "combine_scrapy.records.export.feeds.JsonLinesFeedExporter",
     "jsonlines": "combine_scrapy.records.export.feeds.JsonLinesFeedExporter",
+    "markdown": "combine_scrapy.records.export.feeds.MarkdownFeedExporter",
     "json": "combine_scrapy.records.export.feeds.JsonFeedExporter",
     "csv": "combine_scrapy.records.export.feeds.CsvFeedExporter",
     "xml": "combine_scrapy.records.export.feeds.XmlFeedExporter",

@@ -8,20 +8,22 @@ import sys
 from tqdm import tqdm
 
 from combine_scrapy.operations.control import CommandError, JobCommand
-from combine_scrapy.records.export import FORMATS, export_store
+from combine_scrapy.records.export import FORMATS, TEXTS, export_store
 from combine_scrapy.records.export.select import DATE_FIELDS, Selection, parse_date
 from combine_scrapy.records.store import RANK_ORDERS, Deletion, RecordReader
 
 
 class Command(JobCommand):
     def short_desc(self):
-        return "Export a job's records as Dublin Core, ALVIS XML or JSON Lines"
+        return "Export a job's records as Dublin Core, ALVIS XML, JSON Lines or Markdown"
 
     def long_desc(self):
         return (
             "Export a job's records, one at a time, in constant memory. Formats: dc (Dublin Core, one "
             "oai_dc:dc element a record), alvis (ALVIS enriched XML with the original document), "
-            "alvis-light (Combine's compact XML), jsonl (every field, one JSON object a line). "
+            "alvis-light (Combine's compact XML), jsonl (every field, one JSON object a line), markdown (each "
+            "record's main content with its headings, lists and links). --text main writes each record's main "
+            "content (the article without menus) as its text. "
             "A progress bar goes to standard error when it is a terminal. With --since, the records "
             "deleted since then follow the others as deleted entries (status deleted, as OAI-PMH marks them); "
             "--reset forgets those deletions (Combine's resetOAI)."
@@ -34,6 +36,10 @@ class Command(JobCommand):
             help=f"one of {', '.join(FORMATS)} (default: jsonl)",
         )
         parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+        parser.add_argument(
+            "--text", default="all", metavar="TEXT",
+            help="all (the page's whole text, the default) or main (its main content where it has one)",
+        )
         parser.add_argument(
             "--class", dest="topic_class", metavar="NAME",
             help="only records classified in topic class NAME or one of its sub-classes (NAME.x)",
@@ -84,6 +90,8 @@ class Command(JobCommand):
     def _selection(opts) -> Selection:
         if opts.format not in FORMATS:
             raise ValueError(f"unknown format {opts.format!r}: use one of {', '.join(FORMATS)}")
+        if opts.text not in TEXTS:
+            raise ValueError(f"unknown --text {opts.text!r}: use one of {', '.join(TEXTS)}")
         if opts.sort != "id" and opts.sort not in RANK_ORDERS:
             raise ValueError(f"unknown --sort {opts.sort!r}: use id, {', '.join(RANK_ORDERS)}")
         return Selection(
@@ -97,12 +105,12 @@ class Command(JobCommand):
     def _export(store: RecordReader, selection: Selection, opts, progress, deletions: list[Deletion]) -> int:
         if not opts.output:
             sys.stdout.reconfigure(encoding="utf-8", newline="\n")
-            return export_store(store, opts.format, sys.stdout, selection, progress.update, opts.sort, deletions)
+            return export_store(store, opts.format, sys.stdout, selection, progress.update, opts.sort, deletions, opts.text)
         # Written beside the target and renamed when complete: a failed export never looks finished.
         partial = f"{opts.output}.part"
         try:
             with open(partial, "w", encoding="utf-8", newline="\n", buffering=1 << 20) as out:
-                count = export_store(store, opts.format, out, selection, progress.update, opts.sort, deletions)
+                count = export_store(store, opts.format, out, selection, progress.update, opts.sort, deletions, opts.text)
             os.replace(partial, opts.output)
         finally:
             if os.path.exists(partial):

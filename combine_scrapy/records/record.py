@@ -46,6 +46,7 @@ class Record:
     title: str
     text: str
     mime_type: str
+    main_text: str | None = None  # an HTML page's main content (the article without menus); None for other documents
     headings: list[str] = field(default_factory=list)
     meta: dict[str, list[str]] = field(default_factory=dict)
     links: list[RecordLink] = field(default_factory=list)

@@ -12,10 +12,12 @@ feed, as it is in ``scrapy export``.
 
 The keys of the records seen are kept in a temporary SQLite file, so memory
 stays flat however long the crawl. Formats (the names of ``FEED_EXPORTERS``):
-``oai_dc`` (alias ``dc``), ``alvis``, ``alvis-light`` and ``jsonl`` (alias
-``jsonlines``), written by ``scrapy export``'s code; and Scrapy's own ``json``,
-``csv``, ``xml``, ``marshal`` and ``pickle``, written by Scrapy's exporters
-with one item a record holding the fields of its JSON Lines line.
+``oai_dc`` (alias ``dc``), ``alvis``, ``alvis-light``, ``jsonl`` (alias
+``jsonlines``) and ``markdown``, written by ``scrapy export``'s code; and
+Scrapy's own ``json``, ``csv``, ``xml``, ``marshal`` and ``pickle``, written by
+Scrapy's exporters with one item a record holding the fields of its JSON Lines
+line. A feed's ``item_export_kwargs`` may say ``{"text": "main"}`` to write each
+record's main content as its text, as ``scrapy export --text main`` does.
 
 :class:`RecordFeeds` replaces Scrapy's FeedExporter extension in the focused
 crawl: a fetch that stored no record reaches no feed, and the count Scrapy logs
@@ -41,7 +43,7 @@ from scrapy.exporters import (
 )
 from scrapy.extensions.feedexport import FeedExporter, FeedSlot
 
-from combine_scrapy.records.export import write_records
+from combine_scrapy.records.export import TEXTS, with_text, write_records
 from combine_scrapy.records.export.jsonl import record_values
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import RecordReader
@@ -89,10 +91,13 @@ class RecordFeedExporter(BaseItemExporter):
 
     export_format: str = "jsonl"
 
-    def __init__(self, file: IO[bytes], store: RecordReader, **kwargs: Any):
+    def __init__(self, file: IO[bytes], store: RecordReader, text: str = "all", **kwargs: Any):
         super().__init__(dont_fail=True, **kwargs)
+        if text not in TEXTS:
+            raise ValueError(f"feed option text {text!r}: use one of {', '.join(TEXTS)}")
         self.file = file
         self.store = store
+        self.text = text
         self.keys = RecordKeys()
         self.written: int | None = None
 
@@ -120,7 +125,8 @@ class RecordFeedExporter(BaseItemExporter):
     def write(self, records: Iterator[tuple[Record, list[str]]]) -> int:
         out = io.TextIOWrapper(self.file, encoding="utf-8", newline="\n", write_through=True)
         try:
-            count = write_records(self.export_format, records, out, self.store.key_for_url, self.store.links_to)
+            count = write_records(self.export_format, records, out, self.store.key_for_url, self.store.links_to,
+                                  text=self.text)
             out.flush()
         finally:
             out.detach()  # the file is Scrapy's to close
@@ -146,20 +152,24 @@ class JsonLinesFeedExporter(RecordFeedExporter):
     export_format = "jsonl"
 
 
+class MarkdownFeedExporter(RecordFeedExporter):
+    export_format = "markdown"
+
+
 class ScrapyFormatFeedExporter(RecordFeedExporter):
     """One of Scrapy's own formats, written by Scrapy's exporter (with the feed's options: fields, indent...),
     one item a record: the values of its JSON Lines line (:func:`record_values`)."""
 
     item_exporter_class: Callable[..., BaseItemExporter]  # an exporter class of Scrapy's, given the file
 
-    def __init__(self, file: IO[bytes], store: RecordReader, **kwargs: Any):
-        super().__init__(file, store)
+    def __init__(self, file: IO[bytes], store: RecordReader, text: str = "all", **kwargs: Any):
+        super().__init__(file, store, text)
         self.item_exporter = self.item_exporter_class(file, **kwargs)
 
     def write(self, records: Iterator[tuple[Record, list[str]]]) -> int:
         self.item_exporter.start_exporting()
         count = 0
-        for record, urls in records:
+        for record, urls in with_text(records, self.text):
             self.item_exporter.export_item(record_values(record, urls))
             count += 1
         self.item_exporter.finish_exporting()

@@ -175,6 +175,10 @@ _V8 = [
     "UPDATE {p}records SET changed = checked",
 ]
 
+# Version 9: the main content of a page (the article without menus), compressed against the text; records
+# stored before have none.
+_V9 = ["ALTER TABLE {p}records ADD COLUMN main_text LONGBLOB"]
+
 
 def retry_delays(timeout: float, first: float = 0.2, longest: float = 5.0) -> Iterator[float]:
     """Pauses between reconnection attempts: doubling from ``first`` to ``longest``, for ``timeout`` seconds in all."""
@@ -407,4 +411,5 @@ MIGRATIONS: list[tuple[int, str, list]] = [
     (6, "text compressed, FULLTEXT index of its distinct words", _V6),
     (7, "original document compressed against the text, links' URL hash virtual, pages compressed (MariaDB)", _V7),
     (8, "datestamps: when a record last changed", _V8),
+    (9, "main content, compressed against the text", _V9),
 ]

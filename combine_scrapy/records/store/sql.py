@@ -8,9 +8,9 @@ its full-text query. Everything else is one SQL text for both, written with
 Layout (the current schema version):
 
 ``records``      id, key (MD5, unique), the document's fields, fingerprint and its four 16-bit bands; the text
-                 zlib-compressed, the original document zlib-compressed with the text as preset dictionary (so the
-                 two change together); MySQL: with ``words``, the text's distinct words, which its FULLTEXT index
-                 covers
+                 zlib-compressed, the original document and the main content zlib-compressed with the text as preset
+                 dictionary (so they change together, and the main content, mostly words of the text, costs a few
+                 bytes); MySQL: with ``words``, the text's distinct words, which its FULLTEXT index covers
 ``record_urls``  url_hash (MD5 of the URL: the primary key, as long URLs cannot be one in MySQL), url,
                  key of its record, host, checked
 ``links``        record id, position, url, anchor, kind; indexed by url (MySQL: by url_hash, the URL's MD5, a
@@ -45,7 +45,7 @@ from combine_scrapy.records.store.search import SearchHit, query_words, snippet
 T = TypeVar("T")
 
 #: The schema this program writes; each backend lists the migrations that lead to it.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 #: The first version with tombstones of deleted records and the rank and off-topic columns.
 TOMBSTONES_VERSION = 5
 #: The first version with the text compressed and a search index that does not hold it a second time.
@@ -54,6 +54,8 @@ COMPRESSED_TEXT_VERSION = 6
 DOCUMENT_DICTIONARY_VERSION = 7
 #: The first version with each record's datestamp (``changed``), moved by every change of what an export writes.
 CHANGED_VERSION = 8
+#: The first version with the main content of a page (records stored before have none).
+MAIN_TEXT_VERSION = 9
 #: zlib level of the stored text and original document: 9 saves under 1% more and takes twice the time.
 COMPRESSION_LEVEL = 6
 #: The flag of a zlib stream's second byte that says it was compressed against a preset dictionary.
@@ -128,6 +130,7 @@ def record_row(record: Record, compress_text: bool = True, document_dictionary: 
         text=compress(record.text) if compress_text else record.text,
         html=html,
         fingerprint=None if fingerprint is None else neardup.to_signed(fingerprint),
+        main_text=None if record.main_text is None else compress_document(record.main_text, record.text),
     )
     row.update(zip(_BANDS, neardup.bands(fingerprint) if fingerprint is not None else (None,) * neardup.BANDS))
     return row
@@ -250,7 +253,8 @@ class SqlRecordStore:
         row.update(indexed)
         if self._datestamps:
             row["changed"] = record.checked
-        names = ("`key`", *_FIELDS, *_BANDS, *indexed, *(("changed",) if self._datestamps else ()))
+        names = ("`key`", *_FIELDS, *_BANDS, *indexed, *(("changed",) if self._datestamps else ()),
+                 *(("main_text",) if self.schema_version >= MAIN_TEXT_VERSION else ()))
         values = [row[name.strip("`")] for name in names]
         self._run(cursor, f"INSERT INTO {{p}}records ({', '.join(names)}) VALUES ({self._marks(len(names))})", values)
         record_id = cursor.lastrowid
@@ -516,7 +520,8 @@ class SqlRecordStore:
 
     def _records(self, cursor, where: str, parameters: Sequence) -> list[tuple[int, Record]]:
         """``(id, record)`` of the records ``where`` selects, with their links and topics (three queries in all)."""
-        rows = self._all(cursor, f"SELECT {', '.join(_COLUMNS)} FROM {{p}}records WHERE {where}", parameters)
+        main_text = "main_text" if self.schema_version >= MAIN_TEXT_VERSION else "NULL"
+        rows = self._all(cursor, f"SELECT {', '.join(_COLUMNS)}, {main_text} FROM {{p}}records WHERE {where}", parameters)
         if not rows:
             return []
         ids = [row[0] for row in rows]
@@ -538,16 +543,17 @@ class SqlRecordStore:
 
     @staticmethod
     def _record(row: tuple, links: list[RecordLink], classes: list[TopicClass]) -> Record:
-        values = dict(zip(("id", "key", *_FIELDS, *_LATER), row))
+        values = dict(zip(("id", "key", *_FIELDS, *_LATER, "main_text"), row))
         del values["id"]
         values["off_topic"] = bool(values["off_topic"])
-        html, fingerprint, text = values["html"], values["fingerprint"], stored_text(values["text"])
+        html, fingerprint, text, main_text = values["html"], values["fingerprint"], stored_text(values["text"]), values["main_text"]
         values.update(
             headings=json.loads(values["headings"]),
             meta=json.loads(values["meta"]),
             terms=json.loads(values["terms"]),
             text=text,
             html=None if html is None else inflate_document(html, text),
+            main_text=None if main_text is None else inflate_document(main_text, text),
             fingerprint=None if fingerprint is None else neardup.to_unsigned(fingerprint),
         )
         return Record(**values, links=links, classes=classes)

@@ -233,6 +233,10 @@ _V8 = [
     "CREATE INDEX records_changed ON records (changed)",
 ]
 
+# Version 9: the main content of a page (the article without menus), compressed against the text; records
+# stored before have none.
+_V9 = ["ALTER TABLE records ADD COLUMN main_text BLOB"]
+
 
 #: (version, what it brings, how) in order; each runs in one transaction.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
@@ -244,6 +248,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (6, "text compressed, contentless full-text index", _upgrade_to_v6),
     (7, "original document compressed against the text", _upgrade_to_v7),
     (8, "datestamps: when a record last changed", _statements(_V8)),
+    (9, "main content, compressed against the text", _statements(_V9)),
 ]
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION
 
