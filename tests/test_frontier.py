@@ -16,6 +16,7 @@ from harvesters import delete_job_keys
 from combine_scrapy.frontier import FrontierCounts, FrontierEntry, Locks, Outcome, locks_for, outcome_for_status
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
+from combine_scrapy.frontier.strategy import YIELD_DECAY
 from combine_scrapy.job import Crawling, LockIntervals
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -321,11 +322,12 @@ def fetch(frontier, entry, now, relevant):
                       relevant=relevant)
 
 
-def test_complete_counts_each_hosts_fetches_and_relevant_pages(frontier):
+def test_complete_counts_each_hosts_fetches_and_relevant_pages_decayed(frontier):
+    """Each fetch decays the host's counts by YIELD_DECAY before adding itself: the same doubles in every store."""
     mark(frontier, "http://a/1", "http://a/2", "http://a/3", "http://b/1")
     for now, relevant in ((0, True), (1, False), (2, None)):
         fetch(frontier, frontier.ready(now, "BestFirst", 1)[0], now, relevant)
-    assert frontier.host_yield("a") == (3, 1)
+    assert frontier.host_yield("a") == ((1 * YIELD_DECAY + 1) * YIELD_DECAY + 1, 1 * YIELD_DECAY * YIELD_DECAY)
     assert frontier.host_yield("b") == (0, 0)
     assert frontier.host_yield("unknown") == (0, 0)
 

@@ -11,6 +11,8 @@ import pytest
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
 from combine_scrapy.frontier.strategy import (
     CRAWL_STRATEGIES,
+    EXPLORATION,
+    YIELD_DECAY,
     BestFirst,
     Head,
     host_yield_weight,
@@ -19,7 +21,7 @@ from combine_scrapy.frontier.strategy import (
 )
 
 
-def head(url: str, priority: float, seq: int, lock: float = 0.0, fetched: int = 0, relevant: int = 0) -> Head:
+def head(url: str, priority: float, seq: int, lock: float = 0.0, fetched: float = 0, relevant: float = 0) -> Head:
     return Head(FrontierEntry(url, url.split("/")[2], priority), seq, lock, fetched, relevant)
 
 
@@ -35,9 +37,23 @@ def test_every_combine_cfg_name_is_one_strategy_object():
         strategy_named("Depthfirst")
 
 
-def test_a_new_host_counts_as_half_relevant_and_barren_hosts_sink():
-    assert host_yield_weight(0, 0) == 0.5
-    assert host_yield_weight(10, 10) > host_yield_weight(0, 0) > host_yield_weight(2, 0) > host_yield_weight(161, 0)
+def test_a_new_host_counts_as_half_relevant_with_a_full_exploration_bonus_and_barren_hosts_sink():
+    assert host_yield_weight(0, 0) == 0.5 + EXPLORATION
+    assert host_yield_weight(10, 10) > host_yield_weight(2, 0) > host_yield_weight(20, 0) > host_yield_weight(99, 0)
+    # A productive host well explored weighs less than one never tried: it cannot starve the others.
+    assert host_yield_weight(0, 0) > host_yield_weight(100, 60)
+
+
+def test_a_drained_host_sinks_as_its_recent_fetches_find_nothing_new():
+    """The counts are decayed a fetch (as the stores do): 60 new records in 100 fetches, then 200 barren fetches."""
+    fetched = relevant = 0.0
+    for number in range(300):
+        fetched, relevant = fetched * YIELD_DECAY + 1, relevant * YIELD_DECAY + (number < 100 and number % 5 < 3)
+        if number == 99:
+            productive = host_yield_weight(fetched, relevant)
+    drained = host_yield_weight(fetched, relevant)
+    assert productive > 0.5 > 0.2 > drained
+    assert drained > host_yield_weight(299, 0)  # what it found still counts a little
     assert weighted_priority(0.8, 0.5) == 0.4
     assert weighted_priority(-1.0, 0.5) < weighted_priority(-1.0, 1.0)   # a bad host makes a bad URL worse
 
@@ -102,11 +118,12 @@ def test_best_first_head_order_in_sql_is_its_round_key():
     priorities = [0.0, -0.0, 0.5, -0.5, 1.0, 0.1 + 0.2, 0.3, 1 / 3, 0.3000000000000001, -1e-300, 5e-324, 1e300]
     heads = [
         head(f"http://h{seq}/p", rng.choice(priorities) if seq % 2 else rng.uniform(-2, 2), seq,
-             fetched=rng.randrange(200), relevant=rng.randrange(3) * rng.randrange(2))
+             fetched=rng.choice([rng.randrange(200), rng.uniform(0, 100)]),
+             relevant=rng.choice([rng.randrange(3) * rng.randrange(2), rng.uniform(0, 3)]))
         for seq in rng.sample(range(10_000), 400)
     ]
     db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE heads (priority REAL, seq INTEGER, fetched INTEGER, relevant INTEGER)")
+    db.execute("CREATE TABLE heads (priority REAL, seq INTEGER, fetched REAL, relevant REAL)")
     db.executemany("INSERT INTO heads VALUES (?, ?, ?, ?)",
                    [(h.entry.priority, h.seq, h.fetched, h.relevant) for h in heads])
     in_sql = [seq for (seq,) in db.execute(f"SELECT seq FROM heads ORDER BY {BestFirst.head_order}")]
@@ -145,11 +162,12 @@ def test_best_first_reading_few_urls_a_host_first_gives_the_same_round():
 
 
 def test_best_first_reads_further_where_a_lower_priority_weighs_the_same():
-    """0.7 and the next lower double weigh the same at a yield of 1/5: the lower one, marked first, goes first."""
+    """0.7 and the next lower double weigh the same at the weight of 4 barren fetches: the lower one, marked
+    first, goes first."""
     lower = math.nextafter(0.7, 0)
-    assert weighted_priority(lower, host_yield_weight(3, 0)) == weighted_priority(0.7, host_yield_weight(3, 0))
+    assert weighted_priority(lower, host_yield_weight(4, 0)) == weighted_priority(0.7, host_yield_weight(4, 0))
     queues = {"a": [(0.7, 50), (lower, 10)], "b": [(0.7, 30), (0.7, 35)], "c": [(0.7, 40)]}
-    heads = [head(f"http://{host}/", *urls[0], fetched=3) for host, urls in queues.items()]
+    heads = [head(f"http://{host}/", *urls[0], fetched=4) for host, urls in queues.items()]
 
     def deeper(hosts, depth):
         return {host: queues[host][:depth] for host in hosts}

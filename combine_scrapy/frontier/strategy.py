@@ -22,15 +22,31 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from combine_scrapy.frontier import FrontierEntry
 
-#: A host's yield is (relevant + YIELD_PRIOR_RELEVANT) / (fetched + YIELD_PRIOR_FETCHED): a host
-#: never fetched counts as half relevant, so new hosts are explored before known barren ones.
+#: A host's yield is counted over its recent fetches: each completed fetch multiplies the host's ``fetched``
+#: and ``relevant`` by YIELD_DECAY before adding itself (1, and 1 when it gave a new relevant record), so they
+#: are sums over about the host's last 1 / (1 - YIELD_DECAY) fetches and a host drained of new records sinks.
+YIELD_DECAY = 0.99
+#: The recent share of relevant fetches is (relevant + YIELD_PRIOR_RELEVANT) / (fetched + YIELD_PRIOR_FETCHED):
+#: a host never fetched counts as half relevant.
 YIELD_PRIOR_RELEVANT = 1.0
 YIELD_PRIOR_FETCHED = 2.0
+#: The exploration bonus EXPLORATION / sqrt(fetched + 1) added to that share (a count-based bandit: the less a
+#: host was tried lately, the more it is worth trying), so no productive host starves the others.
+EXPLORATION = 0.5
 
 
-def host_yield_weight(fetched: int, relevant: int) -> float:
-    """The smoothed share of a host's fetched pages that were relevant, in (0, 1]."""
-    return (relevant + YIELD_PRIOR_RELEVANT) / (fetched + YIELD_PRIOR_FETCHED)
+def host_yield_weight(fetched: float, relevant: float) -> float:
+    """A host's weight in BestFirst: its recent share of new relevant records plus an exploration bonus.
+
+    Only the host's own (decayed) counts enter, not the crawl's, so a host's weight changes only when the
+    host is fetched and a store can keep its hosts' heads in order between fetches.
+    """
+    return (relevant + YIELD_PRIOR_RELEVANT) / (fetched + YIELD_PRIOR_FETCHED) + EXPLORATION / math.sqrt(fetched + 1.0)
+
+
+#: ``host_yield_weight`` in SQL, for ``BestFirst.head_order``.
+_SQL_WEIGHT = (f"((relevant + {YIELD_PRIOR_RELEVANT!r}) / (fetched + {YIELD_PRIOR_FETCHED!r}) "
+               f"+ {EXPLORATION!r} / sqrt(fetched + 1.0))")
 
 
 def weighted_priority(priority: float, weight: float) -> float:
@@ -38,7 +54,7 @@ def weighted_priority(priority: float, weight: float) -> float:
     return priority * weight if priority >= 0 else priority / weight
 
 
-def yield_weights(heads: Iterable[Head]) -> dict[tuple[int, int], float]:
+def yield_weights(heads: Iterable[Head]) -> dict[tuple[float, float], float]:
     """``host_yield_weight`` of each ``(fetched, relevant)`` pair of ``heads``, computed once a pair."""
     return {pair: host_yield_weight(*pair) for pair in {(head.fetched, head.relevant) for head in heads}}
 
@@ -50,8 +66,8 @@ class Head:
     entry: FrontierEntry
     seq: int                   # order of marking, unique per URL
     host_lock_until: float     # the host may be fetched from then on
-    fetched: int = 0           # pages the host's fetches completed, ever
-    relevant: int = 0          # of those, how many were relevant
+    fetched: float = 0.0       # the host's completed fetches, decayed (YIELD_DECAY)
+    relevant: float = 0.0      # of those, how many gave a new relevant record, decayed alike
 
 
 class Round(list["FrontierEntry"]):  # FrontierEntry is imported only for type checking
@@ -143,25 +159,24 @@ class IPageRank(PageRank):
 
 
 class BestFirst(CrawlStrategy):
-    """The best URLs of the whole frontier first, by priority weighted by the yield of their host.
+    """The best URLs of the whole frontier first, by priority weighted by their host's recent yield and novelty.
 
     A round is the ``limit`` best due URLs over the hosts that are free or
     fetching a page right now: of those the first URL of each free host is
     handed out, and the places of the busy hosts stay empty until their fetch
     is done, instead of going to worse URLs elsewhere. A host waiting its
     WaitIntervalHost keeps no places, so a long interval does not idle the
-    crawl. Hosts that never gave a relevant page sink below new and topical
-    ones. Between equal weighted priorities the first marked goes first.
+    crawl. A host's weight (``host_yield_weight``) is its recent share of
+    fetches that gave a new relevant record plus a bonus that shrinks as it is
+    fetched: hosts not tried lately are tried, barren and drained hosts sink
+    below new and productive ones. Between equal weighted priorities the first
+    marked goes first.
     """
 
     name = "BestFirst"
     full_round = False
     holds_places = True
-    head_order = (
-        f"CASE WHEN priority >= 0 THEN -(priority * ((relevant + {YIELD_PRIOR_RELEVANT!r}) / "
-        f"(fetched + {YIELD_PRIOR_FETCHED!r}))) ELSE -(priority / ((relevant + {YIELD_PRIOR_RELEVANT!r}) / "
-        f"(fetched + {YIELD_PRIOR_FETCHED!r}))) END, seq"
-    )
+    head_order = f"CASE WHEN priority >= 0 THEN -(priority * {_SQL_WEIGHT}) ELSE -(priority / {_SQL_WEIGHT}) END, seq"
 
     def round_key(self, head: Head) -> RoundKey:
         return -weighted_priority(head.entry.priority, host_yield_weight(head.fetched, head.relevant)), head.seq
