@@ -152,6 +152,7 @@ class RecordPipeline(CrawlComponent):
                 near = job.analysis.near_duplicate_distance if job.analysis.near_duplicates else None
                 stored = store.store(self._record(item), near_duplicate_distance=near)
                 self.stats.inc_value(f"records/{stored.value}")
+                item.novel = stored is Stored.NEW
                 item.stored_key = store.key_for_url(item.url) if stored is Stored.NEAR_DUPLICATE else item.record_key
                 return item
         if item.outcome in (Outcome.SUCCESS, Outcome.NOT_FOUND, Outcome.ROBOTS):
@@ -234,7 +235,7 @@ class FrontierPipeline(CrawlComponent):
             etag=item.headers.get("etag") if item.outcome is Outcome.SUCCESS else None,
             last_modified=item.headers.get("last-modified") if item.outcome is Outcome.SUCCESS else None,
             score=item.classification.score if item.classification is not None else None,
-            relevant=item.classification.relevant if item.classification is not None else None,
+            relevant=self._new_relevant(item) if item.classification is not None else None,
         )
         return item
 
@@ -269,11 +270,25 @@ class FrontierPipeline(CrawlComponent):
     def _relevant(item: Fetch) -> bool:
         return item.classification is not None and item.classification.relevant
 
+    @staticmethod
+    def _new_relevant(item: Fetch) -> bool:
+        """Relevant and not a duplicate: a page that joined a stored record adds nothing to the collection,
+        so it counts for neither its host's yield nor the link model's positives."""
+        return item.classification is not None and item.classification.relevant and item.novel is not False
+
     def _learn(self, item: Fetch) -> None:
-        """The online link model learns what the links to this page led to; the best score is kept for the summary."""
-        self.stats.max_value("topic/best_score", item.classification.score)
+        """The online link model learns what the links to this page led to; the best score is kept for the summary.
+
+        A relevant page that joined a stored record (exact or near-duplicate content) teaches "duplicate", a
+        negative lesson, so the links and URL families that lead to copies sink; it is counted apart.
+        """
+        classification = item.classification
+        self.stats.max_value("topic/best_score", classification.score)
         scorer = self.context.link_scorer
-        steps = scorer.observe(item.url, item.classification.relevant)
+        new_relevant = self._new_relevant(item)
+        if classification.relevant and not new_relevant:
+            self.stats.inc_value("links/model/duplicates")
+        steps = scorer.observe(item.url, new_relevant, classification.score)
         if steps:
             self.stats.inc_value("links/model/lessons", steps)
         if getattr(scorer, "rescore_due", False):  # a scorer without a model (the trial's) has none

@@ -412,8 +412,8 @@ class LearnedLinkScorer:
                 chosen.append((link.url, decision.priority))
         return chosen
 
-    def observe(self, url: str, relevant: bool) -> int:
-        return self.fallback.observe(url, relevant)
+    def observe(self, url: str, relevant: bool, score: float = 0.0) -> int:
+        return self.fallback.observe(url, relevant, score)
 
     @property
     def rescore_due(self) -> bool:

@@ -82,6 +82,16 @@ MODEL_FILE = "link_model.npz"
 MODEL_KEY = "link_model"
 FORMAT_VERSION = 1
 
+#: Language codes (ISO 639-1 and common regional forms) as translated sites put them in their paths. A link
+#: whose path names one gets the feature LANGUAGE_FEATURE besides its URL tokens: what the crawl learns of one
+#: language's copies (duplicates teach a negative lesson) carries over to the others.
+LANGUAGE_CODES = frozenset(
+    "ar bg bn ca cs da de el en eo es et eu fa fi fr ga gl he hi hr hu id it ja ka ko lt lv mk ms nb nl nn no pl "
+    "pt ro ru sk sl sq sr sv ta th tr uk vi zh zh-cn zh-tw zh-hans zh-hant pt-br pt-pt en-us en-gb es-es es-mx "
+    "fr-fr de-de ja-jp ko-kr it-it nl-nl ru-ru".split()
+)
+LANGUAGE_FEATURE = "u:@language"
+
 # Fixed features with a value, before the hashed ones.
 _NUMERIC = ("bias", "page_relevant", "page_score", "same_host", "host_rate", "host_new", "host_barren")
 _N_NUMERIC = len(_NUMERIC)
@@ -112,20 +122,36 @@ class LinkFeatures:
     values: np.ndarray
 
 
+def language_variant(path: str) -> bool:
+    """Whether a URL path names a language the way translated sites do: a segment that is a language code
+    (``/fr/``, ``/pt-br/``, ``/zh_CN/``) or a file suffix (``index.html.de``, ``page.ja.html``)."""
+    for segment in path.lower().split("/"):
+        if segment.replace("_", "-") in LANGUAGE_CODES:
+            return True
+        parts = segment.split(".")
+        if len(parts) > 2 and any(part in LANGUAGE_CODES for part in parts[1:]):
+            return True
+    return False
+
+
 def link_features(*, anchor: str, context: str, url: str, host: str, source_host: str, page_relevant: bool,
-                  page_evidence: float, distance: int, host_yield: tuple[int, int] | None) -> LinkFeatures:
+                  page_evidence: float, distance: int, host_yield: tuple[float, float] | None) -> LinkFeatures:
     """The features of one link (see the module's docstring); each group of words weighs 1 in all."""
     values: dict[int, float] = {0: 1.0, 1: float(page_relevant), 2: page_evidence, 3: float(host == source_host)}
     if host_yield is not None:
-        fetched, relevant = host_yield
+        fetched, relevant = host_yield  # recent fetches and new relevant records, decayed (the frontier's)
         values[4] = relevant / (fetched + 1)
         values[5] = float(fetched == 0)
-        values[6] = float(fetched >= 5 and relevant == 0)
+        values[6] = float(fetched >= 5 and relevant < 0.5)
     anchor_words = words(anchor)
+    path = url.split("://", 1)[-1].partition("/")[2]
+    url_tokens = [f"u:{token}" for token in words(path)[:URL_TOKENS]]
+    if language_variant(path):
+        url_tokens.append(LANGUAGE_FEATURE)
     groups = (
         [f"a:{word}" for word in anchor_words] + [f"a2:{a} {b}" for a, b in zip(anchor_words, anchor_words[1:])],
         [f"c:{word}" for word in words(context)[:CONTEXT_WORDS]],
-        [f"u:{token}" for token in words(url.split("://", 1)[-1].partition("/")[2])[:URL_TOKENS]],
+        url_tokens,
         [f"h:{host}", f"d:{min(distance, 8)}", f"dr:{min(distance, 8)}:{int(page_relevant)}"],
     )
     for group in groups:
@@ -166,12 +192,13 @@ class LinkModel:
         probabilities: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
         return probabilities
 
-    def learn(self, features: LinkFeatures, target: float) -> None:
-        """One AdaGrad step of the log loss towards ``target`` (1: leads to a relevant page, 0: not)."""
+    def learn(self, features: LinkFeatures, target: float, weight: float = 1.0) -> None:
+        """One AdaGrad step of the log loss towards ``target`` (1: leads to a relevant page, 0: not), the loss
+        multiplied by ``weight`` (a lesson that counts more)."""
         indices, values = features.indices, features.values
         weights = self.weights[indices]
         p = 1.0 / (1.0 + math.exp(-max(min(float(weights @ values), 30.0), -30.0)))
-        gradient = (p - target) * values + L2 * weights
+        gradient = weight * (p - target) * values + L2 * weights
         squares = self.squares[indices] + gradient * gradient
         self.squares[indices] = squares
         self.weights[indices] = weights - LEARNING_RATE * gradient / (np.sqrt(squares) + 1e-7)
@@ -331,18 +358,20 @@ class OnlineLinkLearner:
     def pending(self) -> int:
         return len(self._pending)
 
-    def observe(self, url: str, relevant: bool) -> int:
+    def observe(self, url: str, relevant: bool, weight: float = 1.0) -> int:
         """Learn from the classified fetch of ``url``: its link, and for a relevant page the links on the path
-        to it through irrelevant pages. Returns the number of training steps (0: no link to it was seen here)."""
+        to it through irrelevant pages; ``weight`` says how much the lesson counts (a page far over the cut-off
+        more). ``relevant`` is False for a duplicate of a stored record as for an irrelevant page: both lead
+        nowhere new. Returns the number of training steps (0: no link to it was seen here)."""
         link = self._pending.pop(url, None)
         if link is None:
             return 0
-        self.model.learn(link.features, 1.0 if relevant else 0.0)
+        self.model.learn(link.features, 1.0 if relevant else 0.0, weight)
         steps = 1
         if relevant:
             source, hop = link.source, 1
             while hop <= self.credit_hops and (before := self._fetched.get(source)) is not None:
-                self.model.learn(before.features, CREDIT_DECAY ** hop)
+                self.model.learn(before.features, CREDIT_DECAY ** hop, weight)
                 source, hop, steps = before.source, hop + 1, steps + 1
         else:
             self._fetched[url] = link

@@ -58,6 +58,18 @@ RELEVANCE_CACHE = 50_000
 HostYield = Callable[[str], tuple[int, int]]
 
 
+#: A relevant page's lesson weighs 1 at the cut-off, one more each time its score doubles, at most this.
+MAX_LESSON_WEIGHT = 3.0
+
+
+def lesson_weight(score: float, cutoff: float) -> float:
+    """How much a relevant page's lesson weighs: graded by how far its score is over the cut-off, so the links to
+    the pages most about the topic are learned first (1 at or under the cut-off, 2 at twice it, 3 from 4x on)."""
+    if cutoff <= 0 or score <= cutoff:
+        return 1.0
+    return min(MAX_LESSON_WEIGHT, 1.0 + math.log2(score / cutoff))
+
+
 def squash(score: float, scale: float) -> float:
     """Map a score onto [0, 1]: 0 and below give 0, ``scale`` gives 0.63, large scores approach 1."""
     return 1.0 - math.exp(-max(score, 0.0) / scale) if scale > 0 else float(score > 0)
@@ -274,10 +286,13 @@ class LinkScorer:
             learner.remember(canonical, features, source_url, prior, priority)
         return chosen
 
-    def observe(self, url: str, relevant: bool) -> int:
-        """The fetch of ``url`` was classified: the online model learns from the link that led there.
+    def observe(self, url: str, relevant: bool, score: float = 0.0) -> int:
+        """The fetch of ``url`` was classified: the online model learns from the link that led there, a relevant
+        page the more the further its ``score`` is over the cut-off (``lesson_weight``).
         Returns the model's training steps (0 for the other methods)."""
-        return self.learner.observe(url, relevant) if self.learner is not None else 0
+        if self.learner is None:
+            return 0
+        return self.learner.observe(url, relevant, lesson_weight(score, self.page_scale) if relevant else 1.0)
 
     @property
     def rescore_due(self) -> bool:
