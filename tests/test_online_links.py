@@ -257,11 +257,13 @@ def test_a_lesson_weighs_more_the_further_the_page_is_over_the_cutoff():
     assert lesson_weight(180, 90) == 2.0
     assert lesson_weight(360, 90) == lesson_weight(9000, 90) == MAX_LESSON_WEIGHT
     scorer = online_scorer()
-    strong, barely = "http://site.example/strong.html", "http://site.example/barely.html"
-    for url, words in ((strong, "Strong"), (barely, "Barely")):
-        scorer.select([LinkCandidate(url, words)], 0.0, False, distance=0, source_url="http://site.example/")
-    scorer.observe(strong, True, 900.0)
-    scorer.observe(barely, True, 90.0)
+    for n in range(6):  # each anchor led as often to a relevant page as to an irrelevant one
+        for anchor, score in (("Strong", 900.0), ("Barely", 90.0)):
+            hit, miss = f"http://site.example/{anchor}/{n}.html", f"http://site.example/{anchor}/x{n}.html"
+            scorer.select([LinkCandidate(hit, anchor), LinkCandidate(miss, anchor)], 0.0, False, distance=0,
+                          source_url="http://site.example/")
+            scorer.observe(hit, True, score)
+            scorer.observe(miss, False)
     fresh = [link_features(anchor=anchor, context="", url="http://site.example/new.html", host="site.example",
                            source_host="site.example", page_relevant=False, page_evidence=0.0, distance=0,
                            host_yield=None) for anchor in ("Strong", "Barely")]
