@@ -12,7 +12,7 @@ import logging
 from urllib.parse import urljoin
 
 from scrapy import signals
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from combine_scrapy.access.politeness import OVERLOAD_STATUSES, parse_retry_after
@@ -25,6 +25,7 @@ from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status, vali
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
 from combine_scrapy.items import Fetch
 from combine_scrapy.links.online import DamagedModel, store_for
+from combine_scrapy.links.saturation import SATURATED, NoveltyWatch
 from combine_scrapy.links.scoring import LinkCandidate
 from combine_scrapy.records.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.records.store import Stored
@@ -209,6 +210,7 @@ class FrontierPipeline(CrawlComponent):
 
     def spider_opened(self, spider) -> None:
         super().spider_opened(spider)
+        self.novelty = NoveltyWatch(self.context.job.crawling.stop_when_saturated)
         self.sync_link_model()
 
     def process_item(self, item: Fetch) -> Fetch:
@@ -219,6 +221,7 @@ class FrontierPipeline(CrawlComponent):
         self._mark(self._next_urls(item), item.url, distance=0 if self._relevant(item) else item.distance + 1)
         if item.classification is not None:
             self._learn(item)
+            self._watch_novelty(self._new_relevant(item))
         locks = locks_for(item.outcome, context.job.locks, retry_after=item.retry_after)
         url_lock = locks.url
         revisit = context.job.crawling.revisit and item.outcome in (Outcome.SUCCESS, Outcome.NOT_MODIFIED)
@@ -298,6 +301,20 @@ class FrontierPipeline(CrawlComponent):
         learner = getattr(scorer, "learner", None)
         if learner is not None and learner.sync_due:
             self.sync_link_model()
+
+    def _watch_novelty(self, new_relevant: bool) -> None:
+        """Count the fetch for the recent rate of new relevant records; end a saturated crawl (StopWhenSaturated)."""
+        novelty = self.novelty
+        novelty.add(new_relevant)
+        self.stats.set_value("records/recent_new_rate", round(novelty.recent_rate, 4))
+        learner = getattr(self.context.link_scorer, "learner", None)
+        if self.stats.get_value("saturation/reason") is None and novelty.saturated(
+            lambda best: learner.expected_new(best) if learner is not None else None
+        ):
+            reason = novelty.reason()
+            logger.info("saturated: %s; ending the crawl (StopWhenSaturated = %d)", reason, novelty.stop_after)
+            self.stats.set_value("saturation/reason", reason)
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason=SATURATED))
 
     def sync_link_model(self, spider=None, reason=None) -> None:
         """Merge the online link model with the job's stored one (loading it at the start)."""

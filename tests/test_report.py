@@ -140,10 +140,10 @@ def progress(**changes) -> Progress:
     return Progress(**{**values, **changes})
 
 
-def test_progress_lines_show_rate_harvest_rate_frontier_and_waiting_hosts():
-    assert progress().log_line() == (
-        "progress: 120 pages (35/min), 42 relevant (harvest rate 42%), 40 records; frontier 900 URLs, "
-        "12 due, 30 locked until due again; 4 of 20 hosts waiting their turn"
+def test_progress_lines_show_rate_harvest_rate_new_records_lately_frontier_and_waiting_hosts():
+    assert progress(recent_new_rate=0.062).log_line() == (
+        "progress: 120 pages (35/min), 42 relevant (harvest rate 42%), 40 records (6.2% of the last 500 fetches "
+        "new); frontier 900 URLs, 12 due, 30 locked until due again; 4 of 20 hosts waiting their turn"
     )
     assert progress().terminal_line() == (
         "glass: 120 pages, 35/min, harvest rate 42%, 40 records | frontier 900 URLs, 12 due, hosts waiting 4/20"

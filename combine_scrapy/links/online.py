@@ -411,6 +411,18 @@ class OnlineLinkLearner:
             rescored[url] = priority
         return rescored
 
+    def expected_new(self, best: int) -> float | None:
+        """The relevant pages the model expects from the ``best`` waiting links it ranks highest (the sum of their
+        probabilities); None while the model has no share in the priorities (it has not seen enough)."""
+        if not self.weight:
+            return None
+        if not self._pending:
+            return 0.0
+        probabilities = self.model.predict([link.features for link in self._pending.values()])
+        if len(probabilities) > best:
+            probabilities = np.partition(probabilities, len(probabilities) - best)[-best:]
+        return float(probabilities.sum())
+
     @property
     def sync_due(self) -> bool:
         return self.store is not None and self._since_sync >= SYNC_EVERY
