@@ -278,6 +278,7 @@ class HarvestLogWriter:
             score=classification.score if classification else None,
             best_class=best.name if best and classification.relevant else None,
             harvester=os.getpid(),
+            new_record=item.novel,
         )
 
     def spider_closed(self, spider, reason):

@@ -324,6 +324,8 @@ class FrontierPipeline(CrawlComponent):
             return
         if learner.store is None:
             learner.store = store_for(context.frontier, self.crawler.settings.get("COMBINE_DATA_DIR"), context.job.name)
+        if reason is not None:  # the crawl ends: name the strongest features for scrapy report
+            learner.name_features()
         try:
             learner.sync()
         except DamagedModel as e:

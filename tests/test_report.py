@@ -66,8 +66,10 @@ def test_report_renders_html_with_plots_and_tables(crawled, tmp_path):
         assert len(data) > 5000 and png_size(data) == (700, 420)
     assert "<td>pages fetched</td><td>8</td>" in page
     assert "<td>relevant pages</td><td>7 of 8 judged (harvest rate 88%)</td>" in page
-    assert f"<tr><td>{PLANTS}:{web.port}</td><td>6</td><td>6</td><td>100%</td></tr>" in page
-    assert f"<tr><td>{BASEBALL}:{web.port}</td><td>1</td><td>0</td><td>0%</td></tr>" in page
+    # host, pages fetched, relevant, new records, duplicates (relevant pages that joined a record), harvest rate
+    assert f"<tr><td>{PLANTS}:{web.port}</td><td>6</td><td>6</td><td>5</td><td>1</td><td>100%</td></tr>" in page
+    assert f"<tr><td>{BASEBALL}:{web.port}</td><td>1</td><td>0</td><td>0</td><td>0</td><td>0%</td></tr>" in page
+    assert "<h2>What the link model learned</h2>" in page and "Nothing learned yet (or another LinkStrategy)" in page
     assert "<td>CP.Drosera</td><td>2</td>" in page
 
 

@@ -83,3 +83,9 @@ def test_a_saturated_crawl_ends_with_its_reason_and_says_why(tmp_path):
     assert stats["links/model/duplicates"] == 1
     assert 11 <= fetched <= 20
     assert "saturated (StopWhenSaturated = 10): 10 fetches in a row gave no new relevant record" in result.stdout
+    # scrapy report shows the duplicate beside the host's new records, and what the link model learned, by name
+    report = job_dir.scrapy("report", "t")
+    assert report.returncode == 0, report.stderr
+    page = (job_dir.data / "t" / "report" / "index.html").read_text()
+    assert f"<tr><td>{HOST}:{port}</td><td>{fetched}</td><td>2</td><td>1</td><td>1</td>" in page
+    assert "<td>anchor: more</td>" in page and "<td>every link</td>" in page

@@ -78,6 +78,8 @@ RESCORE_TOLERANCE = 0.005
 #: Words of the text around a link, and URL tokens, used at most.
 CONTEXT_WORDS = 20
 URL_TOKENS = 16
+#: Features named in a stored model at most (the strongest), for ``scrapy report``.
+NAMED_FEATURES = 200
 MODEL_FILE = "link_model.npz"
 MODEL_KEY = "link_model"
 FORMAT_VERSION = 1
@@ -100,12 +102,19 @@ _SIZE = 1 << FEATURE_BITS
 _CANONICAL_CACHE = 100_000
 
 
-def _hashed(feature: str, cache: dict[str, int] = {}) -> int:  # noqa: B006 - the cache is the point
-    index = cache.get(feature)
+#: Each feature's index, as hashed lately (cleared when it grows past 2**18): the hashing's cache, and what names
+#: a weight for ``scrapy report``.
+_FEATURE_INDEX: dict[str, int] = {}
+
+
+def _hashed(feature: str) -> int:
+    index = _FEATURE_INDEX.get(feature)
     if index is None:
-        if len(cache) > 1 << 18:
-            cache.clear()
-        index = cache[feature] = _N_NUMERIC + zlib.crc32(feature.encode("utf-8", "surrogatepass")) % (_SIZE - _N_NUMERIC)
+        if len(_FEATURE_INDEX) > 1 << 18:
+            _FEATURE_INDEX.clear()
+        index = _FEATURE_INDEX[feature] = (
+            _N_NUMERIC + zlib.crc32(feature.encode("utf-8", "surrogatepass")) % (_SIZE - _N_NUMERIC)
+        )
     return index
 
 
@@ -164,6 +173,23 @@ def link_features(*, anchor: str, context: str, url: str, host: str, source_host
                         np.fromiter(values.values(), np.float32, len(values)))
 
 
+_FEATURE_KINDS = {"a": "anchor", "a2": "anchor words", "c": "words around", "u": "URL", "h": "host",
+                  "d": "links from the last relevant page", "dr": "distance:page relevant"}
+
+
+def describe_feature(feature: str) -> str:
+    """A named feature as a person reads it: ``URL: fr``, ``anchor: sundews``, ``the link's page was relevant``."""
+    if feature == LANGUAGE_FEATURE:
+        return "URL names a language"
+    if feature.startswith("#"):
+        return {"#bias": "every link", "#page_relevant": "the link's page was relevant",
+                "#page_score": "the link's page's score", "#same_host": "the link stays on its host",
+                "#host_rate": "its host's recent yield", "#host_new": "its host not fetched yet",
+                "#host_barren": "its host fetched and barren"}.get(feature, feature[1:])
+    kind, _, value = feature.partition(":")
+    return f"{_FEATURE_KINDS.get(kind, kind)}: {value}"
+
+
 class LinkModel:
     """Logistic regression over hashed features, trained online with AdaGrad."""
 
@@ -172,6 +198,12 @@ class LinkModel:
         self.weights = np.zeros(1 << bits, np.float32)
         self.squares = np.zeros(1 << bits, np.float32)  # AdaGrad: summed squared gradients per weight
         self.counts = np.zeros(3, np.int64)  # examples, relevant targets, irrelevant targets
+        #: The feature behind some weights (the strongest, named when a crawl ends), for ``scrapy report``.
+        self.names: dict[int, str] = {}
+
+    def top_features(self, count: int) -> list[tuple[str, float]]:
+        """The named features with the largest weights, strongest first: ``(feature, weight)``."""
+        return [(name, float(self.weights[index])) for index, name in self.top_features_by_index(count)]
 
     @property
     def positives(self) -> int:
@@ -211,6 +243,7 @@ class LinkModel:
     def copy(self) -> LinkModel:
         other = LinkModel(self.bits)
         other.weights, other.squares, other.counts = self.weights.copy(), self.squares.copy(), self.counts.copy()
+        other.names = dict(self.names)
         return other
 
     def add_change(self, now: LinkModel, before: LinkModel) -> None:
@@ -218,11 +251,19 @@ class LinkModel:
         self.weights += now.weights - before.weights
         self.squares += now.squares - before.squares
         self.counts += now.counts - before.counts
+        self.names.update(now.names)
+        if len(self.names) > NAMED_FEATURES:
+            self.names = dict(self.top_features_by_index(NAMED_FEATURES))
+
+    def top_features_by_index(self, count: int) -> list[tuple[int, str]]:
+        return sorted(self.names.items(), key=lambda item: -abs(float(self.weights[item[0]])))[:count]
 
     def to_bytes(self) -> bytes:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, version=np.array([FORMAT_VERSION, self.bits]), weights=self.weights,
-                            squares=self.squares, counts=self.counts)
+                            squares=self.squares, counts=self.counts,
+                            name_index=np.fromiter(self.names.keys(), np.int64, len(self.names)),
+                            names=np.array(list(self.names.values()), dtype=str))
         return buffer.getvalue()
 
     @classmethod
@@ -236,6 +277,8 @@ class LinkModel:
                 model = cls(bits)
                 model.weights, model.squares = archive["weights"], archive["squares"]
                 model.counts = archive["counts"]
+                if "names" in archive.files:  # models saved before features were named have none
+                    model.names = dict(zip(archive["name_index"].tolist(), archive["names"].tolist()))
         except (OSError, KeyError, EOFError, zlib.error) as e:
             raise ValueError(f"not a link model: {e}") from e
         if model.weights.shape != (1 << bits,) or model.squares.shape != (1 << bits,) or model.counts.shape != (3,):
@@ -248,6 +291,8 @@ class ModelStore(Protocol):
 
     location: str
 
+    def read(self) -> bytes | None: ...
+
     def update(self, change: Callable[[bytes | None], bytes]) -> bytes: ...
 
 
@@ -257,6 +302,9 @@ class FileModelStore:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self.location = str(self.path)
+
+    def read(self) -> bytes | None:
+        return self.path.read_bytes() if self.path.exists() else None
 
     def update(self, change: Callable[[bytes | None], bytes]) -> bytes:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -277,6 +325,9 @@ class RedisModelStore:
         self.server = server
         self.key = key
         self.location = f"redis key {key}"
+
+    def read(self) -> bytes | None:
+        return cast("bytes | None", self.server.get(self.key))
 
     def update(self, change: Callable[[bytes | None], bytes]) -> bytes:
         import redis
@@ -410,6 +461,15 @@ class OnlineLinkLearner:
             self._pending[url] = _Link(link.features, link.source, link.prior, priority)
             rescored[url] = priority
         return rescored
+
+    def name_features(self) -> None:
+        """Name the model's strongest features it knows the words of (those hashed recently in this process)."""
+        strongest = set(np.argsort(-np.abs(self.model.weights))[:NAMED_FEATURES].tolist())
+        names = self.model.names
+        names.update((index, feature) for feature, index in _FEATURE_INDEX.items() if index in strongest)
+        names.update((index, f"#{name}") for index, name in enumerate(_NUMERIC))
+        if len(names) > NAMED_FEATURES:
+            self.model.names = dict(self.model.top_features_by_index(NAMED_FEATURES))
 
     def expected_new(self, best: int) -> float | None:
         """The relevant pages the model expects from the ``best`` waiting links it ranks highest (the sum of their
