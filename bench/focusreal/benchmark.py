@@ -349,8 +349,8 @@ def plot(runs: list[RealRun], cap: int, path: Path) -> None:
 
     topics = list(dict.fromkeys(run.topic for run in runs))
     seed_sets = list(dict.fromkeys(run.seed_set for run in runs))
-    figure, axes = plt.subplots(len(seed_sets), len(topics), figsize=(4.5 * len(topics), 3.8 * len(seed_sets)),
-                                dpi=90, squeeze=False)
+    size = (max(6.0, 4.5 * len(topics)), 3.8 * len(seed_sets))
+    figure, axes = plt.subplots(len(seed_sets), len(topics), figsize=size, dpi=90, squeeze=False)
     for row, seed_set in enumerate(seed_sets):
         for axis, topic in zip(axes[row], topics):
             for config in dict.fromkeys(run.config for run in runs):
