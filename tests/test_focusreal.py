@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench.focushard import BREADTH_FIRST
-from bench.focusreal.benchmark import Judge, RealRun, seeds, summary, with_floor, write_job
+from bench.focusreal.benchmark import Judge, RealRun, merged, seeds, summary, with_floor, write_job
 from bench.focusreal.docweb import PORTAL, DocWeb, Tree
 from bench.focusreal.topics import TOPICS, Target, Topic
 from combine_scrapy.job import load_job
@@ -151,3 +151,16 @@ def test_a_written_job_loads(tmp_path):
     write_job(topic, tmp_path / "real-tls", [topic.offtopic], 8952, 0, {"CrawlStrategy": "BreadthFirstTime"})
     job = load_job("real-tls", tmp_path)
     assert list(job.seeds) == [topic.offtopic] and job.crawling.strategy == "BreadthFirstTime"
+
+
+def test_parts_run_apart_are_merged_into_one_report():
+    part = {"command": "a", "cap": 3000, "crawls": [{"x": 1}], "topics": ["tls"], "seed_sets": ["home"],
+            "topic_targets": {"tls": {}}, "configurations": {"default": {}}, "runs": 1, "wall_minutes": 30.0}
+    other = {**part, "command": "b", "crawls": [{"x": 2}], "topics": ["regex", "tls"], "seed_sets": ["portal"],
+             "topic_targets": {"regex": {}}, "configurations": {"bft-online": {}}, "runs": 2, "wall_minutes": 12.5}
+    result = merged([part, other])
+    assert result["crawls"] == [{"x": 1}, {"x": 2}] and result["topics"] == ["tls", "regex"]
+    assert result["seed_sets"] == ["home", "portal"] and list(result["configurations"]) == ["default", "bft-online"]
+    assert (result["runs"], result["wall_minutes"], result["command"]) == (2, 42.5, "a; b")
+    with pytest.raises(ValueError, match="capped"):
+        merged([part, {**other, "cap": 1000}])

@@ -442,12 +442,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--wait", type=float, default=0.0, help="WaitIntervalHost, seconds")
     parser.add_argument("--timeout", type=float, default=900, help="longest crawl, seconds")
     parser.add_argument("--results", type=Path, default=RESULTS, help="directory for focusreal.{json,md,png}")
-    parser.add_argument("--report-only", type=Path, metavar="JSON",
-                        help="crawl nothing: judge the runs stored in a focusreal.json again and rewrite the report")
+    parser.add_argument("--report-only", type=Path, nargs="+", metavar="JSON",
+                        help="crawl nothing: judge the crawls stored in focusreal.json files again (several are "
+                             "merged: parts run apart) and rewrite the report")
     parser.add_argument("--describe", action="store_true", help="print the web's hosts and pages and the topics")
     args = parser.parse_args(argv)
     if args.report_only:
-        result = json.loads(args.report_only.read_text())
+        result = merged([json.loads(path.read_text()) for path in args.report_only])
         runs = [RealRun(**run) for run in result["crawls"]]
         result["summary"] = with_floor(summary(runs, result["cap"]), runs, result["cap"])
         return write_results(result, runs, args.results)
@@ -477,6 +478,23 @@ def main(argv: list[str] | None = None) -> dict:
         "crawls": [asdict(run) for run in runs],
     }
     return write_results(result, runs, args.results)
+
+
+def merged(results: list[dict]) -> dict:
+    """One result of several (parts of the matrix run apart): their crawls together, their settings joined."""
+    result = dict(results[0])
+    for other in results[1:]:
+        if other["cap"] != result["cap"]:
+            raise ValueError(f"cannot merge crawls capped at {result['cap']} and {other['cap']} fetches")
+        result["crawls"] = result["crawls"] + other["crawls"]
+        for key in ("topics", "seed_sets"):
+            result[key] = list(dict.fromkeys(result[key] + other[key]))
+        for key in ("topic_targets", "configurations"):
+            result[key] = {**result[key], **other[key]}
+        result["runs"] = max(result["runs"], other["runs"])
+        result["wall_minutes"] = round(result["wall_minutes"] + other["wall_minutes"], 1)
+    result["command"] = "; ".join(dict.fromkeys(part["command"] for part in results))
+    return result
 
 
 def write_results(result: dict, runs: list[RealRun], directory: Path) -> dict:
