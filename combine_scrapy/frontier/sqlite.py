@@ -40,8 +40,8 @@ SCHEMA = (
         lock_until REAL NOT NULL DEFAULT 0,
         delay REAL,                              -- robots.txt Crawl-delay, when longer than WaitIntervalHost
         urls INTEGER NOT NULL DEFAULT 0,
-        fetched REAL NOT NULL DEFAULT 0,         -- completed fetches, decayed (YIELD_DECAY), for the host's yield
-        relevant REAL NOT NULL DEFAULT 0,        -- of those, new relevant records, decayed alike
+        fetched INTEGER NOT NULL DEFAULT 0,      -- completed fetches, for the host's yield
+        relevant REAL NOT NULL DEFAULT 0,        -- of those, new relevant records, decayed (YIELD_DECAY)
         leased_until REAL NOT NULL DEFAULT 0     -- end of the lease of the URL being fetched (0: none)
     )
     """,
@@ -146,7 +146,7 @@ _FETCHED = f"""
 _COMPLETED = f"UPDATE urls SET marked = ?, lock_until = ?, attempts = 0 WHERE {_URL}"
 _HOST_FETCHED = f"""
     UPDATE hosts SET lock_until = {_HOST_LOCK}, leased_until = 0,
-        fetched = fetched * {YIELD_DECAY!r} + 1, relevant = relevant * {YIELD_DECAY!r} + ?3
+        fetched = fetched + 1, relevant = relevant * {YIELD_DECAY!r} + ?3
     WHERE host = ?4
 """
 
@@ -694,10 +694,10 @@ class SqliteFrontier:
             (int(changed), now, digest, *_key(url)),
         )
 
-    def host_yield(self, host: str) -> tuple[float, float]:
-        """``(fetched, relevant)``: the host's recent completed fetches and new relevant records, decayed."""
+    def host_yield(self, host: str) -> tuple[int, float]:
+        """``(fetched, relevant)``: the host's completed fetches and its new relevant records, decayed."""
         row = self._db.execute("SELECT fetched, relevant FROM hosts WHERE host = ?", (host,)).fetchone()
-        return (float(row[0]), float(row[1])) if row else (0.0, 0.0)
+        return (row[0], float(row[1])) if row else (0, 0.0)
 
     def retries(self, url: str) -> int:
         row = self._fetches("f.retries", url)

@@ -22,31 +22,37 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from combine_scrapy.frontier import FrontierEntry
 
-#: A host's yield is counted over its recent fetches: each completed fetch multiplies the host's ``fetched``
-#: and ``relevant`` by YIELD_DECAY before adding itself (1, and 1 when it gave a new relevant record), so they
-#: are sums over about the host's last 1 / (1 - YIELD_DECAY) fetches and a host drained of new records sinks.
+#: A host's yield is the share of its recent fetches that gave a new relevant record: each completed fetch
+#: multiplies the host's ``relevant`` by YIELD_DECAY before adding itself (1 for a new relevant record), so it
+#: sums over about the host's last 1 / (1 - YIELD_DECAY) fetches and a host drained of new records sinks. The
+#: fetches it is a share of are ``recent_fetches(fetched)``, decayed alike, from the host's count of fetches.
 YIELD_DECAY = 0.99
-#: The recent share of relevant fetches is (relevant + YIELD_PRIOR_RELEVANT) / (fetched + YIELD_PRIOR_FETCHED):
-#: a host never fetched counts as half relevant.
+#: The recent share is (relevant + YIELD_PRIOR_RELEVANT) / (recent fetches + YIELD_PRIOR_FETCHED): a host never
+#: fetched counts as half relevant.
 YIELD_PRIOR_RELEVANT = 1.0
 YIELD_PRIOR_FETCHED = 2.0
-#: The exploration bonus EXPLORATION / sqrt(fetched + 1) added to that share (a count-based bandit: the less a
-#: host was tried lately, the more it is worth trying), so no productive host starves the others.
-EXPLORATION = 0.5
 
 
-def host_yield_weight(fetched: float, relevant: float) -> float:
-    """A host's weight in BestFirst: its recent share of new relevant records plus an exploration bonus.
+def recent_fetches(fetched: int) -> float:
+    """The decayed count of a host's ``fetched`` fetches: the sum of YIELD_DECAY ** k over them."""
+    return (1.0 - YIELD_DECAY ** fetched) / (1.0 - YIELD_DECAY)
 
-    Only the host's own (decayed) counts enter, not the crawl's, so a host's weight changes only when the
-    host is fetched and a store can keep its hosts' heads in order between fetches.
+
+def host_yield_weight(fetched: int, relevant: float) -> float:
+    """A host's weight in BestFirst: its recent share of new relevant records over its fetches so far, plus one.
+
+    Dividing by the fetches is stride scheduling over hosts: hosts are fetched in proportion to what their
+    best URL and recent yield promise, so a host no other outranks is fetched until its weight falls to the
+    others', a host not fetched yet comes early, and no productive host starves the others. Only the host's
+    own counts enter, so its weight changes only when it is fetched and a store keeps the heads in order.
     """
-    return (relevant + YIELD_PRIOR_RELEVANT) / (fetched + YIELD_PRIOR_FETCHED) + EXPLORATION / math.sqrt(fetched + 1.0)
+    share = (relevant + YIELD_PRIOR_RELEVANT) / (recent_fetches(fetched) + YIELD_PRIOR_FETCHED)
+    return share / (fetched + 1.0)
 
 
 #: ``host_yield_weight`` in SQL, for ``BestFirst.head_order``.
-_SQL_WEIGHT = (f"((relevant + {YIELD_PRIOR_RELEVANT!r}) / (fetched + {YIELD_PRIOR_FETCHED!r}) "
-               f"+ {EXPLORATION!r} / sqrt(fetched + 1.0))")
+_SQL_WEIGHT = (f"((relevant + {YIELD_PRIOR_RELEVANT!r}) / ((1.0 - pow({YIELD_DECAY!r}, fetched)) / (1.0 - {YIELD_DECAY!r}) "
+               f"+ {YIELD_PRIOR_FETCHED!r}) / (fetched + 1.0))")
 
 
 def weighted_priority(priority: float, weight: float) -> float:
@@ -54,7 +60,7 @@ def weighted_priority(priority: float, weight: float) -> float:
     return priority * weight if priority >= 0 else priority / weight
 
 
-def yield_weights(heads: Iterable[Head]) -> dict[tuple[float, float], float]:
+def yield_weights(heads: Iterable[Head]) -> dict[tuple[int, float], float]:
     """``host_yield_weight`` of each ``(fetched, relevant)`` pair of ``heads``, computed once a pair."""
     return {pair: host_yield_weight(*pair) for pair in {(head.fetched, head.relevant) for head in heads}}
 
@@ -66,8 +72,8 @@ class Head:
     entry: FrontierEntry
     seq: int                   # order of marking, unique per URL
     host_lock_until: float     # the host may be fetched from then on
-    fetched: float = 0.0       # the host's completed fetches, decayed (YIELD_DECAY)
-    relevant: float = 0.0      # of those, how many gave a new relevant record, decayed alike
+    fetched: int = 0           # the host's completed fetches
+    relevant: float = 0.0      # of those, how many gave a new relevant record, decayed (YIELD_DECAY)
 
 
 class Round(list["FrontierEntry"]):  # FrontierEntry is imported only for type checking
@@ -167,10 +173,10 @@ class BestFirst(CrawlStrategy):
     is done, instead of going to worse URLs elsewhere. A host waiting its
     WaitIntervalHost keeps no places, so a long interval does not idle the
     crawl. A host's weight (``host_yield_weight``) is its recent share of
-    fetches that gave a new relevant record plus a bonus that shrinks as it is
-    fetched: hosts not tried lately are tried, barren and drained hosts sink
-    below new and productive ones. Between equal weighted priorities the first
-    marked goes first.
+    fetches that gave a new relevant record divided by its fetches so far:
+    hosts share the fetches in proportion to what they promise, new hosts are
+    tried early, barren and drained hosts sink. Between equal weighted
+    priorities the first marked goes first.
     """
 
     name = "BestFirst"

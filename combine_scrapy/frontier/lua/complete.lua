@@ -21,9 +21,9 @@ end
 if redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   set_host_lock(host, with_delay(host, now, tonumber(ARGV[5])))
   redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
-  local counts = redis.call('HMGET', P .. 'host:' .. host, 'fetched', 'relevant')
-  redis.call('HSET', P .. 'host:' .. host, 'fetched', num(tonumber(counts[1] or 0) * YIELD_DECAY + 1),
-    'relevant', num(tonumber(counts[2] or 0) * YIELD_DECAY + tonumber(ARGV[8])))
+  redis.call('HINCRBY', P .. 'host:' .. host, 'fetched', 1)
+  local relevant = tonumber(redis.call('HGET', P .. 'host:' .. host, 'relevant') or 0)
+  redis.call('HSET', P .. 'host:' .. host, 'relevant', num(relevant * YIELD_DECAY + tonumber(ARGV[8])))
   rehead(host, false)
 elseif r then
   rehead(host, nil)
