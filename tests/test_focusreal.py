@@ -31,7 +31,7 @@ def web(tmp_path: Path) -> DocWeb:
         "reference/ch01.en.html": "<p>Chapter one</p>",
         "reference/ch01.fr.html": "<p>Chapitre un</p>",
         "reference/images/a.png": "png",
-        "single/lib/re.html": "<p>re</p>",
+        "single/lib/re.html": '<a href="https://www.reference.example/ch01.fr.html">ref</a>',
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -39,8 +39,9 @@ def web(tmp_path: Path) -> DocWeb:
     (tmp_path / "single/changelog.html.gz").write_bytes(gzip.compress(b"<p>changes</p>"))
     trees = (
         Tree("httpd", ("apache2-doc",), str(tmp_path / "manual"), "Manual", "dirs", ("en", "fr"),
-             {"https://httpd.example/docs/2.4/": "/en/"}),
-        Tree("reference", ("debian-reference-en",), str(tmp_path / "reference"), "Reference", "suffix", ("en", "fr")),
+             ((r"https://httpd\.example/docs/(?:2\.4|current)/", "/en/"),)),
+        Tree("reference", ("debian-reference-en",), str(tmp_path / "reference"), "Reference", "suffix", ("en", "fr"),
+             ((r"https://www\.reference\.example/", "/"),)),
         Tree("single", ("single-doc",), str(tmp_path / "single"), "Single"),
     )
     return DocWeb(trees)
@@ -55,9 +56,11 @@ def test_language_directories_are_served_as_they_are_and_one_page_in_any_languag
     assert web.key("httpd.docs.test", "/images/logo.png") == ("httpd.docs.test", "/images/logo.png")
 
 
-def test_links_to_the_real_site_point_to_the_host_and_others_stay(web):
+def test_links_to_a_real_site_point_to_its_host_from_every_host_and_others_stay(web):
     home = web.respond("httpd.docs.test", "/en/").body
     assert b'href="http://httpd.docs.test/en/x.html"' in home
+    other = web.respond("single.docs.test", "/lib/re.html").body
+    assert other == b'<a href="http://reference.docs.test/ch01.fr.html">ref</a>'
     assert b'href="https://elsewhere.example/"' in web.respond("httpd.docs.test", "/en/mod/core.html").body
 
 
@@ -66,7 +69,9 @@ def test_language_suffixes_become_language_paths_and_their_links_follow(web):
     assert b'href="/en/index.html"' in root and b'href="/fr/index.html"' in root
     assert b'href="/fr/ch01.html#s1"' in web.respond("reference.docs.test", "/fr/index.html").body
     assert web.respond("reference.docs.test", "/fr/ch01.html").body == b"<p>Chapitre un</p>"
-    assert web.respond("reference.docs.test", "/ch01.fr.html").status == 404
+    # the page by its file name, or without its language, is redirected to it
+    assert web.respond("reference.docs.test", "/ch01.fr.html").location == "http://reference.docs.test/fr/ch01.html"
+    assert web.respond("reference.docs.test", "/ch01").location == "http://reference.docs.test/en/ch01.html"
     # a relative link of a language page to a shared file reaches it under the language path
     image = web.respond("reference.docs.test", "/en/images/a.png")
     assert image.status == 200 and image.content_type == "image/png"
@@ -80,6 +85,7 @@ def test_gzipped_pages_directories_and_missing_files(web):
     assert listing.status == 200 and b'href="lib/"' in listing.body and b'href="changelog.html"' in listing.body
     moved = web.respond("single.docs.test", "/lib")
     assert moved.status == 301 and moved.location == "http://single.docs.test/lib/"
+    assert web.respond("single.docs.test", "/lib/re").location == "http://single.docs.test/lib/re.html"
     assert web.respond("single.docs.test", "/robots.txt").status == 404
     assert web.respond("single.docs.test", "/nothing.html").status == 404
     assert web.respond("elsewhere.example", "/").status == 502
