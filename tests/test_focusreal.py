@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from bench.focushard import BREADTH_FIRST
-from bench.focusreal.benchmark import Judge, RealRun, merged, seeds, summary, with_floor, write_job
+from bench.focusreal.benchmark import (
+    Judge,
+    RealRun,
+    merged,
+    offline_breadth_first,
+    seeds,
+    summary,
+    with_floor,
+    write_job,
+)
 from bench.focusreal.docweb import PORTAL, DocWeb, Tree
 from bench.focusreal.topics import TOPICS, Target, Topic
 from combine_scrapy.job import load_job
@@ -170,3 +179,24 @@ def test_parts_run_apart_are_merged_into_one_report():
     assert (result["runs"], result["wall_minutes"], result["command"]) == (2, 42.5, "a; b")
     with pytest.raises(ValueError, match="capped"):
         merged([part, {**other, "cap": 1000}])
+
+
+def test_the_offline_breadth_first_order_follows_links_and_redirects_within_the_web(web):
+    order = web.breadth_first(["http://httpd.docs.test/"], 100)
+    assert order[:3] == [("httpd.docs.test", "/"), ("httpd.docs.test", "/en/index.html"),
+                         ("httpd.docs.test", "/fr/index.html")]
+    assert ("httpd.docs.test", "/en/x.html") in order  # the rewritten real-site link, a 404 but a fetch
+    assert all(host.endswith(".docs.test") for host, _ in order)  # elsewhere.example is not followed
+    assert len(order) == len(set(order))
+    assert web.breadth_first(["http://httpd.docs.test/"], 2) == order[:2]
+    # a redirect is followed: /ch01.fr.html on the reference is found from the single tree's link
+    reached = web.breadth_first(["http://single.docs.test/lib/re.html"], 100)
+    assert reached == [("single.docs.test", "/lib/re.html"), ("reference.docs.test", "/ch01.fr.html"),
+                       ("reference.docs.test", "/fr/ch01.html")]
+
+
+def test_the_offline_reference_counts_fetches_to_each_share_of_the_targets(web):
+    topic = Topic("t", "t", "", (Target("httpd", "/mod/core.html", ""), Target("reference", "/ch01.html", "")),
+                  "http://single.docs.test/lib/re.html")
+    assert offline_breadth_first(web, topic, "offtopic", 100) == {"50%": 3, "80%": None, "100%": None}
+    assert offline_breadth_first(web, topic, "offtopic", 2) == {"50%": None, "80%": None, "100%": None}
