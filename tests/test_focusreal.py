@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from bench.focushard import BREADTH_FIRST
-from bench.focusreal.benchmark import Judge, RealRun, merged, seeds, summary, with_floor, write_job
+from bench.focusreal.benchmark import (
+    Judge,
+    RealRun,
+    merged,
+    offline_breadth_first,
+    seeds,
+    summary,
+    with_floor,
+    write_job,
+)
 from bench.focusreal.docweb import PORTAL, DocWeb, Tree
 from bench.focusreal.topics import TOPICS, Target, Topic
 from combine_scrapy.job import load_job
@@ -31,7 +40,7 @@ def web(tmp_path: Path) -> DocWeb:
         "reference/ch01.en.html": "<p>Chapter one</p>",
         "reference/ch01.fr.html": "<p>Chapitre un</p>",
         "reference/images/a.png": "png",
-        "single/lib/re.html": "<p>re</p>",
+        "single/lib/re.html": '<a href="https://www.reference.example/ch01.fr.html">ref</a>',
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -39,8 +48,9 @@ def web(tmp_path: Path) -> DocWeb:
     (tmp_path / "single/changelog.html.gz").write_bytes(gzip.compress(b"<p>changes</p>"))
     trees = (
         Tree("httpd", ("apache2-doc",), str(tmp_path / "manual"), "Manual", "dirs", ("en", "fr"),
-             {"https://httpd.example/docs/2.4/": "/en/"}),
-        Tree("reference", ("debian-reference-en",), str(tmp_path / "reference"), "Reference", "suffix", ("en", "fr")),
+             ((r"https://httpd\.example/docs/(?:2\.4|current)/", "/en/"),)),
+        Tree("reference", ("debian-reference-en",), str(tmp_path / "reference"), "Reference", "suffix", ("en", "fr"),
+             ((r"https://www\.reference\.example/", "/"),)),
         Tree("single", ("single-doc",), str(tmp_path / "single"), "Single"),
     )
     return DocWeb(trees)
@@ -55,9 +65,11 @@ def test_language_directories_are_served_as_they_are_and_one_page_in_any_languag
     assert web.key("httpd.docs.test", "/images/logo.png") == ("httpd.docs.test", "/images/logo.png")
 
 
-def test_links_to_the_real_site_point_to_the_host_and_others_stay(web):
+def test_links_to_a_real_site_point_to_its_host_from_every_host_and_others_stay(web):
     home = web.respond("httpd.docs.test", "/en/").body
     assert b'href="http://httpd.docs.test/en/x.html"' in home
+    other = web.respond("single.docs.test", "/lib/re.html").body
+    assert other == b'<a href="http://reference.docs.test/ch01.fr.html">ref</a>'
     assert b'href="https://elsewhere.example/"' in web.respond("httpd.docs.test", "/en/mod/core.html").body
 
 
@@ -66,7 +78,9 @@ def test_language_suffixes_become_language_paths_and_their_links_follow(web):
     assert b'href="/en/index.html"' in root and b'href="/fr/index.html"' in root
     assert b'href="/fr/ch01.html#s1"' in web.respond("reference.docs.test", "/fr/index.html").body
     assert web.respond("reference.docs.test", "/fr/ch01.html").body == b"<p>Chapitre un</p>"
-    assert web.respond("reference.docs.test", "/ch01.fr.html").status == 404
+    # the page by its file name, or without its language, is redirected to it
+    assert web.respond("reference.docs.test", "/ch01.fr.html").location == "http://reference.docs.test/fr/ch01.html"
+    assert web.respond("reference.docs.test", "/ch01").location == "http://reference.docs.test/en/ch01.html"
     # a relative link of a language page to a shared file reaches it under the language path
     image = web.respond("reference.docs.test", "/en/images/a.png")
     assert image.status == 200 and image.content_type == "image/png"
@@ -80,6 +94,7 @@ def test_gzipped_pages_directories_and_missing_files(web):
     assert listing.status == 200 and b'href="lib/"' in listing.body and b'href="changelog.html"' in listing.body
     moved = web.respond("single.docs.test", "/lib")
     assert moved.status == 301 and moved.location == "http://single.docs.test/lib/"
+    assert web.respond("single.docs.test", "/lib/re").location == "http://single.docs.test/lib/re.html"
     assert web.respond("single.docs.test", "/robots.txt").status == 404
     assert web.respond("single.docs.test", "/nothing.html").status == 404
     assert web.respond("elsewhere.example", "/").status == 502
@@ -164,3 +179,24 @@ def test_parts_run_apart_are_merged_into_one_report():
     assert (result["runs"], result["wall_minutes"], result["command"]) == (2, 42.5, "a; b")
     with pytest.raises(ValueError, match="capped"):
         merged([part, {**other, "cap": 1000}])
+
+
+def test_the_offline_breadth_first_order_follows_links_and_redirects_within_the_web(web):
+    order = web.breadth_first(["http://httpd.docs.test/"], 100)
+    assert order[:3] == [("httpd.docs.test", "/"), ("httpd.docs.test", "/en/index.html"),
+                         ("httpd.docs.test", "/fr/index.html")]
+    assert ("httpd.docs.test", "/en/x.html") in order  # the rewritten real-site link, a 404 but a fetch
+    assert all(host.endswith(".docs.test") for host, _ in order)  # elsewhere.example is not followed
+    assert len(order) == len(set(order))
+    assert web.breadth_first(["http://httpd.docs.test/"], 2) == order[:2]
+    # a redirect is followed: /ch01.fr.html on the reference is found from the single tree's link
+    reached = web.breadth_first(["http://single.docs.test/lib/re.html"], 100)
+    assert reached == [("single.docs.test", "/lib/re.html"), ("reference.docs.test", "/ch01.fr.html"),
+                       ("reference.docs.test", "/fr/ch01.html")]
+
+
+def test_the_offline_reference_counts_fetches_to_each_share_of_the_targets(web):
+    topic = Topic("t", "t", "", (Target("httpd", "/mod/core.html", ""), Target("reference", "/ch01.html", "")),
+                  "http://single.docs.test/lib/re.html")
+    assert offline_breadth_first(web, topic, "offtopic", 100) == {"50%": 3, "80%": None, "100%": None}
+    assert offline_breadth_first(web, topic, "offtopic", 2) == {"50%": None, "80%": None, "100%": None}

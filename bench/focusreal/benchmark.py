@@ -48,6 +48,7 @@ from bench.focushard import (
     EARLY_FETCHES,
     HARVEST_GAIN,
     PLAIN_CONCURRENCY,
+    RECALL_SHARES,
     SPEED_UP,
     Run,
     _ratio,
@@ -58,6 +59,7 @@ from bench.focushard import (
 )
 from bench.focusreal.docweb import DOMAIN, PORTAL, DocWeb, packages
 from bench.focusreal.topics import TOPICS, Topic, topic_named
+from bench.focusweb.web import pages_for_recall
 from bench.report import RESULTS, environment, write_report
 from bench.virtualweb.harness import (
     PROJECT,
@@ -219,6 +221,20 @@ def crawl(web: DocWeb, served: ServedWeb, topics: list[Topic], seed_set: str, co
     return runs
 
 
+def offline_breadth_first(web: DocWeb, topic: Topic, seed_set: str, cap: int) -> dict[str, int | None]:
+    """Fetches to 50/80/100% of the targets of a strict breadth-first order over the web (no crawler)."""
+    targets = {target.key for target in topic.targets}
+    hits: list[int] = []
+    found: set[tuple[str, str]] = set()
+    for fetch, (host, path) in enumerate(web.breadth_first(seeds(web, seed_set, topic), cap), start=1):
+        key = web.key(host, path)
+        if key in targets and key not in found:
+            found.add(key)
+            hits.append(fetch)
+    needed = {f"{share:.0%}": pages_for_recall(len(targets), share) for share in RECALL_SHARES}
+    return {name: hits[count - 1] if len(hits) >= count else None for name, count in needed.items()}
+
+
 def measure(args: argparse.Namespace, web: DocWeb) -> list[RealRun]:
     """Every configuration on every topic and seed set for runs 1..N; progress to stderr."""
     runs: list[RealRun] = []
@@ -298,6 +314,8 @@ def report(result: dict) -> list[str]:
                 "",
                 f"### {topic}, seed set {seed_set}",
                 "",
+                offline_line(result.get("offline_breadth_first", {}).get(seed_set, {}).get(topic)),
+                "",
                 f"| configuration | fetches to 50% | to 80% | to 100% | found per {WINDOW} fetches | "
                 "80% vs breadth-first | ≤ BFS | 80% in 1/5 | 100% in cap | found 3x |",
                 "| --- |" + " --- |" * 9,
@@ -322,6 +340,14 @@ def report(result: dict) -> list[str]:
                 )
         lines += host_table(result, topic)
     return lines
+
+
+def offline_line(reference: dict[str, int | None] | None) -> str:
+    """The same web and seeds in a strict breadth-first order, computed from the web (how far the targets are)."""
+    if reference is None:
+        return "Offline strict breadth-first: not computed for this seed set."
+    shown = ", ".join(f"{share} at {'not reached' if at is None else f'{at:,}'}" for share, at in reference.items())
+    return f"Offline, the same seeds in strict breadth-first order over the web (no crawler): {shown} fetches."
 
 
 def host_table(result: dict, topic: str) -> list[str]:
@@ -475,6 +501,10 @@ def main(argv: list[str] | None = None) -> dict:
         "load_average_before": load,
         "wall_minutes": round((time.monotonic() - started) / 60, 1),
         "summary": with_floor(summary(runs, args.cap), runs, args.cap),
+        "offline_breadth_first": {
+            seed_set: {key: offline_breadth_first(web, topic_named(key), seed_set, args.cap) for key in args.topics}
+            for seed_set in args.seed_sets
+        },
         "crawls": [asdict(run) for run in runs],
     }
     return write_results(result, runs, args.results)
@@ -491,6 +521,10 @@ def merged(results: list[dict]) -> dict:
             result[key] = list(dict.fromkeys(result[key] + other[key]))
         for key in ("topic_targets", "configurations"):
             result[key] = {**result[key], **other[key]}
+        offline = {seed_set: dict(topics) for seed_set, topics in result.get("offline_breadth_first", {}).items()}
+        for seed_set, topics in other.get("offline_breadth_first", {}).items():
+            offline.setdefault(seed_set, {}).update(topics)
+        result["offline_breadth_first"] = offline
         result["runs"] = max(result["runs"], other["runs"])
         result["wall_minutes"] = round(result["wall_minutes"] + other["wall_minutes"], 1)
     result["command"] = "; ".join(dict.fromkeys(part["command"] for part in results))

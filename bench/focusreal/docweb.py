@@ -7,8 +7,12 @@ do: the Debian Handbook and the Apache manual install one directory a
 language already (``/fr-FR/...``, ``/fr/mod/core.html``); the Debian
 Reference installs ``ch01.fr.html`` beside ``ch01.en.html``, served as
 ``/fr/ch01.html`` with its links rewritten to match. Absolute links to a
-package's real site (``https://www.postgresql.org/docs/15/``) are rewritten
-to its host, so they stay in the web; links anywhere else stay as they are.
+package's real site (``https://www.postgresql.org/docs/15/``), from its own
+pages or another package's, are rewritten to its host, so they stay in the
+web and join the hosts as the real sites are joined; links anywhere else
+stay as they are. As the real servers negotiate content, a path without
+its ``.html`` (``/git-grep``, ``/ftparchives``) and a Debian Reference page
+by its file name (``/ch02.en.html``) are redirected (301) to the page.
 
 Every file of a tree is served as it is (images, style sheets, scripts, PDF)
 with the type its name says; ``x.html.gz`` is served decompressed as
@@ -23,19 +27,22 @@ French and the English of one page are one page to the judge.
 
 from __future__ import annotations
 
+import collections
 import gzip
 import html
 import mimetypes
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urljoin, urlsplit
 
 from bench.virtualweb.web import NO_SUCH_HOST, NOT_FOUND, Response
 
 DOMAIN = ".docs.test"
 PORTAL = "portal" + DOMAIN
 HTML_TYPE = "text/html; charset=utf-8"
+HREF = re.compile(rb"""<a\s[^>]*?href\s*=\s*["']([^"'#]*)""", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -50,8 +57,9 @@ class Tree:
     #: served as ``/LANG/name.html``; "": one language.
     language_layout: str = ""
     languages: tuple[str, ...] = ()
-    #: Absolute URL prefixes of the real site, rewritten to the host's root (or to the path given).
-    site: dict[str, str] = field(default_factory=dict)
+    #: The real site: (regular expression of an absolute URL prefix, the path on this host it stands for;
+    #: ``\\1`` is the expression's first group).
+    site: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -65,24 +73,31 @@ HTTPD_LANGUAGES = ("da", "de", "en", "es", "fr", "ja", "ko", "pt-br", "ru", "tr"
 
 TREES: tuple[Tree, ...] = (
     Tree("handbook", ("debian-handbook",), "/usr/share/doc/debian-handbook/html", "The Debian Administrator's Handbook",
-         "dirs", HANDBOOK_LANGUAGES),
+         "dirs", HANDBOOK_LANGUAGES,
+         ((r"https?://debian-handbook\.info/browse/([a-z]{2}-[A-Z]{2})/stable/", "/\\1/"),
+          (r"https?://debian-handbook\.info/browse/stable/", "/en-US/"))),
     Tree("httpd", ("apache2-doc",), "/usr/share/doc/apache2-doc/manual", "Apache HTTP Server 2.4 documentation",
          "dirs", HTTPD_LANGUAGES,
-         {"https://httpd.apache.org/docs/2.4/": "/en/", "http://httpd.apache.org/docs/2.4/": "/en/"}),
+         ((r"https?://httpd\.apache\.org/docs/(?:2\.4|current|trunk)/(?:en/)?", "/en/"),)),
     Tree("python", ("python3.11-doc",), "/usr/share/doc/python3.11/html", "Python 3.11 documentation",
-         site={"https://docs.python.org/3/": "/", "https://docs.python.org/3.11/": "/"}),
+         site=((r"https?://docs\.python\.org/(?:3(?:\.\d+)?/)?", "/"),)),
     Tree("postgresql", ("postgresql-doc-15",), "/usr/share/doc/postgresql-doc-15/html", "PostgreSQL 15 documentation",
-         site={"https://www.postgresql.org/docs/15/": "/"}),
+         site=((r"https?://www\.postgresql\.org/docs/(?:[0-9.]+|current)/(?:static/)?", "/"),)),
     Tree("sqlite", ("sqlite3-doc",), "/usr/share/doc/sqlite3", "SQLite documentation",
-         site={"https://sqlite.org/": "/", "https://www.sqlite.org/": "/", "http://www.sqlite.org/": "/",
-               "http://sqlite.org/": "/"}),
-    Tree("git", ("git-doc",), "/usr/share/doc/git-doc", "Git documentation"),
-    Tree("bash", ("bash-doc",), "/usr/share/doc/bash", "GNU Bash documentation"),
-    Tree("faq", ("debian-faq",), "/usr/share/doc/debian/FAQ", "The Debian GNU/Linux FAQ"),
-    Tree("devref", ("developers-reference",), "/usr/share/developers-reference", "Debian Developer's Reference"),
-    Tree("maint", ("maint-guide",), "/usr/share/doc/maint-guide/html", "Debian New Maintainers' Guide"),
+         site=((r"https?://(?:www\.)?sqlite\.org/(?!src/|docsrc/|forum/)", "/"),)),  # not its repository or forum
+    Tree("git", ("git-doc",), "/usr/share/doc/git-doc", "Git documentation",
+         site=((r"https?://git-scm\.com/docs/", "/"), (r"https?://(?:www\.)?kernel\.org/pub/software/scm/git/docs/", "/"))),
+    Tree("bash", ("bash-doc",), "/usr/share/doc/bash", "GNU Bash documentation",
+         site=((r"https?://www\.gnu\.org/software/bash/manual/", "/"),)),
+    Tree("faq", ("debian-faq",), "/usr/share/doc/debian/FAQ", "The Debian GNU/Linux FAQ",
+         site=((r"https?://www\.debian\.org/doc/(?:manuals/debian-faq|FAQ)/", "/"),)),
+    Tree("devref", ("developers-reference",), "/usr/share/developers-reference", "Debian Developer's Reference",
+         site=((r"https?://www\.debian\.org/doc/(?:manuals/)?developers-reference/", "/"),)),
+    Tree("maint", ("maint-guide",), "/usr/share/doc/maint-guide/html", "Debian New Maintainers' Guide",
+         site=((r"https?://www\.debian\.org/doc/(?:manuals/)?maint-guide/", "/"),)),
     Tree("reference", ("debian-reference-en", "debian-reference-fr", "debian-reference-de"), "/usr/share/debian-reference",
-         "Debian Reference", "suffix", ("en", "fr", "de")),
+         "Debian Reference", "suffix", ("en", "fr", "de"),
+         ((r"https?://www\.debian\.org/doc/(?:manuals/)?debian-reference/", "/"),)),
 )
 
 
@@ -100,12 +115,23 @@ class Served:
     language: str = ""
 
 
+#: A rewriting of links: an absolute URL prefix of a real site, and what replaces it (a ``re.sub`` template).
+SiteLink = tuple[re.Pattern[bytes], bytes]
+
+
+def site_links(trees: tuple[Tree, ...]) -> list[SiteLink]:
+    """Every tree's real site, pointing to its host."""
+    return [(re.compile(pattern.encode()), f"http://{tree.name}{path}".encode())
+            for tree in trees for pattern, path in tree.site]
+
+
 class DocTree:
     """One tree indexed: served path -> file, the directories' children for listings."""
 
-    def __init__(self, tree: Tree, root: Path | None = None):
+    def __init__(self, tree: Tree, root: Path | None = None, sites: list[SiteLink] | None = None):
         self.tree = tree
         self.root = root or Path(tree.root)
+        self.sites = site_links((tree,)) if sites is None else sites
         self.files: dict[str, Served] = {}
         self.children: dict[str, set[str]] = {}
         self._index()
@@ -169,8 +195,9 @@ class DocTree:
             return NOT_FOUND
         served = self.resolve(path)
         if served is None:
-            if not path.endswith("/") and path + "/" in self.children:
-                return Response(301, b"", location=f"http://{self.tree.name}{path}/", kind="redirect")
+            moved = self.moved(path)
+            if moved:
+                return Response(301, b"", location=f"http://{self.tree.name}{moved}", kind="redirect")
             if path.endswith("/") and path in self.children:
                 return Response(200, self.listing(path), kind="listing")
             return NOT_FOUND
@@ -180,13 +207,36 @@ class DocTree:
         name = served.file.name.removesuffix(".gz") if served.gzipped else served.file.name
         content_type = content_type_of(name)
         if content_type == HTML_TYPE:
-            body = self.rewrite(body, served.language)
+            body = self.rewrite(body)
         return Response(200, body, content_type=content_type)
 
-    def rewrite(self, body: bytes, language: str) -> bytes:
-        """Links to the real site point to this host; a suffix tree's ``x.LANG.html`` links to ``/LANG/x.html``."""
-        for prefix, path in self.tree.site.items():
-            body = body.replace(prefix.encode(), f"http://{self.tree.name}{path}".encode())
+    def moved(self, path: str) -> str | None:
+        """Where a path that names no file is redirected, as the real server would answer it, or None.
+
+        A directory without its slash; a page without ``.html`` (or the Debian sites' ``.en.html``); in a
+        suffix tree, a page by its file name (``/ch02.fr.html``) or without its language (``/ch02``).
+        """
+        if path.endswith("/"):
+            return None
+        if path + "/" in self.children:
+            return path + "/"
+        directory, _, name = path.rpartition("/")
+        if "." not in name:
+            for candidate in (f"{path}.html", f"{path}.en.html"):
+                if candidate in self.files:
+                    return candidate
+        if self.tree.language_layout == "suffix":
+            stem, dot, language = name.removesuffix(".html").rpartition(".")
+            if dot and language in self.tree.languages and name.endswith(".html"):
+                return f"/{language}{directory}/{stem}.html"
+            if "." not in name and f"/en{path}.html" in self.files:
+                return f"/en{path}.html"
+        return None
+
+    def rewrite(self, body: bytes) -> bytes:
+        """Links to a real site point to its host; a suffix tree's ``x.LANG.html`` links to ``/LANG/x.html``."""
+        for pattern, replacement in self.sites:
+            body = pattern.sub(replacement, body)
         if self._suffix_link is not None:
             body = self._suffix_link.sub(lambda m: m[1] + b"/" + m[3] + b"/" + m[2] + b".html" + m[4], body)
         return body
@@ -227,8 +277,9 @@ class DocWeb:
 
     seed = 0  # one web: nothing is drawn
 
-    def __init__(self, trees: tuple[Tree, ...] = TREES, roots: dict[str, Path] | None = None):
-        self.trees = {tree.name: DocTree(tree, (roots or {}).get(tree.host)) for tree in trees}
+    def __init__(self, trees: tuple[Tree, ...] = TREES):
+        sites = site_links(trees)
+        self.trees = {tree.name: DocTree(tree, sites=sites) for tree in trees}
 
     @property
     def hosts(self) -> int:
@@ -269,3 +320,31 @@ class DocWeb:
         """The language-free page a request showed (host, path), or None for a host not in the web."""
         tree = self.trees.get(host)
         return (host, tree.key(path)) if tree else None
+
+    def links(self, url: str, response: Response) -> list[str]:
+        """The http links of a page (``<a href>``, made absolute, without fragments); a redirect's target."""
+        if response.location:
+            return [response.location]
+        if response.status != 200 or not response.content_type.startswith("text/html"):
+            return []
+        found = (urljoin(url, html.unescape(href.decode("utf-8", "replace")).strip()) for href in HREF.findall(response.body))
+        return [link for link in found if link.startswith("http://")]
+
+    def breadth_first(self, seeds: list[str], cap: int) -> list[tuple[str, str]]:
+        """The first ``cap`` requests (host, path) of a strict breadth-first crawl of the web's hosts from ``seeds``.
+
+        No crawler: the reference order, and which pages can be reached at all.
+        """
+        queue = collections.deque(seeds)
+        seen = set(seeds)
+        order: list[tuple[str, str]] = []
+        while queue and len(order) < cap:
+            url = queue.popleft()
+            parts = urlsplit(url)
+            host, path = parts.hostname or "", parts.path or "/"
+            order.append((host, path))
+            for link in self.links(url, self.respond(host, path + (f"?{parts.query}" if parts.query else ""))):
+                if link not in seen and (urlsplit(link).hostname or "").endswith(DOMAIN):
+                    seen.add(link)
+                    queue.append(link)
+        return order
