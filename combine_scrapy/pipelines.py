@@ -266,7 +266,6 @@ class FrontierPipeline(CrawlComponent):
         links = [LinkCandidate(link.url, link.anchor, link.title, link.context) for link in page.links]
         return self.context.link_scorer.select(
             links, classification.score, classification.relevant, distance=item.distance, source_url=item.url,
-            host_yield=getattr(self.context.frontier, "host_yield", None),
         )
 
     @staticmethod

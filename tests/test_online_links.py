@@ -227,7 +227,7 @@ def test_a_large_frontier_is_rescored_less_often():
     learner = OnlineLinkLearner()
     learner.model.counts[1:] = 25      # as if the model had learned: its share is full
     features = link_features(anchor="a", context="", url="http://a.example/", host="a.example", source_host="",
-                             page_relevant=False, page_evidence=0.0, distance=1, host_yield=None)
+                             page_relevant=False, page_evidence=0.0, distance=1)
     for number in range(200 * RESCORE_WAITING):
         learner.remember(f"http://a.example/{number}", features, "http://a.example/")
     learner._since_rescore = RESCORE_EVERY
@@ -265,8 +265,8 @@ def test_a_lesson_weighs_more_the_further_the_page_is_over_the_cutoff():
             scorer.observe(hit, True, score)
             scorer.observe(miss, False)
     fresh = [link_features(anchor=anchor, context="", url="http://site.example/new.html", host="site.example",
-                           source_host="site.example", page_relevant=False, page_evidence=0.0, distance=0,
-                           host_yield=None) for anchor in ("Strong", "Barely")]
+                           source_host="site.example", page_relevant=False, page_evidence=0.0, distance=0)
+             for anchor in ("Strong", "Barely")]
     strong_p, barely_p = scorer.learner.predict(fresh)
     assert strong_p > barely_p
 

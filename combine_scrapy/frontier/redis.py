@@ -98,6 +98,7 @@ from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import CrawlFault, FrontierVanished, StorageFault
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierCounts, FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import (
+    STRIDE_POWER,
     YIELD_DECAY,
     YIELD_PRIOR_FETCHED,
     YIELD_PRIOR_RELEVANT,
@@ -160,7 +161,7 @@ def _lua(name: str) -> str:
 
 # A head's weighted priority in Lua is strategy.weighted_priority with the same constants, so the same doubles.
 _LIBRARY = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"
-            f"local YIELD_DECAY = {YIELD_DECAY!r}\n"
+            f"local YIELD_DECAY, STRIDE_POWER = {YIELD_DECAY!r}, {STRIDE_POWER!r}\n"
             + _lua("library"))
 _BUCKET_SCRIPTS = {
     name: _LIBRARY + _lua(name)

@@ -4,10 +4,10 @@ The topic definition decides whether a fetched page is relevant; this model
 ranks the links not fetched yet (ACHE's online link classifier, with the
 path credit of context-graph and reinforcement-learning crawlers). A link is
 described by hashed features: the words of its anchor (and title attribute),
-the words around it on its page, the tokens of its URL and its host, the
-linking page's verdict and score, how many links it is from the last relevant
-page, whether it stays on its page's host, and what its target host has
-yielded so far. The label of a link is known when its target has been fetched
+the words around it on its page, the tokens of its URL (and whether its path
+names a language), the linking page's verdict and score, how many links it is
+from the last relevant page, and whether it stays on its page's host; nothing
+of its target host, whose share of the fetches is the crawl strategy's. The label of a link is known when its target has been fetched
 and classified, so the features of links not fetched yet wait in a bounded
 LRU keyed by canonical URL (canonicalized as the frontier does); on
 :meth:`OnlineLinkLearner.observe` the link learns "relevant" or "not", and a
@@ -82,7 +82,7 @@ URL_TOKENS = 16
 NAMED_FEATURES = 200
 MODEL_FILE = "link_model.npz"
 MODEL_KEY = "link_model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: no host features (1 had them: its hashed indices are others)
 
 #: Language codes (ISO 639-1 and common regional forms) as translated sites put them in their paths. A link
 #: whose path names one gets the feature LANGUAGE_FEATURE besides its URL tokens: what the crawl learns of one
@@ -95,7 +95,7 @@ LANGUAGE_CODES = frozenset(
 LANGUAGE_FEATURE = "u:@language"
 
 # Fixed features with a value, before the hashed ones.
-_NUMERIC = ("bias", "page_relevant", "page_score", "same_host", "host_rate", "host_new", "host_barren")
+_NUMERIC = ("bias", "page_relevant", "page_score", "same_host")
 _N_NUMERIC = len(_NUMERIC)
 _WORD = re.compile(r"[^\W_]+")
 _SIZE = 1 << FEATURE_BITS
@@ -144,14 +144,14 @@ def language_variant(path: str) -> bool:
 
 
 def link_features(*, anchor: str, context: str, url: str, host: str, source_host: str, page_relevant: bool,
-                  page_evidence: float, distance: int, host_yield: tuple[float, float] | None) -> LinkFeatures:
-    """The features of one link (see the module's docstring); each group of words weighs 1 in all."""
+                  page_evidence: float, distance: int) -> LinkFeatures:
+    """The features of one link (see the module's docstring); each group of words weighs 1 in all.
+
+    Nothing of the target's host is a feature: which hosts deserve fetches is the crawl strategy's (BestFirst
+    shares them by each host's yield). A host feature would rank all of a productive host's links above every
+    other host's and, with the strategy's own host weight, let one host starve the rest.
+    """
     values: dict[int, float] = {0: 1.0, 1: float(page_relevant), 2: page_evidence, 3: float(host == source_host)}
-    if host_yield is not None:
-        fetched, relevant = host_yield  # recent fetches and new relevant records, decayed (the frontier's)
-        values[4] = relevant / (fetched + 1)
-        values[5] = float(fetched == 0)
-        values[6] = float(fetched >= 5 and relevant < 0.5)
     anchor_words = words(anchor)
     path = url.split("://", 1)[-1].partition("/")[2]
     url_tokens = [f"u:{token}" for token in words(path)[:URL_TOKENS]]
@@ -161,7 +161,7 @@ def link_features(*, anchor: str, context: str, url: str, host: str, source_host
         [f"a:{word}" for word in anchor_words] + [f"a2:{a} {b}" for a, b in zip(anchor_words, anchor_words[1:])],
         [f"c:{word}" for word in words(context)[:CONTEXT_WORDS]],
         url_tokens,
-        [f"h:{host}", f"d:{min(distance, 8)}", f"dr:{min(distance, 8)}:{int(page_relevant)}"],
+        [f"d:{min(distance, 8)}", f"dr:{min(distance, 8)}:{int(page_relevant)}"],
     )
     for group in groups:
         if group:
@@ -173,7 +173,7 @@ def link_features(*, anchor: str, context: str, url: str, host: str, source_host
                         np.fromiter(values.values(), np.float32, len(values)))
 
 
-_FEATURE_KINDS = {"a": "anchor", "a2": "anchor words", "c": "words around", "u": "URL", "h": "host",
+_FEATURE_KINDS = {"a": "anchor", "a2": "anchor words", "c": "words around", "u": "URL",
                   "d": "links from the last relevant page", "dr": "distance:page relevant"}
 
 
@@ -183,9 +183,8 @@ def describe_feature(feature: str) -> str:
         return "URL names a language"
     if feature.startswith("#"):
         return {"#bias": "every link", "#page_relevant": "the link's page was relevant",
-                "#page_score": "the link's page's score", "#same_host": "the link stays on its host",
-                "#host_rate": "its host's recent yield", "#host_new": "its host not fetched yet",
-                "#host_barren": "its host fetched and barren"}.get(feature, feature[1:])
+                "#page_score": "the link's page's score",
+                "#same_host": "the link stays on its host"}.get(feature, feature[1:])
     kind, _, value = feature.partition(":")
     return f"{_FEATURE_KINDS.get(kind, kind)}: {value}"
 
