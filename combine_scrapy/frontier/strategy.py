@@ -51,7 +51,7 @@ def host_yield_weight(fetched: int, relevant: float) -> float:
     own counts enter, so its weight changes only when it is fetched and a store keeps the heads in order.
     """
     share = (relevant + YIELD_PRIOR_RELEVANT) / (recent_fetches(fetched) + YIELD_PRIOR_FETCHED)
-    return share / (fetched + 1.0) ** STRIDE_POWER
+    return share / math.pow(fetched + 1.0, STRIDE_POWER)
 
 
 #: ``host_yield_weight`` in SQL, for ``BestFirst.head_order``.
