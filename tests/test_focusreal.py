@@ -40,6 +40,7 @@ def web(tmp_path: Path) -> DocWeb:
         "reference/ch01.en.html": "<p>Chapter one</p>",
         "reference/ch01.fr.html": "<p>Chapitre un</p>",
         "reference/images/a.png": "png",
+        "single/basic-defs.en.html": "<p>Debian's web site names its pages by language</p>",
         "single/lib/re.html": '<a href="https://www.reference.example/ch01.fr.html">ref</a>',
     }
     for name, text in files.items():
@@ -95,10 +96,11 @@ def test_gzipped_pages_directories_and_missing_files(web):
     moved = web.respond("single.docs.test", "/lib")
     assert moved.status == 301 and moved.location == "http://single.docs.test/lib/"
     assert web.respond("single.docs.test", "/lib/re").location == "http://single.docs.test/lib/re.html"
+    assert web.respond("single.docs.test", "/basic-defs").location == "http://single.docs.test/basic-defs.en.html"
     assert web.respond("single.docs.test", "/robots.txt").status == 404
     assert web.respond("single.docs.test", "/nothing.html").status == 404
     assert web.respond("elsewhere.example", "/").status == 502
-    assert (web.hosts, web.pages) == (3, 12)
+    assert (web.hosts, web.pages) == (3, 13)
 
 
 def test_the_portal_links_every_home_page(web):

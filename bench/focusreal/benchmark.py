@@ -40,6 +40,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -235,8 +236,11 @@ def offline_breadth_first(web: DocWeb, topic: Topic, seed_set: str, cap: int) ->
     return {name: hits[count - 1] if len(hits) >= count else None for name, count in needed.items()}
 
 
-def measure(args: argparse.Namespace, web: DocWeb) -> list[RealRun]:
-    """Every configuration on every topic and seed set for runs 1..N; progress to stderr."""
+def measure(args: argparse.Namespace, web: DocWeb, save: Callable[[list[RealRun]], None]) -> list[RealRun]:
+    """Every configuration on every topic and seed set for runs 1..N; progress to stderr.
+
+    ``save`` gets the crawls so far after each one, so a benchmark stopped midway keeps them.
+    """
     runs: list[RealRun] = []
     topics = [topic_named(key) for key in args.topics]
     focused = [config for config in args.configs if config not in PEERS]
@@ -257,6 +261,7 @@ def measure(args: argparse.Namespace, web: DocWeb) -> list[RealRun]:
                         print(f"run {seed} {seed_set} {run.topic} {config}: {len(run.hits)}/{run.relevant_pages} "
                               f"targets in {run.fetched} fetches ({run.ended}), 80% at {run.fetches_to(0.8)}, "
                               f"{run.wall_seconds:.0f} s", file=sys.stderr, flush=True)
+                    save(runs)
     return runs
 
 
@@ -486,28 +491,35 @@ def main(argv: list[str] | None = None) -> dict:
         return described
     load = load_average()
     started = time.monotonic()
-    runs = measure(args, web)
-    result = {
-        **environment(command_line("bench.focusreal", argv)),
-        "web": {"hosts": web.counts(), "pages": web.pages},
-        "topics": args.topics,
-        "topic_targets": {key: value for key, value in describe_topics().items() if key in args.topics},
-        "seed_sets": args.seed_sets,
-        "runs": args.runs,
-        "random_seed_passed": random_seed_known(),
-        "cap": args.cap,
-        "wait": args.wait,
-        "configurations": {name: CONFIGURATIONS[name] for name in args.configs if name in CONFIGURATIONS},
-        "load_average_before": load,
-        "wall_minutes": round((time.monotonic() - started) / 60, 1),
-        "summary": with_floor(summary(runs, args.cap), runs, args.cap),
-        "offline_breadth_first": {
-            seed_set: {key: offline_breadth_first(web, topic_named(key), seed_set, args.cap) for key in args.topics}
-            for seed_set in args.seed_sets
-        },
-        "crawls": [asdict(run) for run in runs],
-    }
-    return write_results(result, runs, args.results)
+    offline = {seed_set: {key: offline_breadth_first(web, topic_named(key), seed_set, args.cap) for key in args.topics}
+               for seed_set in args.seed_sets}
+
+    def result_of(runs: list[RealRun]) -> dict:
+        return {
+            **environment(command_line("bench.focusreal", argv)),
+            "web": {"hosts": web.counts(), "pages": web.pages},
+            "topics": args.topics,
+            "topic_targets": {key: value for key, value in describe_topics().items() if key in args.topics},
+            "seed_sets": args.seed_sets,
+            "runs": args.runs,
+            "random_seed_passed": random_seed_known(),
+            "cap": args.cap,
+            "wait": args.wait,
+            "configurations": {name: CONFIGURATIONS[name] for name in args.configs if name in CONFIGURATIONS},
+            "load_average_before": load,
+            "wall_minutes": round((time.monotonic() - started) / 60, 1),
+            "summary": with_floor(summary(runs, args.cap), runs, args.cap),
+            "offline_breadth_first": offline,
+            "crawls": [asdict(run) for run in runs],
+        }
+
+    def save(runs: list[RealRun]) -> None:
+        """The crawls so far in focusreal.json (the report is written at the end; --report-only reads this)."""
+        args.results.mkdir(parents=True, exist_ok=True)
+        (args.results / "focusreal.json").write_text(json.dumps(result_of(runs), indent=2) + "\n")
+
+    runs = measure(args, web, save)
+    return write_results(result_of(runs), runs, args.results)
 
 
 def merged(results: list[dict]) -> dict:
