@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import JobDir, free_port
 
+from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.links.saturation import NoveltyWatch
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
@@ -81,6 +82,10 @@ def test_a_saturated_crawl_ends_with_its_reason_and_says_why(tmp_path):
     stats = result.stats
     assert stats["finish_reason"] == "saturated"
     assert stats["links/model/duplicates"] == 1
+    frontier = SqliteFrontier(job_dir.data / "t" / "frontier.sqlite")
+    fetched_of_host, new_records = frontier.host_yield(f"{HOST}:{port}")
+    frontier.close()
+    assert fetched_of_host == fetched and 0.8 < new_records < 1.0  # the home page's record, decayed; not its copy
     assert 11 <= fetched <= 20
     assert "saturated (StopWhenSaturated = 10): 10 fetches in a row gave no new relevant record" in result.stdout
     # scrapy report shows the duplicate beside the host's new records, and what the link model learned, by name
