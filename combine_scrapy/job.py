@@ -231,6 +231,11 @@ VARIABLES: dict[str, _Variable] = {
     "Revisit": _Variable("crawling", "revisit", _parse_bool, "keep fetched pages marked and revisit them"),
     "RevisitMaxAge": _Variable("crawling", "revisit_max_age", _parse_seconds,
                                "seconds of expected age after which a page is revisited"),
+    # Saturation (not Combine's): end a crawl that keeps finding nothing new.
+    "StopWhenSaturated": _Variable("crawling", "stop_when_saturated", _parse_count,
+                                   "end the crawl (finish reason saturated) once this many fetches in a row gave no new "
+                                   "relevant record and the link model expects less than one from as many of the best "
+                                   "waiting links (0: never)"),
     # Link relevance: online, propagate (Combine's), RW (relevance weighting) or RWB (RW with random boosts).
     "LinkStrategy": _Variable("links", "method", _parse_link_method,
                               "which links to mark: online (learned while crawling), propagate (Combine: links of relevant pages only), RW or RWB"),
@@ -332,6 +337,7 @@ class Crawling:
     revisit: bool = False
     revisit_max_age: float = 86_400
     max_urls_per_host: int | None = None
+    stop_when_saturated: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
