@@ -26,10 +26,10 @@ from twisted.internet.error import TimeoutError as TwistedTimeoutError
 from twisted.internet.interfaces import IResolutionReceiver
 from zope.interface import implementer
 
-from combine_scrapy.access.addresses import PRIVATE_ADDRESS, Address, parse_ip
+from combine_scrapy.access.addresses import PRIVATE_ADDRESS, Address, parse_ip, scheme_refusal
 from combine_scrapy.access.politeness import OVERLOAD_STATUSES, parse_retry_after
 from combine_scrapy.access.robots import MAX_BODY_BYTES, RobotsPolicy, policy_from_response
-from combine_scrapy.access.urls import check_url, host_of
+from combine_scrapy.access.urls import SCHEME, SCHEMES, WEB_SCHEMES, check_url, host_of
 from combine_scrapy.context import CrawlComponent
 
 logger = logging.getLogger(__name__)
@@ -37,8 +37,6 @@ logger = logging.getLogger(__name__)
 #: robots.txt redirects followed at most, as RFC 9309 asks.
 ROBOTS_MAX_REDIRECTS = 5
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
-#: Schemes a followed redirect may lead to; any other (ftp:, javascript:, mailto:, data:) is refused once.
-REDIRECT_SCHEMES = ("http", "https")
 
 
 #: Signal sent with each robots.txt answer read from the network: ``page_url`` (the request that needed it),
@@ -52,6 +50,10 @@ class UrlRejected(IgnoreRequest):
 
 class PrivateAddressRefused(UrlRejected):
     """The host is, or resolves to, a non-public address the job does not name (see :mod:`combine_scrapy.access.addresses`)."""
+
+
+class SchemeRefused(UrlRejected):
+    """A request's scheme is not on the allow-list (:func:`combine_scrapy.access.addresses.scheme_refusal`)."""
 
 
 class RedirectRefused(UrlRejected):
@@ -232,10 +234,18 @@ class _Addresses:
         self.done.callback(self.addresses)
 
 
-class AddressGuardMiddleware(CrawlComponent):
-    """Refuse requests to loopback, private and link-local addresses on hosts the job does not name.
+def _schemes(request: Request) -> tuple[str, ...]:
+    """The schemes a request may have: a URL the job marked may be ftp, a redirect's hop, robots.txt or sitemap not."""
+    return SCHEMES if "frontier_entry" in request.meta and "redirect_times" not in request.meta else WEB_SCHEMES
 
-    Pages, followed redirects and robots.txt requests alike: a host written
+
+class AddressGuardMiddleware(CrawlComponent):
+    """Refuse requests with a scheme off the allow-list, and to loopback, private and link-local addresses on
+    hosts the job does not name.
+
+    Every request the crawl makes passes here: pages, followed redirects,
+    robots.txt and its redirects, sitemaps. The scheme is checked first and
+    whatever AllowPrivateAddresses says (``file:`` never). A host written
     as an address is judged as written (every spelling the resolver accepts),
     a name by what the reactor's resolver gives for it. That resolver is the
     one the download connects through and Scrapy caches its answers, so the
@@ -250,6 +260,11 @@ class AddressGuardMiddleware(CrawlComponent):
         self._proxies = getproxies()  # read once, as Scrapy's HttpProxyMiddleware does
 
     async def process_request(self, request: Request):
+        refusal = scheme_refusal(request.url, _schemes(request))
+        if refusal is not None:
+            self.crawler.stats.inc_value(f"urls/rejected/{SCHEME}")
+            logger.warning("refused %s %s: %s", _request_kind(request), request.url[:200], refusal)
+            raise SchemeRefused(f"{SCHEME}: {request.url[:200]}: {refusal}")
         policy = self.context.addresses
         if policy.trusts(request.url):
             return None
@@ -460,11 +475,11 @@ class FetchLimitsMiddleware(CrawlComponent):
             _limit_reached(self.crawler.stats, "redirects", request, f"more than {job.fetching.max_redirects} redirects")
             return response
         target = urljoin(response.url, _header_text(location).strip())
-        scheme = urlsplit(target).scheme.lower()
-        if scheme not in REDIRECT_SCHEMES:
-            self.crawler.stats.inc_value("urls/rejected/scheme")
-            logger.info("refused redirect of %s to %s: %s: is not followed", response.url, target[:200], scheme)
-            raise RedirectRefused(f"scheme: redirect to {target[:200]}")
+        refusal = scheme_refusal(target)
+        if refusal is not None:
+            self.crawler.stats.inc_value(f"urls/rejected/{SCHEME}")
+            logger.info("refused redirect of %s to %s: %s", response.url, target[:200], refusal)
+            raise RedirectRefused(f"{SCHEME}: redirect to {target[:200]}")
         redirected = request.replace(
             url=target,
             method="GET" if response.status == 303 else request.method,

@@ -18,9 +18,9 @@ from types import SimpleNamespace
 import pytest
 from conftest import free_port
 
-from combine_scrapy.access.addresses import AddressPolicy, non_public, parse_ip
+from combine_scrapy.access.addresses import AddressPolicy, non_public, parse_ip, scheme_refusal
 from combine_scrapy.access.politeness import MAX_RETRY_AFTER, MIN_BACKOFF, HostPace, parse_retry_after
-from combine_scrapy.access.urls import UrlRule
+from combine_scrapy.access.urls import SCHEMES, UrlRule
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
 from combine_scrapy.job import Fetching, LockIntervals
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
@@ -328,3 +328,41 @@ def test_scrapy_seed_refuses_private_hosts_the_job_does_not_name(job_dir, tmp_pa
     assert result.returncode == 0, result.stderr
     assert "3 URLs accepted (3 new, 0 already known), 2 refused" in result.stdout
     assert "refused, private_address: 2" in result.stdout
+
+
+# --- schemes ----------------------------------------------------------------------------------------------------
+
+
+def test_only_web_schemes_and_the_jobs_ftp_urls_are_fetched():
+    assert scheme_refusal("https://example.org/") is None and scheme_refusal("HTTP://example.org/") is None
+    assert scheme_refusal("file:///proc/self/environ") == "scheme 'file' is not one of http, https"
+    assert scheme_refusal("ftp://example.org/a") == "scheme 'ftp' is not one of http, https"
+    assert scheme_refusal("ftp://example.org/a", SCHEMES) is None
+    for url in ("data:text/plain,x", "s3://bucket/key", "gopher://x/", "javascript:alert(1)", "//x/", "no scheme"):
+        assert scheme_refusal(url, SCHEMES) is not None, url
+
+
+@pytest.mark.crawl
+def test_robots_txt_redirected_to_a_local_file_is_refused_even_with_private_addresses_allowed(job_dir, tmp_path):
+    """AllowPrivateAddresses = 1 trusts every host, never a scheme: nothing of the file is read, stored or obeyed."""
+    port = free_port(SEED)
+    with RecordingServer() as canary:
+        local = tmp_path / "local-robots.txt"
+        local.write_text(f"User-agent: *\nAllow: /\nSitemap: http://127.0.0.1:{canary.port}/sitemap.xml\n# LOCAL-SECRET\n")
+        site = {"/robots.txt": Page("", status=302, headers={"Location": "file:///proc/self/environ"}), "/": html("Start")}
+        other = {"/robots.txt": Page("", status=302, headers={"Location": local.as_uri()}), "/": html("Other")}
+        with LoopbackWeb({SEED: site, OTHER: other}, port=port) as web:
+            job_dir.write(
+                "WaitIntervalHost = 0\nAllowPrivateAddresses = 1\nSitemaps = 1\nsaveWARC = 1\n", TOPIC,
+                [web.url(SEED), web.url(OTHER)],
+            )
+            result = job_dir.crawl()
+        assert canary.hits == []                                  # the file's Sitemap: line was never read
+    assert result.stats["urls/rejected/scheme"] == 2
+    assert "refused robots.txt file:///proc/self/environ: scheme 'file' is not one of http, https" in result.stderr
+    with job_dir.frontier() as db:
+        stored = db.execute("SELECT host, status, body FROM robots").fetchall()
+    assert sorted(host for host, _, _ in stored) == sorted([f"{SEED}:{port}", f"{OTHER}:{port}"])
+    assert all(status is None and body is None for _, status, body in stored)   # unreachable, nothing of the files
+    archived = b"".join(path.read_bytes() for path in (job_dir.data / job_dir.name).rglob("*.warc*"))
+    assert b"file:" not in archived and b"LOCAL-SECRET" not in archived and b"PATH=" not in archived

@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from urllib.parse import unquote_to_bytes, urljoin, urlsplit
 
+#: Schemes of the URLs a job marks (its seeds and links, whatever way they come): ftp only there.
 SCHEMES = ("http", "https", "ftp")
+#: Schemes of every other request the crawler makes: a followed redirect, robots.txt and its redirects, a sitemap.
+WEB_SCHEMES = ("http", "https")
 DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
 # Reasons a URL is refused; the stats count them as urls/rejected/<reason>.
