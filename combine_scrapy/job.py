@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import logging
 import math
 import os
 import re
@@ -27,7 +28,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from combine_scrapy.access.urls import UrlRule, UrlRules, Verdict, check_url, parse_serveralias
+from combine_scrapy.access.urls import RULE_TIMEOUT, UrlRule, UrlRules, Verdict, check_url, parse_serveralias
 from combine_scrapy.document.convert import DEFAULT_CONVERTERS, Converter, converter_map
 from combine_scrapy.document.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE
 from combine_scrapy.document.neardup import MAX_DISTANCE as MAX_NEAR_DUPLICATE_DISTANCE
@@ -43,6 +44,8 @@ from combine_scrapy.topic import (
     load_topic_definition,
 )
 from combine_scrapy.topic.filters import PLAIN_NAMES, POSITION_NAMES
+
+logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "combine.cfg"
 TOPIC_FILE = "topicdefinition.txt"
@@ -530,9 +533,14 @@ def _url_rules(path: Path, limits: dict[str, int], blocks: dict[str, list[tuple[
             rules = []
             for number, entry in blocks[name]:
                 try:
-                    rules.append(UrlRule.parse(entry, source=f"{path.name} line {number}"))
+                    rule = UrlRule.parse(entry, source=f"{path.name} line {number}")
                 except ValueError as e:
                     raise JobConfigError(path, number, f"bad {name} rule {excerpt(entry)}: {e}") from e
+                if rule.backtracks:
+                    logger.warning("%s line %d: %s rule %s may backtrack (%s): it runs with a %g s limit on each URL,"
+                                   " and a URL it cannot decide in time is refused", path, number, name,
+                                   excerpt(entry), rule.backtracks, RULE_TIMEOUT)
+                rules.append(rule)
             changes[name] = tuple(rules)
     if "sessionids" in blocks:
         changes["sessionids"] = tuple(entry for _, entry in blocks["sessionids"])

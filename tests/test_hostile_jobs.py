@@ -309,3 +309,20 @@ def test_empty_seeds_are_fine_when_the_frontier_holds_marked_urls(job_dir):
         assert [hit.path for hit in web.hits_for(host)] == ["/robots.txt", "/"]
     assert status == 0
     assert "no usable seed" not in stdout and "pages fetched: 1" in stdout
+
+
+@pytest.mark.crawl
+def test_an_exclude_rule_that_backtracks_refuses_the_links_it_cannot_decide_and_the_crawl_goes_on(job_dir):
+    host = "127.0.0.3"
+    trap = "/" + "a" * 40 + "!"
+    site = {"/robots.txt": Page("", status=404),
+            "/": Page(f'<html><body>carnivorous plants <a href="{trap}">t</a> <a href="/b.html">b</a></body></html>'),
+            "/b.html": Page("<html><body>carnivorous plants</body></html>")}
+    with LoopbackWeb({host: site}, port=free_port(host)) as web:
+        job_dir.write("WaitIntervalHost = 0\n<exclude>\nURL (a|aa)+$\n</exclude>\n", TOPIC, [web.url(host)])
+        result = job_dir.crawl()
+        paths = [hit.path for hit in web.hits_for(host)]
+    assert paths == ["/robots.txt", "/", "/b.html"]
+    assert result.stats["urls/rejected/rule_timeout"] == 1
+    assert "combine.cfg line 3: exclude rule 'URL (a|aa)+$' may backtrack" in result.stderr
+    assert f"rule 'URL (a|aa)+$' (combine.cfg line 3) ran past 0.05 s on '{web.url(host, trap)}'" in result.stderr
