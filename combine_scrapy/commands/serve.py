@@ -23,6 +23,7 @@ from combine_scrapy.operations.control import CommandError, JobCommand
 
 #: Used in Identify when the job names no OperatorEmail (the protocol needs one that looks like an address).
 DEFAULT_ADMIN_EMAIL = "webmaster@localhost.localdomain"
+REQUEST_LINE_BYTES = 64 * 1024
 
 
 class Command(JobCommand):
@@ -71,7 +72,9 @@ class Command(JobCommand):
             raise CommandError(f"cannot open the job's records: {e}") from e
 
     async def _serve(self, console: Console, host: str, port: int, token: str, show_token: bool) -> None:
-        runner = web.AppRunner(make_app(console), access_log=None)
+        # A request line up to 64 KiB reaches the application (aiohttp's default is 8 KiB), so an oversized OAI-PMH
+        # request gets the protocol's badArgument, not a plain-text 400.
+        runner = web.AppRunner(make_app(console), access_log=None, max_line_size=REQUEST_LINE_BYTES)
         await runner.setup()
         try:
             site = web.TCPSite(runner, host, port)

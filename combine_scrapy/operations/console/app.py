@@ -17,11 +17,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 from aiohttp import web
 
 from combine_scrapy.operations.console.data import BadRequest, ConsoleData, SearchFilters
-from combine_scrapy.operations.console.oai import OaiProvider
+from combine_scrapy.operations.console.oai import MAX_ARGUMENTS, MAX_REQUEST_BYTES, OaiProvider
 from combine_scrapy.operations.console.pages import console_page, not_found_page, record_page, search_page
 
 logger = logging.getLogger(__name__)
@@ -225,12 +226,24 @@ async def api_stop(request: web.Request) -> web.Response:
 
 
 async def oai(request: web.Request) -> web.Response:
+    """Every OAI-PMH request gets 200 and the protocol's XML, an oversized or unreadable one a badArgument."""
     console = console_of(request)
-    arguments = list(request.query.items())
-    if request.method == "POST":
-        arguments = [(name, value) for name, value in (await request.post()).items() if isinstance(value, str)]
     base_url = str(request.url.with_query(None))
-    body = await console.run(console.oai.respond, arguments, base_url)
+    query = request.query_string
+    if request.method == "POST":
+        if (request.content_length or 0) > MAX_REQUEST_BYTES:
+            query = None
+        else:
+            body = await request.content.read(MAX_REQUEST_BYTES + 1)
+            query = body.decode("utf-8", "replace") if len(body) <= MAX_REQUEST_BYTES else None
+    try:
+        if query is None or len(query) > MAX_REQUEST_BYTES:
+            raise ValueError(f"the request's arguments exceed {MAX_REQUEST_BYTES} bytes")
+        arguments = parse_qsl(query, keep_blank_values=True, max_num_fields=MAX_ARGUMENTS, errors="replace")
+    except ValueError as e:  # too large, or more than MAX_ARGUMENTS fields
+        body = console.oai.refuse(f"{e}; OAI-PMH takes at most {MAX_ARGUMENTS} arguments", base_url)
+    else:
+        body = await console.run(console.oai.respond, arguments, base_url)
     return web.Response(body=body, content_type="text/xml", charset="utf-8")
 
 
