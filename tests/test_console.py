@@ -199,6 +199,11 @@ def test_api_answers_and_actions_need_the_token(job_dir):
         status, seeded, _ = call(served.url + "/api/seed", "POST", {"urls": [new_url, "mailto:a@b.example"]}, served.token)
         assert status == 200 and seeded["new"] == 1 and seeded["refused"] == {"scheme": 1}
         assert call(served.url + "/api/seed", "POST", {"urls": "not a list"}, served.token)[0] == 400
+        for priority, problem in (("nan", "is not a finite number"), (float("inf"), "is not a finite number"),
+                                  (1e308, "is out of range"), (True, "is not a number")):
+            status, answer, _ = call(served.url + "/api/seed", "POST", {"urls": [new_url + "?p"], "priority": priority},
+                                     served.token)
+            assert status == 400 and problem in answer["error"], (priority, answer)
         assert call(served.url + "/api/stop", "POST", {}, served.token)[1] == {"stopping": []}
     finally:
         served.stop()

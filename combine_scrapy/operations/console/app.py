@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from combine_scrapy.frontier import seed_priority
 from combine_scrapy.operations.console.data import BadRequest, ConsoleData, SearchFilters
 from combine_scrapy.operations.console.oai import MAX_ARGUMENTS, MAX_REQUEST_BYTES, OaiProvider
 from combine_scrapy.operations.console.pages import console_page, not_found_page, record_page, search_page
@@ -195,9 +196,13 @@ async def api_seed(request: web.Request) -> web.Response:
     console = console_of(request)
     try:
         body = await request.json()
-        urls, priority = body["urls"], float(body.get("priority", 0.0))
+        urls, priority = body["urls"], body.get("priority", 0.0)
     except (ValueError, KeyError, TypeError, AttributeError):
         raise BadRequest('send {"urls": ["http://...", ...], "priority": 0} as JSON') from None
+    try:
+        priority = seed_priority(priority)
+    except ValueError as e:
+        raise BadRequest(str(e)) from None
     if not isinstance(urls, list) or not all(isinstance(url, str) for url in urls) or len(urls) > SEED_LIMIT:
         raise BadRequest(f"urls must be a list of at most {SEED_LIMIT} strings")
     urls = [url.strip() for url in urls if url.strip()]
