@@ -87,6 +87,8 @@ class ParsePipeline(CrawlComponent):
                 self.stats.inc_value(f"convert/{conversion.failure or 'ok'}")
             if page.failure:
                 self.stats.inc_value(f"parse/failed/{page.failure}")
+            for note in page.notes:
+                self.stats.inc_value(f"parse/note/{note}")
             item.record_key = content_key(page.title, page.text, item.url, page.mime_type)
             if page.mime_type.startswith("image/"):
                 # After the key: two images shown with the same alt text are still two images.
