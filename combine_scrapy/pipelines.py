@@ -214,8 +214,9 @@ class FrontierPipeline(CrawlComponent):
 
     def process_item(self, item: Fetch) -> Fetch:
         context = self.context
-        if item.postponed:
-            context.release(item.url, item.host, item.fetched_at + context.job.locks.host, now=item.fetched_at)
+        if item.postponed:  # the host's next turn: WaitIntervalHost, or later when a Retry-After holds it
+            host_lock_until = max(item.fetched_at + context.job.locks.host, context.pace.next_turn(item.host))
+            context.release(item.url, item.host, host_lock_until, now=item.fetched_at)
             return item
         self._mark(self._next_urls(item), item.url, distance=0 if self._relevant(item) else item.distance + 1)
         if item.classification is not None:

@@ -366,3 +366,25 @@ def test_robots_txt_redirected_to_a_local_file_is_refused_even_with_private_addr
     assert all(status is None and body is None for _, status, body in stored)   # unreachable, nothing of the files
     archived = b"".join(path.read_bytes() for path in (job_dir.data / job_dir.name).rglob("*.warc*"))
     assert b"file:" not in archived and b"LOCAL-SECRET" not in archived and b"PATH=" not in archived
+
+
+@pytest.mark.crawl
+def test_retry_after_on_robots_txt_holds_the_host_until_then_not_for_a_day(job_dir):
+    port = free_port(SEED)
+    robots = Page(f"User-agent: *\nAllow: /\nSitemap: http://{SEED}:{port}/sitemap.xml\n", headers={"Content-Type": "text/plain"})
+    site = {"/": html("Start"), "/sitemap.xml": Page(f"http://{SEED}:{port}/listed.html\n", headers={"Content-Type": "text/plain"}),
+            "/listed.html": html("Listed")}
+    site["/robots.txt"] = BusyOnce(site, "/robots.txt", robots)
+    with LoopbackWeb({SEED: site}, port=port) as web:
+        job_dir.write("WaitIntervalHost = 0.2\nSitemaps = 1\nSitemapGuess = 1\n", TOPIC, [web.url(SEED)])
+        result = job_dir.crawl()
+        hits = web.hits_for(SEED)
+    first = hits[0]
+    assert first.path == "/robots.txt" and [hit.path for hit in hits[1:]].count("/robots.txt") == 1
+    assert all(hit.time - first.time >= 2 * 0.95 for hit in hits[1:]), [(h.path, h.time - first.time) for h in hits]
+    assert {"/", "/sitemap.xml", "/listed.html"} <= {hit.path for hit in hits}   # read after the two seconds
+    assert result.stats["robots/retry_after"] == 1
+    assert "robots.txt of 127.0.0.2:%d answered 429: read again in 2 s (Retry-After)" % port in result.stderr
+    with job_dir.frontier() as db:
+        assert db.execute("SELECT status FROM robots").fetchall() == [(200,)]      # the 429 was never cached
+        assert db.execute("SELECT COUNT(*) FROM url_states WHERE status = 200").fetchone()[0] == 2
