@@ -11,6 +11,7 @@
 | MariaDB down at start | `error: cannot reach MySQL`, exit 1 |
 | MariaDB wrong credentials | `error: cannot reach MySQL: ... Access denied`, exit 1 |
 | Redis down at start | `Redis unreachable for N s ...`, exit 1 |
+| Redis down, SIGTERM or SIGINT while waiting | the wait ends at once, summary printed, exit 1 |
 | Redis wrong password | `Redis refused the user name or password`, exit 1 at once |
 | REDIS_URL malformed | `error: bad REDIS_URL ...`, exit 2 |
 | a MySQL table dropped mid-crawl | stops naming the missing table, exit 1, other tables intact |
@@ -24,6 +25,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import sqlite3
@@ -34,7 +36,7 @@ import uuid
 
 import pytest
 import redis
-from conftest import JobDir, free_port
+from conftest import PROJECT, JobDir, free_port
 from harvesters import (
     TOPIC,
     delete_job_keys,
@@ -314,3 +316,28 @@ def test_a_redis_db_holding_another_jobs_keys_is_shared_safely(tmp_path, web):
     finally:
         delete_job_keys(REDIS_URL, other)
         delete_job_keys(REDIS_URL, mine)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_the_wait_for_an_unreachable_redis_with_the_summary(crawled, tmp_path, signum):
+    """The default patience is 600 s; a signal ends the wait at once, and later Redis commands are not waited for."""
+    job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
+    port = free_port("127.0.0.1")   # nothing listens there
+    log, out = tmp_path / "crawl.log", tmp_path / "crawl.out"
+    with log.open("w") as stderr, out.open("w") as stdout:
+        process = subprocess.Popen(harvester_command(job_dir, f"redis://127.0.0.1:{port}/0"), cwd=PROJECT,
+                                   stdout=stdout, stderr=stderr)
+    try:
+        wait_for(lambda: "Redis unreachable" in log.read_text(), 60, "the wait for Redis")
+        process.send_signal(signum)
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+        process.wait()
+    text = log.read_text()
+    assert process.returncode == 1, text[-3000:]
+    assert re.search(r"waited \d+ s of 600, retry 1 in [\d.]+ s \(Ctrl-C stops\)", text)
+    assert f"Redis unreachable, and {signum.name} came while waiting for it" in text
+    assert text.count("retry 1 in") == 1                      # the closing's Redis commands did not wait again
+    assert "== combine-scrapy: job t finished (frontier_unreachable) ==" in out.read_text()
+    assert not list((job_dir.data / job_dir.name).rglob("*.pid"))   # not listed as running

@@ -384,7 +384,7 @@ def test_retry_after_on_robots_txt_holds_the_host_until_then_not_for_a_day(job_d
     assert all(hit.time - first.time >= 2 * 0.95 for hit in hits[1:]), [(h.path, h.time - first.time) for h in hits]
     assert {"/", "/sitemap.xml", "/listed.html"} <= {hit.path for hit in hits}   # read after the two seconds
     assert result.stats["robots/retry_after"] == 1
-    assert "robots.txt of 127.0.0.2:%d answered 429: read again in 2 s (Retry-After)" % port in result.stderr
+    assert f"robots.txt of 127.0.0.2:{port} answered 429: read again in 2 s (Retry-After)" in result.stderr
     with job_dir.frontier() as db:
         assert db.execute("SELECT status FROM robots").fetchall() == [(200,)]      # the 429 was never cached
         assert db.execute("SELECT COUNT(*) FROM url_states WHERE status = 200").fetchone()[0] == 2
