@@ -246,6 +246,11 @@ class FrontierOperations(Protocol):
 
     def paused(self) -> bool: ...
 
+    def seeds_marked(self) -> str | None:
+        """The fingerprint of the seed list last marked in full, so a crawl start marks an unchanged one once."""
+
+    def set_seeds_marked(self, fingerprint: str) -> None: ...
+
     def close(self) -> None: ...
 
 

@@ -61,6 +61,7 @@ For the whole job, ``combine:{<job>}:``
                      reporting an empty frontier as a finished crawl.
 ``layout``           the key layout (LAYOUT), set with the job marker
 ``paused``           present while the job's harvesters are paused
+``seeds``            the fingerprint of the seed list last marked in full (a crawl start marks it once)
 
 A host's structures keep its URLs short: ``http://<host>`` is written ``:`` and
 ``https://<host>`` ``;``. Nothing is stored per URL but its entries in its
@@ -961,6 +962,13 @@ class RedisFrontier:
 
     def paused(self) -> bool:
         return bool(self.server.exists(self._key("paused")))
+
+    def seeds_marked(self) -> str | None:
+        value = self.server.get(self._key("seeds"))
+        return value.decode() if value is not None else None
+
+    def set_seeds_marked(self, fingerprint: str) -> None:
+        self.server.set(self._key("seeds"), fingerprint.encode())
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
         """Overwrite the priority of marked URLs (a PageRank recomputation)."""

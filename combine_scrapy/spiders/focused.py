@@ -8,15 +8,20 @@ pipelines do the rest.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 
 import scrapy
-from scrapy.exceptions import CloseSpider, UsageError
+from scrapy.exceptions import CloseSpider, DontCloseSpider, UsageError
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
+from scrapy.utils.asyncio import sleep
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet.defer import Deferred
 
 from combine_scrapy.context import CrawlContext
 from combine_scrapy.extensions import PAGES_STAT
+from combine_scrapy.faults import CrawlFault, stop_crawl
 from combine_scrapy.frontier import FrontierEntry, Outcome
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import JobConfigError, load_job
@@ -24,12 +29,16 @@ from combine_scrapy.middlewares import RobotsDisallowed, RobotsPending, UrlRejec
 
 #: The close reason of a crawl with nothing to start from (``scrapy crawl`` then exits with status 2).
 NO_USABLE_SEED = "no_usable_seed"
+#: Seeds marked in one frontier transaction; the reactor runs (signals, the log) between two.
+SEED_BATCH = 10_000
 
 
 class FocusedSpider(scrapy.Spider):
     name = "focused"
     #: Why the crawl had no usable seed, for the summary; None while it has one.
     seed_problem: str | None = None
+    #: The seeds' marking, running in the background of the crawl (None before it starts).
+    seed_marking: Deferred[None] | None = None
 
     #: How a focused crawl fetches: Scrapy settings of this spider alone (see :meth:`update_settings`).
     crawl_settings: dict[str, Any] = {
@@ -131,6 +140,7 @@ class FocusedSpider(scrapy.Spider):
         spider.context = CrawlContext.from_settings(settings, job)
         crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.seeds_all_refused, scrapy.signals.spider_idle)
+        crawler.signals.connect(spider.seeds_still_being_marked, scrapy.signals.spider_idle)
         spider.seed_set = frozenset(job.seeds)
         spider.seeds_refused_by_robots = set()
         return spider
@@ -140,7 +150,7 @@ class FocusedSpider(scrapy.Spider):
         return self.context.job
 
     async def start(self):
-        """Seeds enter through the scheduler, which marks them in the frontier.
+        """Start marking the seeds in the frontier, which the scheduler then hands out; yields no request itself.
 
         Each seed the URL rules refuse is named in a warning. Without a usable
         seed and with an empty frontier there is nothing to crawl: a
@@ -159,8 +169,44 @@ class FocusedSpider(scrapy.Spider):
             self.seed_problem += " and the frontier is empty: nothing to crawl"
             self.logger.error("job %s: %s", job.name, self.seed_problem)
             raise CloseSpider(NO_USABLE_SEED)
-        for url in job.seeds:
-            yield scrapy.Request(url, dont_filter=True)
+        self.seed_marking = deferred_from_coro(self._mark_seeds())
+        return
+        yield  # Spider.start is an async generator; the frontier hands out every URL
+
+    async def _mark_seeds(self) -> None:
+        """Mark the seeds SEED_BATCH at a time, the reactor free between batches, in the background of the crawl.
+
+        Pages are fetched meanwhile; a signal (or max_pages) stops the marking
+        between two batches. An unchanged seed list is marked once: the
+        frontier keeps the fingerprint of the list it marked in full.
+        """
+        job, frontier, stats = self.job, self.context.frontier, self.crawler.stats
+        try:
+            fingerprint = hashlib.sha256("\n".join(job.seeds).encode()).hexdigest()
+            if frontier.seeds_marked() == fingerprint:
+                self.logger.info("the %d seeds of seeds.txt were marked by an earlier run: not marked again", len(job.seeds))
+                return
+            for start in range(0, len(job.seeds), SEED_BATCH):
+                if not self.crawler.crawling:  # stopped while the seeds were marked: the next run marks them all
+                    self.logger.info("seeds marked: %d of %d when the crawl stopped", start, len(job.seeds))
+                    return
+                marked, rejected = self.context.mark((url, 0.0) for url in job.seeds[start:start + SEED_BATCH])
+                stats.inc_value("frontier/marked", marked)
+                stats.inc_value("seeds/marked", marked)
+                for reason, count in rejected.items():
+                    stats.inc_value(f"urls/rejected/{reason}", count)
+                await sleep(0)
+            frontier.set_seeds_marked(fingerprint)
+        except CrawlFault as fault:
+            stop_crawl(self.crawler, fault)
+        except Exception:  # a bug must not pass unseen in a background task: logged with its traceback, counted
+            stats.inc_value("seeds/mark_failed")
+            self.logger.exception("marking the seeds of job %s failed", job.name)
+
+    def seeds_still_being_marked(self, spider) -> None:
+        """On idle: the crawl waits while seeds are still being marked."""
+        if spider is self and self.seed_marking is not None and not self.seed_marking.called:
+            raise DontCloseSpider
 
     def seeds_all_refused(self, spider) -> None:
         """On idle: when robots.txt refused every seed and nothing was fetched, end with no_usable_seed."""
