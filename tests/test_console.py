@@ -25,6 +25,7 @@ from selenium.webdriver.common.by import By
 from test_commands import scrapy
 
 from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.operations.console.app import host_name
 from combine_scrapy.operations.sampleweb import LoopbackWeb
 
 pytestmark = pytest.mark.crawl
@@ -205,6 +206,14 @@ def test_api_answers_and_actions_need_the_token(job_dir):
                                      served.token)
             assert status == 400 and problem in answer["error"], (priority, answer)
         assert call(served.url + "/api/stop", "POST", {}, served.token)[1] == {"stopping": []}
+        for host, status in (("rebound.example", 421), ("evil.example:80", 421), ("localhost:1", 200)):
+            try:
+                with urllib.request.urlopen(urllib.request.Request(served.url + "/api/status", headers={"Host": host}),
+                                            timeout=30) as response:
+                    answered = response.status
+            except urllib.error.HTTPError as e:
+                answered = e.code
+            assert answered == status, host
     finally:
         served.stop()
 
@@ -242,3 +251,11 @@ def test_pause_and_resume_reach_every_harvester_through_the_redis_frontier(job_d
     finally:
         delete_job_keys(REDIS_URL, job_dir.name)
         frontier.close()
+
+
+@pytest.mark.parametrize("header, name", [
+    ("127.0.0.1:8080", "127.0.0.1"), ("[::1]:8080", "::1"), ("[::1]", "::1"), ("LocalHost", "localhost"),
+    ("example.org.:80", "example.org"), ("evil.example", "evil.example"),
+])
+def test_the_name_in_a_host_header(header, name):
+    assert host_name(header) == name

@@ -181,6 +181,7 @@ class FocusedSpider(scrapy.Spider):
         frontier keeps the fingerprint of the list it marked in full.
         """
         job, frontier, stats = self.job, self.context.frontier, self.crawler.stats
+        started = time.monotonic()
         try:
             fingerprint = hashlib.sha256("\n".join(job.seeds).encode()).hexdigest()
             if frontier.seeds_marked() == fingerprint:
@@ -197,6 +198,8 @@ class FocusedSpider(scrapy.Spider):
                     stats.inc_value(f"urls/rejected/{reason}", count)
                 await sleep(0)
             frontier.set_seeds_marked(fingerprint)
+            self.logger.info("the %d seeds of seeds.txt marked in %.1f s (%d new)", len(job.seeds),
+                             time.monotonic() - started, stats.get_value("seeds/marked", 0))
         except CrawlFault as fault:
             stop_crawl(self.crawler, fault)
         except Exception:  # a bug must not pass unseen in a background task: logged with its traceback, counted

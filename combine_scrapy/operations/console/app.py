@@ -2,7 +2,10 @@
 
 Reading is open to whoever reaches the port (127.0.0.1 unless ``--bind``
 says otherwise); actions (seed, pause, resume, stop) need the console's
-token as ``Authorization: Bearer TOKEN``. Every page, script and style comes
+token as ``Authorization: Bearer TOKEN``. A request whose ``Host`` is not a
+name the console was started for (the loopback names, the bound address,
+``--host-name``) gets 421: a page elsewhere that makes a browser resolve its
+own name to this machine (DNS rebinding) reads nothing. Every page, script and style comes
 from this server, and the Content-Security-Policy forbids anything else.
 All database work runs in one worker thread, so a slow query never blocks
 the event loop and SQLite connections stay in the thread that opened them.
@@ -36,14 +39,25 @@ SECURITY_HEADERS = {
 }
 #: URLs one seed action takes at most.
 SEED_LIMIT = 100_000
+#: Host header names a console always answers (with the address it is bound to and those --host-name adds).
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def host_name(header: str) -> str:
+    """The name in a Host header, without its port or IPv6 brackets, lower-case (``[::1]:8080`` gives ``::1``)."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:header.find("]")] if "]" in header else header
+    return header.rpartition(":")[0].rstrip(".") if ":" in header else header.rstrip(".")
 
 
 class Console:
     """The application's state: the job's data (opened in the worker thread), the token, the OAI provider."""
 
     def __init__(self, job: str, open_data: Callable[[], ConsoleData], token: str, *, admin_email: str,
-                 oai_page_size: int = 100):
+                 oai_page_size: int = 100, host_names: frozenset[str] = LOOPBACK_NAMES):
         self.job = job
+        self.host_names = frozenset(name.lower().strip("[]").rstrip(".") for name in host_names)
         self.open_data = open_data
         self.token = token
         self.admin_email = admin_email
@@ -78,7 +92,13 @@ def console_of(request: web.Request) -> Console:
 
 @web.middleware
 async def security(request: web.Request, handler):
-    """Actions need the token; every answer carries the headers that keep the page to this server."""
+    """Only the console's own host names; actions need the token; every answer carries the headers that keep the
+    page to this server."""
+    if host_name(request.host) not in console_of(request).host_names:
+        response = web.json_response({"error": f"this console answers for {', '.join(sorted(console_of(request).host_names))}"
+                                      " only (scrapy serve --host-name adds a name)"}, status=421)
+        response.headers.update(SECURITY_HEADERS)
+        return response
     if request.method == "POST" and request.path.startswith("/api/"):
         if not console_of(request).authorized(request):
             response = web.json_response({"error": "this action needs the console's token (Authorization: Bearer TOKEN)"},
