@@ -191,11 +191,11 @@ class FocusedSpider(scrapy.Spider):
                 if not self.crawler.crawling:  # stopped while the seeds were marked: the next run marks them all
                     self.logger.info("seeds marked: %d of %d when the crawl stopped", start, len(job.seeds))
                     return
-                marked, rejected = self.context.mark((url, 0.0) for url in job.seeds[start:start + SEED_BATCH])
+                marked, refused = self.context.mark_seeds(job.seeds[start:start + SEED_BATCH])
                 stats.inc_value("frontier/marked", marked)
                 stats.inc_value("seeds/marked", marked)
-                for reason, count in rejected.items():
-                    stats.inc_value(f"urls/rejected/{reason}", count)
+                if refused:
+                    stats.inc_value("urls/rejected/host_full", refused)
                 await sleep(0)
             frontier.set_seeds_marked(fingerprint)
             self.logger.info("the %d seeds of seeds.txt marked in %.1f s (%d new)", len(job.seeds),
