@@ -8,6 +8,14 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${SYSTEM_PACKAGES} \
  && rm -rf /var/lib/apt/lists/*
 
+# Render = auto / always (combine.cfg) needs a browser: build with --build-arg RENDER=1 for the image with Debian's
+# chromium (some 300 MB more). Without it, a crawl renders nothing and counts the pages it would have rendered
+# (render/skipped/no_browser).
+ARG RENDER=0
+RUN if [ "$RENDER" = "1" ]; then apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium \
+ && rm -rf /var/lib/apt/lists/*; fi
+
 WORKDIR /app
 COPY requirements.txt ./
 RUN pip install --no-cache-dir -r requirements.txt

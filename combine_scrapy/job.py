@@ -28,7 +28,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from combine_scrapy.access.urls import RULE_TIMEOUT, UrlRule, UrlRules, Verdict, check_url, parse_serveralias
+from combine_scrapy.access.urls import (
+    DEFAULT_ALLOW,
+    RULE_TIMEOUT,
+    UrlRule,
+    UrlRules,
+    Verdict,
+    check_url,
+    parse_serveralias,
+)
 from combine_scrapy.document.convert import DEFAULT_CONVERTERS, Converter, converter_map
 from combine_scrapy.document.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE
 from combine_scrapy.document.neardup import MAX_DISTANCE as MAX_NEAR_DUPLICATE_DISTANCE
@@ -53,6 +61,8 @@ SEEDS_FILE = "seeds.txt"
 SITES_OK_FILE = "sitesOK.txt"
 # What the topic filter reads as a page's text: all of it (Combine), or its main content block.
 TOPIC_TEXTS = ("all", "main")
+# When a page is rendered in a browser: never, when it looks built by its scripts, or every HTML page.
+RENDER_MODES = ("never", "auto", "always")
 
 
 
@@ -117,6 +127,12 @@ def _parse_timeout(text: str) -> float:
 
 def _parse_positive_int(text: str) -> int:
     return int(_in_range(_number(text, whole=True), text, f"a whole number from 1 to {MAX_WHOLE:,}", 1, MAX_WHOLE))
+
+
+def _parse_render_mode(text: str) -> str:
+    if text.lower() not in RENDER_MODES:
+        raise ValueError(f"expected one of {', '.join(RENDER_MODES)}, got {excerpt(text)}")
+    return text.lower()
 
 
 def _parse_strategy(text: str) -> str:
@@ -269,8 +285,15 @@ VARIABLES: dict[str, _Variable] = {
     "saveIrrelevant": _Variable("archive", "save_irrelevant", _parse_bool,
                                 "keep the pages the topic filter turns down apart, as negatives for scrapy train --crawled"),
     "IrrelevantMaxPages": _Variable("archive", "irrelevant_max_pages", _parse_positive_int, "irrelevant pages kept at most"),
+    # Rendering (not Combine's): pages built by their scripts, rendered in headless Chromium (combine_scrapy/render/).
+    "Render": _Variable("rendering", "mode", _parse_render_mode,
+                        "render pages in a browser: never, auto (pages that look built by their scripts) or always"),
+    "RenderMaxPages": _Variable("rendering", "max_pages", _parse_positive_int, "pages rendered at once at most"),
+    "RenderMaxPagesPerHost": _Variable("rendering", "max_pages_per_host", _parse_positive_int,
+                                       "pages of one host rendered at once at most"),
+    "RenderTimeout": _Variable("rendering", "timeout", _parse_timeout, "seconds a render may take"),
 }
-BLOCKS = ("allow", "exclude", "sessionids", "serveralias", "converters")
+BLOCKS = ("allow", "exclude", "sessionids", "serveralias", "converters", "render")
 #: Variables whose empty value means something (no From header, no HEAD-only extensions); any other needs a value.
 MAY_BE_EMPTY = frozenset({"OperatorEmail", "HeadOnlyExtensions"})
 #: Combine's binary extensions, fetched with HEAD only (conf/default.cfg).
@@ -391,6 +414,30 @@ class Archive:
     irrelevant_max_pages: int = 100_000
 
 
+@dataclasses.dataclass(frozen=True)
+class Rendering:
+    """Which pages are rendered in a browser, and the bounds of rendering (combine_scrapy/render/)."""
+
+    mode: str = "auto"
+    max_pages: int = 4
+    max_pages_per_host: int = 1
+    timeout: float = 30.0
+    #: ``<render>`` rules (as ``<allow>``'s): a page is rendered only on a host one of them matches.
+    rules: tuple[UrlRule, ...] = DEFAULT_ALLOW
+
+    def renders(self, url: str, host: str) -> bool:
+        """Whether the page at ``url`` (its host name ``host``) may be rendered."""
+        return self.mode != "never" and any(_rule_says_yes(rule, url, host) for rule in self.rules)
+
+
+def _rule_says_yes(rule: UrlRule, url: str, host: str) -> bool:
+    """Whether a rule matches; one that runs past its time limit (it backtracks) has not."""
+    try:
+        return rule.matches(url, host)
+    except TimeoutError:
+        return False
+
+
 #: The groups of a JobConfig that combine.cfg variables set, and their classes.
 GROUPS: dict[str, type] = {
     "locks": LockIntervals,
@@ -402,6 +449,7 @@ GROUPS: dict[str, type] = {
     "sitemaps": Sitemaps,
     "analysis": Analysis,
     "archive": Archive,
+    "rendering": Rendering,
 }
 
 
@@ -428,6 +476,7 @@ class JobConfig:
     sitemaps: Sitemaps = Sitemaps()
     analysis: Analysis = Analysis()
     archive: Archive = Archive()
+    rendering: Rendering = Rendering()
 
 
 class Job(JobConfig):
@@ -526,22 +575,27 @@ def parse_config(path: Path) -> tuple[dict[str, tuple[int, str]], dict[str, list
     return values, blocks
 
 
+def _rule_block(path: Path, name: str, entries: list[tuple[int, str]]) -> tuple[UrlRule, ...]:
+    """The rules of an ``<allow>``-like block; an error names the line."""
+    rules = []
+    for number, entry in entries:
+        try:
+            rule = UrlRule.parse(entry, source=f"{path.name} line {number}")
+        except ValueError as e:
+            raise JobConfigError(path, number, f"bad {name} rule {excerpt(entry)}: {e}") from e
+        if rule.backtracks:
+            logger.warning("%s line %d: %s rule %s may backtrack (%s): it runs with a %g s limit on each URL,"
+                           " and a URL it cannot decide in time is refused", path, number, name,
+                           excerpt(entry), rule.backtracks, RULE_TIMEOUT)
+        rules.append(rule)
+    return tuple(rules)
+
+
 def _url_rules(path: Path, limits: dict[str, int], blocks: dict[str, list[tuple[int, str]]]) -> UrlRules:
     changes: dict[str, Any] = dict(limits)
     for name in ("allow", "exclude"):
         if name in blocks:
-            rules = []
-            for number, entry in blocks[name]:
-                try:
-                    rule = UrlRule.parse(entry, source=f"{path.name} line {number}")
-                except ValueError as e:
-                    raise JobConfigError(path, number, f"bad {name} rule {excerpt(entry)}: {e}") from e
-                if rule.backtracks:
-                    logger.warning("%s line %d: %s rule %s may backtrack (%s): it runs with a %g s limit on each URL,"
-                                   " and a URL it cannot decide in time is refused", path, number, name,
-                                   excerpt(entry), rule.backtracks, RULE_TIMEOUT)
-                rules.append(rule)
-            changes[name] = tuple(rules)
+            changes[name] = _rule_block(path, name, blocks[name])
     if "sessionids" in blocks:
         changes["sessionids"] = tuple(entry for _, entry in blocks["sessionids"])
     if "serveralias" in blocks:
@@ -674,6 +728,8 @@ def load_config(name: str, topics_dir: Path | str = "topics") -> JobConfig:
     sites_ok = _sites_ok(directory / SITES_OK_FILE)
     if "converters" in blocks:
         groups["analysis"]["converters"] = _converters(config_path, blocks["converters"])
+    if "render" in blocks:
+        groups["rendering"]["rules"] = _rule_block(config_path, "render", blocks["render"])
 
     topic_path = directory / TOPIC_FILE
     definition = None

@@ -232,10 +232,17 @@ class RobotsMiddleware(CrawlComponent):
 
 
 def _request_kind(request: Request) -> str:
-    """What a request is, for log lines: a page, a followed redirect's hop or a robots.txt."""
+    """What a request is, for log lines: a page, a followed redirect's hop, a page's render or a robots.txt."""
     if "robots_bytes" in request.meta:
         return "robots.txt"
+    if "render_of" in request.meta:
+        return "render"
     return "redirect" if "redirect_times" in request.meta else "page"
+
+
+def _extra_turn(request: Request) -> bool:
+    """Whether the request is a second fetch of its host for one frontier URL: a redirect's hop, or a render."""
+    return "redirect_times" in request.meta or "render_of" in request.meta
 
 
 @implementer(IResolutionReceiver)
@@ -320,7 +327,7 @@ class HostPacingMiddleware(CrawlComponent):
     """Every request waits its host's turn, and a struggling host gets more time (:mod:`combine_scrapy.access.politeness`).
 
     The frontier hands out a host once per interval; what it does not hand
-    out (a followed redirect's hop, a robots.txt request) waits here for the
+    out (a followed redirect's hop, a page's render, a robots.txt request) waits here for the
     host's next turn as this harvester knows it, and a hop locks its host in
     the frontier while it waits and after its answer. A hop whose host is not
     free within the fetch's lease is not made (:class:`HopDeferred`): the
@@ -331,7 +338,7 @@ class HostPacingMiddleware(CrawlComponent):
 
     async def process_request(self, request: Request):
         context, host, now = self.context, host_of(request.url), time.time()
-        hop = "redirect_times" in request.meta
+        hop = _extra_turn(request)
         wait = context.pace.next_turn(host) - now
         if wait > context.lease_seconds:
             if hop:
@@ -389,7 +396,7 @@ class HostPacingMiddleware(CrawlComponent):
                 logger.info("host %s: interval now %.1f s (slow or overloaded)", host, delay)
             else:
                 logger.info("host %s: interval back to WaitIntervalHost", host)
-        if "redirect_times" in request.meta:  # the frontier did not hand this host out: keep it off until its turn
+        if _extra_turn(request):  # the frontier did not hand this host out: keep it off until its turn
             context.frontier.lock_host(host, context.pace.next_turn(host))
 
 

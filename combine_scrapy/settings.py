@@ -53,6 +53,11 @@ COMBINE_BEACON_INTERVAL = 1
 # `scrapy serve`: records in one OAI-PMH list response before a resumption token.
 COMBINE_OAI_PAGE_SIZE = 100
 
+# Render = auto / always (combine.cfg): the Chromium scrapy-playwright starts (Debian's chromium package; Playwright's
+# own browser download is not used), and switches added to its command line.
+COMBINE_CHROMIUM = "/usr/bin/chromium"
+COMBINE_CHROMIUM_ARGS = []
+
 LOG_LEVEL = "INFO"
 # Feeds of the records a crawl stores, as `scrapy export` writes them: scrapy crawl focused -a job=J -O out.xml:oai_dc
 # (combine_scrapy/records/export/feeds.py; jsonl replaces Scrapy's, which would write the raw fetches).

@@ -11,7 +11,8 @@ SYSTEM_PACKAGES=(
   poppler-utils ghostscript antiword unrtf catdoc util-linux
   mariadb-server redis-server redis-tools  # redis-tools: redis-cli joins the test Redis Cluster
   docker-compose  # the tests validate docker-compose.yml with it (no Docker engine needed)
-  chromium chromium-driver  # the console's browser tests (selenium drives Debian's chromium, nothing downloaded)
+  chromium chromium-driver  # rendering (Render in combine.cfg, through Playwright) and the console's browser tests
+                            # (selenium drives Debian's chromium): nothing downloaded
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -43,7 +44,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing Python packages from requirements.txt and requirements-test.txt"
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
   .venv/bin/python -m pip install -q -r requirements-test.txt 2>&1 | grep -v "^WARNING: Location" || true
-  .venv/bin/python -c "import scrapy, scrapy_redis, w3lib, tldextract, MySQLdb, textract, protego, pytest, selenium, sickle" \
+  .venv/bin/python -c "import scrapy, scrapy_redis, w3lib, tldextract, MySQLdb, textract, protego, pytest, selenium, sickle, scrapy_playwright" \
     || { echo "setup: Python packages failed to install" >&2; exit 1; }
   echo "$want" > "$stamp"
 fi

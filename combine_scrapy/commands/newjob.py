@@ -36,6 +36,8 @@ BLOCK_HELP = {
     "serveralias": "<serveralias>: 'www.example.com example.com' rewrites the later hosts to the first. Default: none.",
     "converters": "<converters>: 'mime/type = program args {input}' lines; '= none' switches a default off.\n"
                   "Default: pdftotext, ps2ascii, antiword, catdoc, xls2csv, catppt, unrtf, textract.",
+    "render": "<render> rules, in <allow>'s form: pages are rendered (Render = auto or always) only on the hosts\n"
+              "one matches. Default: every host.",
 }
 
 TOPIC_TEMPLATE = """\

@@ -19,6 +19,7 @@ from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred
 
+from combine_scrapy import render
 from combine_scrapy.context import CrawlContext
 from combine_scrapy.extensions import PAGES_STAT
 from combine_scrapy.faults import CrawlFault, stop_crawl
@@ -74,6 +75,8 @@ class FocusedSpider(scrapy.Spider):
             "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
             "combine_scrapy.middlewares.JobHeadersMiddleware": 400,
             "combine_scrapy.middlewares.FetchLimitsMiddleware": 450,
+            # Render = auto / always: a fetched page rendered in Chromium (scrapy-playwright) when it needs it.
+            "combine_scrapy.render.middleware.RenderMiddleware": 460,
             "combine_scrapy.middlewares.HostPacingMiddleware": 500,
             "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
             "combine_scrapy.middlewares.BoundedHttpCompressionMiddleware": 590,
@@ -135,6 +138,8 @@ class FocusedSpider(scrapy.Spider):
             job = load_job(spider.job_name, settings.get("COMBINE_TOPICS_DIR"))
         except JobConfigError as e:
             raise UsageError(f"bad job: {e}") from e
+        for name, value in render.crawl_settings(job, settings).items():
+            settings.set(name, value, priority="spider")
         if spider.continuous:  # run forever: wait for whatever comes due, however far away
             settings.set("COMBINE_IDLE_HORIZON", float("inf"), priority="spider")
         spider.context = CrawlContext.from_settings(settings, job)

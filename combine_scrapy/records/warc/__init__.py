@@ -14,7 +14,12 @@ the records themselves):
   no longer describes the archived body, so it is kept renamed as
   ``X-Crawler-Transfer-Encoding``;
 - a body the crawl stopped reading (UAmaxSize, robots.txt's 500 KiB) is marked
-  ``WARC-Truncated: length``, one the connection cut ``WARC-Truncated: disconnect``.
+  ``WARC-Truncated: length``, one the connection cut ``WARC-Truncated: disconnect``;
+- a page rendered in the browser (``Render`` in combine.cfg): its rendered DOM
+  as a ``conversion`` record (``text/html; charset=utf-8``) that refers to the
+  response record of its HTTP fetch (``WARC-Refers-To``) and names the
+  rendering in ``WARC-Crawler-Rendered``; it is not in the CDXJ index, which
+  lists what the server sent.
 
 Each record is gzipped on its own (a ``.warc.gz`` any WARC reader seeks in);
 a file starts with a ``warcinfo`` record, is written as ``NAME.warc.gz.open``
@@ -72,11 +77,12 @@ class Exchange:
 
 @dataclass(frozen=True)
 class ArchivedResponse:
-    """Where a response record went: its file, offset and length in bytes (gzipped)."""
+    """Where a response record went: its file, offset and length in bytes (gzipped), and its WARC-Record-ID."""
 
     filename: str
     offset: int
     length: int
+    record_id: str = ""
 
 
 def _request_target(url: str) -> tuple[str, str]:
@@ -135,7 +141,9 @@ class WarcArchive:
         request = self._request_record(writer, exchange, response.rec_headers.get_header("WARC-Record-ID"))
         offset = current.out.tell()
         writer.write_record(response)
-        where = ArchivedResponse(current.path.name, offset, current.out.tell() - offset)
+        where = ArchivedResponse(
+            current.path.name, offset, current.out.tell() - offset, response.rec_headers.get_header("WARC-Record-ID") or ""
+        )
         writer.write_record(request)
         current.out.flush()
         current.index.write(cdxj_line(
@@ -146,6 +154,27 @@ class WarcArchive:
             response.rec_headers.get_header("WARC-Payload-Digest") or "",
             where,
         ))
+        if current.out.tell() >= self.max_size:
+            self._close_current()
+        return where
+
+    def write_conversion(self, url: str, html: bytes, fetched_at: float, rendered_by: str, refers_to: str = "") -> ArchivedResponse:
+        """Append a page's rendered DOM (UTF-8 HTML) as a conversion record, referring to its response record."""
+        current = self._current or self._open()
+        warc_headers = {
+            "WARC-Date": _warc_date(fetched_at),
+            "Content-Type": "text/html; charset=utf-8",
+            "WARC-Crawler-Rendered": rendered_by,
+        }
+        if refers_to:
+            warc_headers["WARC-Refers-To"] = refers_to
+        record = current.writer.create_warc_record(
+            url, "conversion", payload=BytesIO(html), length=len(html), warc_headers_dict=warc_headers,
+        )
+        offset = current.out.tell()
+        current.writer.write_record(record)
+        where = ArchivedResponse(current.path.name, offset, current.out.tell() - offset, record.rec_headers.get_header("WARC-Record-ID") or "")
+        current.out.flush()
         if current.out.tell() >= self.max_size:
             self._close_current()
         return where

@@ -15,7 +15,7 @@ from typing import Self
 import scrapy
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.http import Headers, Response
+from scrapy.http import Headers, Response, TextResponse
 
 from combine_scrapy.context import CrawlComponent
 from combine_scrapy.records.warc import Exchange, WarcArchive
@@ -24,6 +24,8 @@ logger = logging.getLogger(__name__)
 
 #: Where a job's WARC files go, under its data directory.
 WARC_DIR = "warc"
+#: What a conversion record of a rendered page says made it (WARC-Crawler-Rendered).
+RENDERED_BY = "headless Chromium (scrapy-playwright): the DOM after the page's scripts ran"
 #: Response flags Scrapy sets, and the WARC-Truncated reason each means.
 _TRUNCATED = {"download_stopped": "length", "dataloss": "disconnect", "partial": "disconnect"}
 
@@ -90,6 +92,8 @@ class WarcMiddleware(CrawlComponent):
     def process_response(self, request: Request, response: Response) -> Response:
         if self.archive is None:
             return response
+        if "render_of" in request.meta:
+            return self._archive_render(self.archive, request, response)
         stats = self.crawler.stats
         exchange = exchange_of(request, response, time.time())
         try:
@@ -98,8 +102,26 @@ class WarcMiddleware(CrawlComponent):
             stats.inc_value("warc/failed")
             logger.error("WARC: cannot archive %s: %s", response.url, e)
             return response
+        # A render of this page (combine_scrapy/render/) copies the request's meta and refers to this record.
+        request.meta["warc_record_id"] = where.record_id
         stats.inc_value("warc/responses")
         stats.inc_value("warc/bytes", where.length)
         if exchange.truncated:
             stats.inc_value("warc/truncated")
+        return response
+
+    def _archive_render(self, archive: WarcArchive, request: Request, response: Response) -> Response:
+        """A rendered page: its DOM as a conversion record of the page's HTTP response (archived before it)."""
+        stats = self.crawler.stats
+        html = response.text.encode("utf-8") if isinstance(response, TextResponse) else response.body
+        try:
+            where = archive.write_conversion(
+                request.meta["render_of"], html, time.time(), RENDERED_BY, request.meta.get("warc_record_id", "")
+            )
+        except OSError as e:
+            stats.inc_value("warc/failed")
+            logger.error("WARC: cannot archive the render of %s: %s", response.url, e)
+            return response
+        stats.inc_value("warc/conversions")
+        stats.inc_value("warc/bytes", where.length)
         return response
