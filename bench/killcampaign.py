@@ -97,7 +97,8 @@ class Campaign:
         }
         job = self.topics / self.name
         job.mkdir(parents=True)
-        (job / "combine.cfg").write_text(f"WaitIntervalHost = {wait}\nsaveHTML = 0\nnearDuplicates = 0\n")
+        # AllowPrivateAddresses: the loopback web is on hosts the job does not name but its seed
+        (job / "combine.cfg").write_text(f"WaitIntervalHost = {wait}\nsaveHTML = 0\nnearDuplicates = 0\nAllowPrivateAddresses = 1\n")
         (job / "topicdefinition.txt").write_text(TOPIC)
         (job / "seeds.txt").write_text(web.url(HOSTS[0]) + "\n")
         self.started = 0
