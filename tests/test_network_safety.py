@@ -18,7 +18,14 @@ from types import SimpleNamespace
 import pytest
 from conftest import free_port
 
-from combine_scrapy.access.addresses import AddressPolicy, non_public, parse_ip, scheme_refusal
+from combine_scrapy.access.addresses import (
+    AddressPolicy,
+    _endpoint,
+    canonical_endpoint,
+    non_public,
+    parse_ip,
+    scheme_refusal,
+)
 from combine_scrapy.access.politeness import MAX_RETRY_AFTER, MIN_BACKOFF, HostPace, parse_retry_after
 from combine_scrapy.access.urls import SCHEMES, UrlRule
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
@@ -388,3 +395,9 @@ def test_retry_after_on_robots_txt_holds_the_host_until_then_not_for_a_day(job_d
     with job_dir.frontier() as db:
         assert db.execute("SELECT status FROM robots").fetchall() == [(200,)]      # the 429 was never cached
         assert db.execute("SELECT COUNT(*) FROM url_states WHERE status = 200").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("url", ["http://example.org/", "https://example.org:8443/a", "http://127.0.0.2:8000/x?y",
+                                 "http://[::1]:8080/", "https://[2001:db8::7]/", "ftp://files.example/pub/", "http://a.b"])
+def test_the_endpoint_of_a_canonical_url_is_read_as_urlsplit_reads_it(url):
+    assert canonical_endpoint(url) == _endpoint(url)
