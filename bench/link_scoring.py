@@ -73,8 +73,7 @@ def measure(args) -> dict:
 
     started = time.perf_counter()
     for number, page in enumerate(pages):
-        scorer.select(page, 120.0, True, source_url=f"http://h0.example/q{number}.html",
-                      host_yield=lambda host: (10, 3))
+        scorer.select(page, 120.0, True, source_url=f"http://h0.example/q{number}.html")
     timings["online"] = (time.perf_counter() - started) / len(pages)
 
     urls = [scorer.learner.canonical(link.url) for page in pages for link in page[len(page) // 2:]]

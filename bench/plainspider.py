@@ -9,7 +9,9 @@ request in flight per host, no delay. It is run with Scrapy's default
 settings, not this project's (which would install the frontier scheduler).
 ``--breadth-first`` crawls in breadth-first order as Scrapy's FAQ sets it up
 (DEPTH_PRIORITY = 1, FIFO queues, one global priority queue): the peer of
-the focus benchmark (bench/focushard.py).
+the focus benchmark (bench/focushard.py). It follows the http(s) links of
+text responses (not ``mailto:``); ``--allowed-domain`` keeps it on a domain
+as a spider's ``allowed_domains`` does (bench/focusreal: the doc web's hosts).
 """
 
 from __future__ import annotations
@@ -18,22 +20,29 @@ import argparse
 
 import scrapy
 from scrapy.crawler import CrawlerProcess
+from scrapy.http import TextResponse
 
 
 class PlainSpider(scrapy.Spider):
     name = "plain"
 
-    def __init__(self, seeds: list[str], **kwargs):
+    def __init__(self, seeds: list[str], allowed_domains: list[str] | None = None, **kwargs):
         super().__init__(**kwargs)
         self.seeds = seeds
+        if allowed_domains:
+            self.allowed_domains = allowed_domains  # Scrapy's OffsiteMiddleware drops requests elsewhere
 
     async def start(self):
         for url in self.seeds:
             yield scrapy.Request(url)
 
     def parse(self, response):
+        if not isinstance(response, TextResponse):  # an image or a PDF a link led to: nothing to follow
+            return
         for href in response.css("a::attr(href)").getall():
-            yield response.follow(href)
+            url = response.urljoin(href.strip())
+            if url.startswith(("http://", "https://")):  # not mailto:, javascript: and the like
+                yield response.follow(url)
 
 
 #: Scrapy's breadth-first order (its FAQ, "Does Scrapy crawl in breadth-first or depth-first order?").
@@ -71,9 +80,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="CONCURRENT_REQUESTS")
     parser.add_argument("--max-pages", type=int, default=0, help="stop after this many responses (0: no bound)")
     parser.add_argument("--breadth-first", action="store_true", help="Scrapy's breadth-first order")
+    parser.add_argument("--allowed-domain", action="append", default=[], metavar="DOMAIN",
+                        help="follow links to this domain and its subdomains only (the spider's allowed_domains)")
     args = parser.parse_args(argv)
     process = CrawlerProcess(settings=settings(args.seconds, args.concurrency, args.max_pages, args.breadth_first))
-    process.crawl(PlainSpider, seeds=args.seeds)
+    process.crawl(PlainSpider, seeds=args.seeds, allowed_domains=args.allowed_domain)
     process.start()
 
 

@@ -24,11 +24,12 @@ from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.redis import OUTAGE_PATIENCE, RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.frontier.strategy import strategy_named
-from combine_scrapy.job import Job
+from combine_scrapy.job import ONE_WORD_HOST, Job, one_word_host
 from combine_scrapy.links.learned import LearnedLinkScorer
 from combine_scrapy.links.online import OnlineLinkLearner
 from combine_scrapy.links.scoring import LinkScorer
 from combine_scrapy.records.store import RecordStore, open_store
+from combine_scrapy.stores import data_directory
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -129,7 +130,7 @@ class CrawlContext:
             redis_outage_patience = settings.getfloat("COMBINE_REDIS_OUTAGE_PATIENCE")
         return cls.open(
             job,
-            settings.get("COMBINE_DATA_DIR"),
+            data_directory(settings),
             max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
             redis_url=settings.get("REDIS_URL"),
             lease_seconds=settings.getfloat("COMBINE_LEASE_SECONDS"),
@@ -167,13 +168,15 @@ class CrawlContext:
         return marked, refused
 
     def mark(
-        self, candidates: Iterable[tuple[str, float]], source: str | None = None, *, distance: int = 0
+        self, candidates: Iterable[tuple[str, float]], source: str | None = None, *, distance: int = 0, seeds: bool = False
     ) -> tuple[int, Counter[str]]:
         """Canonicalize, validate and mark ``(url, priority)`` pairs for crawling, ``distance`` link hops
         from the last relevant page.
 
         Every URL is canonicalized here, once, before the frontier sees it.
         ``source`` is the page the links were found on, for the link graph.
+        ``seeds``: they were given by a person (scrapy seed, the console), who
+        means a full host name: a one-word host (``http://x/``) is refused.
         A URL already marked and not yet fetched keeps the better priority and
         distance of the two (counted as ``frontier/raised``). Returns how many
         were new, and the rejected ones counted by reason.
@@ -189,6 +192,8 @@ class CrawlContext:
             if refusal:
                 logger.debug("refused %s: %s, and the job does not name the host", verdict.url, refusal)
                 rejected[PRIVATE_ADDRESS] += 1
+            elif verdict.ok and seeds and one_word_host(verdict.url):
+                rejected[ONE_WORD_HOST] += 1
             elif verdict.ok:
                 accepted[verdict.url] = max(priority, accepted.get(verdict.url, priority))
             else:

@@ -18,8 +18,10 @@ from scrapy.utils.asyncio import create_looping_call
 from combine_scrapy.context import CrawlComponent
 from combine_scrapy.faults import FAULT_REASONS, CrawlFault, stop_crawl
 from combine_scrapy.frontier import FrontierCounts
+from combine_scrapy.links.saturation import RECENT_FETCHES, SATURATED
 from combine_scrapy.operations.control import harvesters_dir, write_pid_file
 from combine_scrapy.operations.harvestlog import FetchRow, HarvestLog, format_rate, harvest_rate, log_path
+from combine_scrapy.stores import data_directory
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +50,7 @@ class Progress:
     hosts_marked: int
     hosts_waiting: int
     next_host_free: float | None = None  # seconds until the first waiting host may be fetched again
+    recent_new_rate: float = 0.0  # new relevant records per fetch over the last RECENT_FETCHES fetches
 
     @property
     def harvest_rate(self) -> str:
@@ -58,7 +61,8 @@ class Progress:
         every_host_waits = self.hosts_marked and self.hosts_waiting == self.hosts_marked
         return (
             f"progress: {self.pages} pages ({self.per_minute:.0f}/min), {self.relevant} relevant "
-            f"(harvest rate {self.harvest_rate}), {self.records} records; frontier {self.frontier_urls} URLs, "
+            f"(harvest rate {self.harvest_rate}), {self.records} records "
+            f"({self.recent_new_rate:.1%} of the last {RECENT_FETCHES} fetches new); frontier {self.frontier_urls} URLs, "
             f"{self.due} due, {self.locked} locked until due again; "
             f"{self.hosts_waiting} of {self.hosts_marked} hosts waiting their turn"
             + (f" (the next in {self.next_host_free:.0f} s)" if every_host_waits and self.next_host_free is not None else "")
@@ -182,6 +186,7 @@ class HarvestProgress(CrawlComponent):
             relevant=relevant,
             judged=relevant + stats.get_value("topic/irrelevant", 0),
             records=stats.get_value("records/new", 0),
+            recent_new_rate=stats.get_value("records/recent_new_rate", 0.0),
             frontier_urls=counts.urls,
             due=counts.marked_ready,
             locked=counts.marked_locked,
@@ -210,7 +215,7 @@ class HarvesterPidFile:
 
     @classmethod
     def from_crawler(cls, crawler):
-        extension = cls(crawler.settings.get("COMBINE_DATA_DIR"))
+        extension = cls(data_directory(crawler.settings))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
@@ -244,7 +249,7 @@ class HarvestLogWriter:
         settings = crawler.settings
         if not settings.getbool("COMBINE_HARVEST_LOG"):
             raise NotConfigured
-        extension = cls(crawler, settings.get("COMBINE_DATA_DIR"))
+        extension = cls(crawler, data_directory(settings))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
@@ -274,6 +279,7 @@ class HarvestLogWriter:
             score=classification.score if classification else None,
             best_class=best.name if best and classification.relevant else None,
             harvester=os.getpid(),
+            new_record=item.novel,
         )
 
     def spider_closed(self, spider, reason):
@@ -344,6 +350,9 @@ class HarvestSummary(CrawlComponent):
         ]
         if reason in FAULT_REASONS:
             return "\n".join([*head, f"stopped: {stats.get('fault/message')}"])
+        if reason == SATURATED:
+            head.append(f"saturated (StopWhenSaturated = {context.job.crawling.stop_when_saturated}): "
+                        f"{stats.get('saturation/reason')}")
         counts = context.frontier.counts(time.time())
         return "\n".join([
             *head,

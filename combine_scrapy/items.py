@@ -33,3 +33,4 @@ class Fetch:
     record_key: str | None = None  # MD5 of the content, the key of its record; set by ParsePipeline
     distance: int = 0            # link hops since the last relevant page on the best known path (from the frontier)
     stored_key: str | None = None  # key of the record RecordPipeline stored the page in (a near-duplicate's is another's)
+    novel: bool | None = None    # a stored relevant page made a new record (False: it joined a stored one as a duplicate)

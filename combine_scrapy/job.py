@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import ipaddress
 import logging
 import math
 import os
@@ -27,6 +28,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from combine_scrapy.access.urls import (
     DEFAULT_ALLOW,
@@ -51,6 +53,7 @@ from combine_scrapy.topic import (
     build_filter,
     load_topic_definition,
 )
+from combine_scrapy.topic.definition import NoTermRows
 from combine_scrapy.topic.filters import PLAIN_NAMES, POSITION_NAMES
 
 logger = logging.getLogger(__name__)
@@ -239,6 +242,11 @@ VARIABLES: dict[str, _Variable] = {
     "Revisit": _Variable("crawling", "revisit", _parse_bool, "keep fetched pages marked and revisit them"),
     "RevisitMaxAge": _Variable("crawling", "revisit_max_age", _parse_seconds,
                                "seconds of expected age after which a page is revisited"),
+    # Saturation (not Combine's): end a crawl that keeps finding nothing new.
+    "StopWhenSaturated": _Variable("crawling", "stop_when_saturated", _parse_count,
+                                   "end the crawl (finish reason saturated) once this many fetches in a row gave no new "
+                                   "relevant record and the link model expects less than one from as many of the best "
+                                   "waiting links (0: never)"),
     # Link relevance: online, propagate (Combine's), RW (relevance weighting) or RWB (RW with random boosts).
     "LinkStrategy": _Variable("links", "method", _parse_link_method,
                               "which links to mark: online (learned while crawling), propagate (Combine: links of relevant pages only), RW or RWB"),
@@ -340,6 +348,7 @@ class Crawling:
     revisit: bool = False
     revisit_max_age: float = 86_400
     max_urls_per_host: int | None = None
+    stop_when_saturated: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -484,6 +493,10 @@ class Job(JobConfig):
 
     ``build_job`` builds both at once, so that a bad job fails when it is loaded.
     """
+
+    def __repr__(self) -> str:
+        """Short: the name and directory (the shell lists the job by it), not every setting."""
+        return f"<Job {self.name} in {self.directory}>"
 
     @classmethod
     def of(cls, config: JobConfig) -> Job:
@@ -680,11 +693,34 @@ def _seeds(path: Path, rules: UrlRules) -> tuple[tuple[str, ...], tuple[RefusedS
             refused.append(RefusedSeed(path, number, url, "holds a space: write one URL a line (a space in a URL is %20)"))
             continue
         verdict = check_url(url, rules)
-        if verdict.ok:
-            seeds.append(verdict.url)
-        else:
+        if not verdict.ok:
             refused.append(RefusedSeed(path, number, url, refusal_reason(url, verdict)))
+        elif one_word_host(verdict.url):
+            refused.append(RefusedSeed(
+                path, number, url,
+                f"host {excerpt(urlsplit(verdict.url).hostname or '')} is one word: a seed names a full host "
+                "(www.example.org), an IP address or localhost",
+            ))
+        else:
+            seeds.append(verdict.url)
     return tuple(dict.fromkeys(seeds)), tuple(refused)
+
+
+#: Why a seed with a one-word host is refused (the count's name in scrapy seed's answer).
+ONE_WORD_HOST = "one_word_host"
+
+
+def one_word_host(url: str) -> bool:
+    """Whether the URL's host is a single word that is neither an IP address nor localhost (``http://x/``, a slip
+    for a full name that only a local resolver's search domains would make something of)."""
+    host = urlsplit(url).hostname or ""
+    if "." in host or ":" in host or host == "localhost":
+        return False
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return True
+    return False
 
 
 def find_job_dir(name: str, topics_dir: Path | str) -> Path:
@@ -736,6 +772,10 @@ def load_config(name: str, topics_dir: Path | str = "topics") -> JobConfig:
     if os.path.lexists(topic_path):
         try:
             definition = load_topic_definition(topic_path)
+        except NoTermRows as e:
+            # svm, vector and plug-ins need no topic definition: newjob's, comments only, is as good as none.
+            if TopicConfig(**groups["topic"]).classify_plugin in (*PLAIN_NAMES, *POSITION_NAMES):
+                raise JobConfigError(e.source, e.line, e.message) from e
         except TopicDefinitionError as e:
             raise JobConfigError(e.source, e.line, e.message) from e
 

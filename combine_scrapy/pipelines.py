@@ -12,7 +12,7 @@ import logging
 from urllib.parse import urljoin
 
 from scrapy import signals
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from combine_scrapy.access.politeness import OVERLOAD_STATUSES, parse_retry_after
@@ -25,9 +25,11 @@ from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status, vali
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
 from combine_scrapy.items import Fetch
 from combine_scrapy.links.online import DamagedModel, store_for
+from combine_scrapy.links.saturation import SATURATED, NoveltyWatch
 from combine_scrapy.links.scoring import LinkCandidate
 from combine_scrapy.records.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.records.store import Stored
+from combine_scrapy.stores import data_directory
 from combine_scrapy.topic import Document
 
 logger = logging.getLogger(__name__)
@@ -154,6 +156,7 @@ class RecordPipeline(CrawlComponent):
                 near = job.analysis.near_duplicate_distance if job.analysis.near_duplicates else None
                 stored = store.store(self._record(item), near_duplicate_distance=near)
                 self.stats.inc_value(f"records/{stored.value}")
+                item.novel = stored is Stored.NEW
                 item.stored_key = store.key_for_url(item.url) if stored is Stored.NEAR_DUPLICATE else item.record_key
                 return item
         if item.outcome in (Outcome.SUCCESS, Outcome.NOT_FOUND, Outcome.ROBOTS):
@@ -171,6 +174,7 @@ class RecordPipeline(CrawlComponent):
             title=page.title,
             text=page.text,
             mime_type=page.mime_type,
+            main_text=page.main_text,
             headings=list(page.headings),
             meta={name: list(values) for name, values in page.meta.items()},
             links=[RecordLink(link.url, link.anchor, link.kind) for link in page.links],
@@ -210,6 +214,7 @@ class FrontierPipeline(CrawlComponent):
 
     def spider_opened(self, spider) -> None:
         super().spider_opened(spider)
+        self.novelty = NoveltyWatch(self.context.job.crawling.stop_when_saturated)
         self.sync_link_model()
 
     def process_item(self, item: Fetch) -> Fetch:
@@ -221,6 +226,7 @@ class FrontierPipeline(CrawlComponent):
         self._mark(self._next_urls(item), item.url, distance=0 if self._relevant(item) else item.distance + 1)
         if item.classification is not None:
             self._learn(item)
+            self._watch_novelty(self._new_relevant(item))
         locks = locks_for(item.outcome, context.job.locks, retry_after=item.retry_after)
         url_lock = locks.url
         revisit = context.job.crawling.revisit and item.outcome in (Outcome.SUCCESS, Outcome.NOT_MODIFIED)
@@ -237,7 +243,7 @@ class FrontierPipeline(CrawlComponent):
             etag=item.headers.get("etag") if item.outcome is Outcome.SUCCESS else None,
             last_modified=item.headers.get("last-modified") if item.outcome is Outcome.SUCCESS else None,
             score=item.classification.score if item.classification is not None else None,
-            relevant=item.classification.relevant if item.classification is not None else None,
+            relevant=self._new_relevant(item) if item.classification is not None else None,
         )
         return item
 
@@ -265,18 +271,31 @@ class FrontierPipeline(CrawlComponent):
         links = [LinkCandidate(link.url, link.anchor, link.title, link.context) for link in page.links]
         return self.context.link_scorer.select(
             links, classification.score, classification.relevant, distance=item.distance, source_url=item.url,
-            host_yield=getattr(self.context.frontier, "host_yield", None),
         )
 
     @staticmethod
     def _relevant(item: Fetch) -> bool:
         return item.classification is not None and item.classification.relevant
 
+    @staticmethod
+    def _new_relevant(item: Fetch) -> bool:
+        """Relevant and not a duplicate: a page that joined a stored record adds nothing to the collection,
+        so it counts for neither its host's yield nor the link model's positives."""
+        return item.classification is not None and item.classification.relevant and item.novel is not False
+
     def _learn(self, item: Fetch) -> None:
-        """The online link model learns what the links to this page led to; the best score is kept for the summary."""
-        self.stats.max_value("topic/best_score", item.classification.score)
+        """The online link model learns what the links to this page led to; the best score is kept for the summary.
+
+        A relevant page that joined a stored record (exact or near-duplicate content) teaches "duplicate", a
+        negative lesson, so the links and URL families that lead to copies sink; it is counted apart.
+        """
+        classification = item.classification
+        self.stats.max_value("topic/best_score", classification.score)
         scorer = self.context.link_scorer
-        steps = scorer.observe(item.url, item.classification.relevant)
+        new_relevant = self._new_relevant(item)
+        if classification.relevant and not new_relevant:
+            self.stats.inc_value("links/model/duplicates")
+        steps = scorer.observe(item.url, new_relevant, classification.score)
         if steps:
             self.stats.inc_value("links/model/lessons", steps)
         if getattr(scorer, "rescore_due", False):  # a scorer without a model (the trial's) has none
@@ -287,6 +306,20 @@ class FrontierPipeline(CrawlComponent):
         if learner is not None and learner.sync_due:
             self.sync_link_model()
 
+    def _watch_novelty(self, new_relevant: bool) -> None:
+        """Count the fetch for the recent rate of new relevant records; end a saturated crawl (StopWhenSaturated)."""
+        novelty = self.novelty
+        novelty.add(new_relevant)
+        self.stats.set_value("records/recent_new_rate", round(novelty.recent_rate, 4))
+        learner = getattr(self.context.link_scorer, "learner", None)
+        if self.stats.get_value("saturation/reason") is None and novelty.saturated(
+            lambda best: learner.expected_new(best) if learner is not None else None
+        ):
+            reason = novelty.reason()
+            logger.info("saturated: %s; ending the crawl (StopWhenSaturated = %d)", reason, novelty.stop_after)
+            self.stats.set_value("saturation/reason", reason)
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason=SATURATED))
+
     def sync_link_model(self, spider=None, reason=None) -> None:
         """Merge the online link model with the job's stored one (loading it at the start)."""
         context = self.context
@@ -294,7 +327,9 @@ class FrontierPipeline(CrawlComponent):
         if learner is None:
             return
         if learner.store is None:
-            learner.store = store_for(context.frontier, self.crawler.settings.get("COMBINE_DATA_DIR"), context.job.name)
+            learner.store = store_for(context.frontier, data_directory(self.crawler.settings), context.job.name)
+        if reason is not None:  # the crawl ends: name the strongest features for scrapy report
+            learner.name_features()
         try:
             learner.sync()
         except DamagedModel as e:

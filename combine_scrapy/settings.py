@@ -60,11 +60,19 @@ COMBINE_CHROMIUM_ARGS = []
 
 LOG_LEVEL = "INFO"
 # Feeds of the records a crawl stores, as `scrapy export` writes them: scrapy crawl focused -a job=J -O out.xml:oai_dc
-# (combine_scrapy/records/export/feeds.py; jsonl replaces Scrapy's, which would write the raw fetches).
+# (combine_scrapy/records/export/feeds.py). Scrapy's own formats are replaced too, each writing one item a record
+# with the fields of `scrapy export`'s JSON Lines (they would write the raw fetches).
 FEED_EXPORTERS = {
     "oai_dc": "combine_scrapy.records.export.feeds.DublinCoreFeedExporter",
     "dc": "combine_scrapy.records.export.feeds.DublinCoreFeedExporter",
     "alvis": "combine_scrapy.records.export.feeds.AlvisFeedExporter",
     "alvis-light": "combine_scrapy.records.export.feeds.AlvisLightFeedExporter",
     "jsonl": "combine_scrapy.records.export.feeds.JsonLinesFeedExporter",
+    "jsonlines": "combine_scrapy.records.export.feeds.JsonLinesFeedExporter",
+    "markdown": "combine_scrapy.records.export.feeds.MarkdownFeedExporter",
+    "json": "combine_scrapy.records.export.feeds.JsonFeedExporter",
+    "csv": "combine_scrapy.records.export.feeds.CsvFeedExporter",
+    "xml": "combine_scrapy.records.export.feeds.XmlFeedExporter",
+    "marshal": "combine_scrapy.records.export.feeds.MarshalFeedExporter",
+    "pickle": "combine_scrapy.records.export.feeds.PickleFeedExporter",
 }

@@ -48,3 +48,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     || { echo "setup: Python packages failed to install" >&2; exit 1; }
   echo "$want" > "$stamp"
 fi
+
+# The package itself, in editable mode: `import combine_scrapy` (README's `from combine_scrapy.operations.debug
+# import score`) works from any directory, and reads this checkout's files as they are edited.
+root=$PWD
+if ! (cd / && "$root/.venv/bin/python" -c 'import combine_scrapy, pathlib, sys; sys.exit(pathlib.Path(combine_scrapy.__file__).parent != pathlib.Path(sys.argv[1]))' "$root/combine_scrapy") 2>/dev/null; then
+  echo "setup: installing combine_scrapy into .venv in editable mode"
+  output=$(.venv/bin/python -m pip install -q --no-deps -e . 2>&1) \
+    || { echo "$output" >&2; echo "setup: installing combine_scrapy failed" >&2; exit 1; }
+fi

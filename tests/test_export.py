@@ -30,6 +30,7 @@ from combine_scrapy.records.export.schemas import oai_dc_schema
 from combine_scrapy.records.export.select import Selection, parse_date
 from combine_scrapy.records.export.xmltext import cdata, escape, quote, xml_chars
 from combine_scrapy.records.record import Record, RecordLink, TopicClass
+from combine_scrapy.records.store import Deletion
 from combine_scrapy.records.store.mysql import MysqlRecordStore, connection_arguments, table_prefix
 from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
@@ -220,7 +221,8 @@ def test_writers_stream_each_record_before_reading_the_next():
     def records():
         for number in range(3):
             if number:
-                assert f'id="R{number - 1}"' in out.getvalue() or f'"key": "R{number - 1}"' in out.getvalue()
+                written = out.getvalue()
+                assert f'id="R{number - 1}"' in written or f'"key": "R{number - 1}"' in written or f"# Title R{number - 1}" in written
             record = make_record(f"R{number}")
             yield record, [record.url]
 
@@ -228,6 +230,51 @@ def test_writers_stream_each_record_before_reading_the_next():
         out.seek(0)
         out.truncate()
         assert write_records(format, records(), out) == 3
+
+
+def test_text_main_writes_each_records_main_content_where_it_has_one():
+    """--text main: the article without its menus as the text; a record without a main content keeps its text."""
+    page = make_record("PAGE", text="Home Shop\nSundews catch insects.", main_text="Sundews catch insects.")
+    pdf = make_record("PDF", text="A PDF's text.", mime_type="application/pdf")
+    out = io.StringIO()
+    assert write_records("jsonl", [(page, [page.url]), (pdf, [pdf.url])], out, text="main") == 2
+    documents = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(d["text"], d["main_text"]) for d in documents] == [
+        ("Sundews catch insects.", "Sundews catch insects."), ("A PDF's text.", None),
+    ]
+    out = io.StringIO()
+    write_records("dc", [(page, [page.url])], out, text="main")
+    assert parse(out.getvalue().encode()).findtext(f".//{DC}description") == "Sundews catch insects."
+    out = io.StringIO()
+    write_records("jsonl", [(page, [page.url])], out)  # all: the text as stored, the main content beside it
+    assert json.loads(out.getvalue())["text"] == "Home Shop\nSundews catch insects."
+    with pytest.raises(ValueError, match="unknown text 'body'"):
+        write_records("jsonl", [(page, [page.url])], io.StringIO(), text="body")
+
+
+def test_markdown_keeps_the_main_contents_headings_lists_and_links():
+    words = " ".join(f"word{n}" for n in range(60))
+    html = f"""<html><body><nav><a href="/">Home</a> <a href="/shop">Shop</a></nav><article><h1>Sundews</h1>
+    <p>{words} and the <a href="care.html">care guide</a>.</p><h2>Soil</h2>
+    <ul><li>Peat and sand</li><li># no tap water <a href="javascript:alert(1)">here</a></li></ul><p>{words}</p>
+    <p>{words}</p></article><footer>Copyright</footer></body></html>"""
+    page = make_record("PAGE", html=html, text="ignored when the document is kept", title="Sundews | Plants")
+    kept_none = make_record("BARE", text="Home\n# Drosera\n- sundews", main_text="# Drosera\n- sundews", title="")
+    pdf = make_record("PDF", text="A PDF's text.", mime_type="application/pdf", title="Report")
+    out = io.StringIO()
+    deletion = Deletion("GONE", ["http://127.0.0.2/gone.html"], JAN_1)
+    assert write_records("markdown", [(page, [page.url, "http://127.0.0.3/copy.html"]), (kept_none, []), (pdf, [pdf.url])],
+                         out, deletions=[deletion]) == 3
+    first, second, third = out.getvalue().split("\n---\n\n")
+    assert first == (
+        "# Sundews | Plants\n\n<http://127.0.0.2/PAGE.html>\n<http://127.0.0.3/copy.html>\n\n"
+        f"{words} and the [care guide](http://127.0.0.2/care.html).\n\n## Soil\n\n- Peat and sand\n"
+        f"- \\# no tap water here\n\n{words}\n\n{words}\n"
+    )
+    # No document kept: the main text, one paragraph a line, its markup characters escaped; no title: the URL.
+    assert second == "# http://127.0.0.2/BARE.html\n\n<http://127.0.0.2/BARE.html>\n\n\\# Drosera\n\n\\- sundews\n"
+    assert third.startswith("# Report\n\n<http://127.0.0.2/PDF.html>\n\nA PDF's text.\n")
+    assert third.endswith(f"<!-- deleted GONE {JAN_1} http://127.0.0.2/gone.html -->\n")
 
 
 # --- JSON Lines ----------------------------------------------------------------------------
@@ -263,6 +310,9 @@ def test_selection_by_date_checked_or_modified():
     modified = make_record("M", checked=JAN_1, modified=JAN_1 - 5 * DAY)
     assert Selection(until=JAN_1 - 4 * DAY, date_field="modified").matches(modified)
     assert not Selection(until=JAN_1 - 4 * DAY).matches(modified)  # checked later
+    rescored = make_record("S", checked=JAN_1, changed=JAN_1 + 3 * DAY)  # its datestamp moved when it was rescored
+    assert Selection(since=JAN_1 + 2 * DAY).matches(rescored)
+    assert not Selection(since=JAN_1 + 2 * DAY, date_field="checked").matches(rescored)
     with pytest.raises(ValueError, match="bad date '2026-13-01'"):
         parse_date("2026-13-01")
     with pytest.raises(ValueError, match="bad date field 'created'"):

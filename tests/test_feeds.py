@@ -34,6 +34,8 @@ def crawled_with_feeds(tmp_path_factory):
     feeds = {
         str(base / "out.jsonl"): {"format": "jsonl"},
         str(base / "out-alvis.xml"): {"format": "alvis"},
+        str(base / "out-main.jsonl"): {"format": "jsonl", "item_export_kwargs": {"text": "main"}},
+        str(base / "out.md"): {"format": "markdown"},
     }
     with LoopbackWeb(demo_sites(port), port=port):
         job_dir.write(CONFIG + "saveIrrelevant = 1\n", TOPIC, [f"http://{DEMO_HOSTS[0]}:{port}/"])
@@ -67,6 +69,24 @@ def test_feeds_setting_writes_jsonl_and_alvis_records(crawled_with_feeds):
     assert all("body" not in d and "urls" in d for d in documents)  # records, not raw fetches
     alvis = etree.parse(str(base / "out-alvis.xml")).getroot()
     assert len(alvis) == len(documents)
+
+
+@pytest.mark.crawl
+def test_feeds_write_the_main_content_and_markdown_as_scrapy_export_does(crawled_with_feeds):
+    job_dir, base = crawled_with_feeds
+    main = [json.loads(line) for line in (base / "out-main.jsonl").read_text().splitlines()]
+    exported = job_dir.scrapy("export", "t", "-f", "jsonl", "--text", "main")
+    assert exported.returncode == 0, exported.stderr
+    assert main == [json.loads(line) for line in exported.stdout.splitlines()]
+    full = {d["key"]: d for d in map(json.loads, (base / "out.jsonl").read_text().splitlines())}
+    assert all(d["main_text"] and d["text"] == d["main_text"] == full[d["key"]]["main_text"] for d in main)
+    assert any(len(d["text"]) < len(full[d["key"]]["text"]) for d in main)  # menus and footers left out
+
+    markdown = job_dir.scrapy("export", "t", "-f", "markdown")
+    assert markdown.returncode == 0, markdown.stderr
+    assert (base / "out.md").read_text() == markdown.stdout
+    assert markdown.stdout.count("\n---\n") == len(main) - 1
+    assert "# Drosera - the sundews\n" in markdown.stdout
 
 
 @pytest.mark.crawl

@@ -24,6 +24,7 @@ from combine_scrapy.frontier import (
 )
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
+from combine_scrapy.frontier.strategy import YIELD_DECAY
 from combine_scrapy.job import Crawling, LockIntervals
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -329,26 +330,28 @@ def fetch(frontier, entry, now, relevant):
                       relevant=relevant)
 
 
-def test_complete_counts_each_hosts_fetches_and_relevant_pages(frontier):
+def test_complete_counts_each_hosts_fetches_and_relevant_pages_decayed(frontier):
+    """Each fetch decays the host's new relevant records by YIELD_DECAY before adding itself: the same doubles in
+    every store."""
     mark(frontier, "http://a/1", "http://a/2", "http://a/3", "http://b/1")
     for now, relevant in ((0, True), (1, False), (2, None)):
         fetch(frontier, frontier.ready(now, "BestFirst", 1)[0], now, relevant)
-    assert frontier.host_yield("a") == (3, 1)
+    assert frontier.host_yield("a") == (3, 1 * YIELD_DECAY * YIELD_DECAY)
     assert frontier.host_yield("b") == (0, 0)
     assert frontier.host_yield("unknown") == (0, 0)
 
 
 def test_best_first_gives_barren_hosts_fewer_turns(frontier):
     """Equal priorities everywhere: a host whose pages were all irrelevant falls behind one whose were
-    relevant, and behind a host not fetched yet."""
+    relevant, and both behind a host not fetched yet (hosts share the fetches: a new host is tried early)."""
     frontier.mark([(f"http://barren/{i}", "barren", 0.5) for i in range(3)]
                   + [(f"http://good/{i}", "good", 0.5) for i in range(2)])
     for now, host in enumerate(("barren", "barren", "good")):
         entry = next(e for e in frontier.ready(now) if e.host == host)
         fetch(frontier, entry, now, relevant=host == "good")
     frontier.mark([("http://new/1", "new", 0.5)])
-    assert [entry.host for entry in frontier.ready(10, "BestFirst", 3)] == ["good", "new", "barren"]
-    assert [entry.host for entry in frontier.ready(10, "BestFirst", 2)] == ["good", "new"]
+    assert [entry.host for entry in frontier.ready(10, "BestFirst", 3)] == ["new", "good", "barren"]
+    assert [entry.host for entry in frontier.ready(10, "BestFirst", 2)] == ["new", "good"]
 
 
 def test_best_first_waits_for_a_busy_host_with_better_urls(frontier):

@@ -41,7 +41,7 @@ from test_frontier import (  # noqa: F401
     test_breadth_first_time_takes_one_url_per_host_each_round,
     test_claim_locks_the_host_for_the_lease,
     test_complete_clears_the_mark_and_sets_locks,
-    test_complete_counts_each_hosts_fetches_and_relevant_pages,
+    test_complete_counts_each_hosts_fetches_and_relevant_pages_decayed,
     test_conditional_get_headers_are_kept_when_none_is_given,
     test_counts_and_hosts_follow_marks_and_locks,
     test_crawl_delay_lengthens_the_host_lock,

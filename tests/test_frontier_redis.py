@@ -366,7 +366,9 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
                 continue
             outcome = rnd.random()
             if outcome < 0.5:
-                fetch = dict(now=now + 1, url_lock_until=now + 1, host_lock_until=now + rnd.choice([1, 10]), status=200,
+                # A fetch ends at the round's time, never after the next look: the clock does not run backwards
+                # (a URL kept marked is due from its lock's end, which each store judges by the time it is told).
+                fetch = dict(now=now, url_lock_until=now + 1, host_lock_until=now + rnd.choice([1, 10]), status=200,
                              keep_marked=rnd.random() < 0.2, relevant=rnd.random() < 0.4)
                 both(lambda f: f.complete(entry.url, entry.host, **fetch))
             elif outcome < 0.6:

@@ -141,3 +141,30 @@ def test_the_configuration_builds_nothing_and_the_job_builds_its_filter_once(tmp
     assert job.topic_filter is job.topic_filter     # built once, when first used
     with pytest.raises(JobConfigError, match=re.escape(f"{directory / 'combine.cfg'}:3: LearnedUrlRules = 1, but ")):
         _ = job.learned_url_rules
+
+
+def test_a_newjob_topic_definition_counts_as_none_for_filters_that_read_none(tmp_path):
+    """docs/configuration.md: svm and vector need no topicdefinition.txt; the comments-only one `scrapy newjob`
+    writes is taken as none (issue 28: `scrapy train` on such a job failed with "no term rows")."""
+    from combine_scrapy.commands.newjob import create_job
+
+    directory = create_job("sv", tmp_path)
+    config = directory / "combine.cfg"
+    config.write_text(config.read_text() + "\nclassifyPlugIn = svm\n")
+    assert load_config("sv", tmp_path).definition is None
+    config.write_text(config.read_text().replace("classifyPlugIn = svm", "classifyPlugIn = plain"))
+    with pytest.raises(JobConfigError, match="no term rows"):
+        load_config("sv", tmp_path)
+
+
+def test_a_seed_with_a_one_word_host_is_refused_with_a_reason(tmp_path):
+    """Issue 28: `ftp://x` and `http://x` were accepted as seeds; localhost and addresses (the sample web's) are not
+    one-word hosts."""
+    seeds = "http://x/\nftp://x/pub/\nhttp://localhost:8000/\nhttp://127.0.0.2:8931/\nhttp://[::1]:8080/\n"
+    write_job(tmp_path, seeds=seeds)
+    config = load_config("j", tmp_path)
+    assert config.seeds == ("http://localhost:8000/", "http://127.0.0.2:8931/", "http://[::1]:8080/")
+    assert [(refused.line, refused.reason) for refused in config.refused_seeds] == [
+        (1, "host 'x' is one word: a seed names a full host (www.example.org), an IP address or localhost"),
+        (2, "host 'x' is one word: a seed names a full host (www.example.org), an IP address or localhost"),
+    ]

@@ -19,10 +19,11 @@ from combine_scrapy.links.online import (
     LinkModel,
     OnlineLinkLearner,
     RedisModelStore,
+    language_variant,
     link_features,
     store_for,
 )
-from combine_scrapy.links.scoring import MAX_TUNNEL_DISTANCE, LinkCandidate, LinkScorer
+from combine_scrapy.links.scoring import MAX_LESSON_WEIGHT, MAX_TUNNEL_DISTANCE, LinkCandidate, LinkScorer, lesson_weight
 from combine_scrapy.topic import parse_topic_definition
 
 DEFINITION = parse_topic_definition("100: carnivorous plants?=CP\n50: sundews?=CP\n")
@@ -226,7 +227,7 @@ def test_a_large_frontier_is_rescored_less_often():
     learner = OnlineLinkLearner()
     learner.model.counts[1:] = 25      # as if the model had learned: its share is full
     features = link_features(anchor="a", context="", url="http://a.example/", host="a.example", source_host="",
-                             page_relevant=False, page_evidence=0.0, distance=1, host_yield=None)
+                             page_relevant=False, page_evidence=0.0, distance=1)
     for number in range(200 * RESCORE_WAITING):
         learner.remember(f"http://a.example/{number}", features, "http://a.example/")
     learner._since_rescore = RESCORE_EVERY
@@ -249,3 +250,49 @@ def test_of_several_links_to_one_url_the_best_marked_is_remembered():
     best = dict(scorer.select([LinkCandidate(target, "carnivorous plants")], 400.0, True,
                               source_url="http://site.example/d"))[target]
     assert priority == pytest.approx(best)
+
+
+def test_a_lesson_weighs_more_the_further_the_page_is_over_the_cutoff():
+    assert lesson_weight(90, 90) == lesson_weight(50, 90) == 1.0
+    assert lesson_weight(180, 90) == 2.0
+    assert lesson_weight(360, 90) == lesson_weight(9000, 90) == MAX_LESSON_WEIGHT
+    scorer = online_scorer()
+    for n in range(6):  # each anchor led as often to a relevant page as to an irrelevant one
+        for anchor, score in (("Strong", 900.0), ("Barely", 90.0)):
+            hit, miss = f"http://site.example/{anchor}/{n}.html", f"http://site.example/{anchor}/x{n}.html"
+            scorer.select([LinkCandidate(hit, anchor), LinkCandidate(miss, anchor)], 0.0, False, distance=0,
+                          source_url="http://site.example/")
+            scorer.observe(hit, True, score)
+            scorer.observe(miss, False)
+    fresh = [link_features(anchor=anchor, context="", url="http://site.example/new.html", host="site.example",
+                           source_host="site.example", page_relevant=False, page_evidence=0.0, distance=0)
+             for anchor in ("Strong", "Barely")]
+    strong_p, barely_p = scorer.learner.predict(fresh)
+    assert strong_p > barely_p
+
+
+@pytest.mark.parametrize(("path", "variant"), [
+    ("fr/mod/core.html", True), ("docs/pt-br/index.html", True), ("zh_CN/a", True), ("mod/core.html.de", True),
+    ("page.ja.html", True), ("mod/core.html", False), ("french/cooking.html", False), ("", False),
+    ("release.2.4.html", False),
+])
+def test_language_variants_are_told_by_a_path_segment_or_a_file_suffix(path, variant):
+    assert language_variant(path) is variant
+
+
+def test_duplicates_teach_that_other_languages_copies_lead_nowhere_new():
+    """A site serves each page in several languages: the English pages are new records, the translations join
+    them (duplicates, a negative lesson). Afterwards a link into a language not seen yet ranks below a link to
+    a new English page: what the crawl learned of /fr/ and /de/ carries over to /it/."""
+    scorer = online_scorer()
+    for n in range(30):
+        source = f"http://docs.example/en/index{n}.html"
+        links = [LinkCandidate(f"http://docs.example/{lang}/page{n}.html", f"Page {n}") for lang in ("en", "fr", "de")]
+        scorer.select(links, 200.0, True, distance=0, source_url=source)
+        scorer.observe(f"http://docs.example/en/page{n}.html", True, 200.0)
+        for lang in ("fr", "de"):
+            scorer.observe(f"http://docs.example/{lang}/page{n}.html", False)
+    fresh = dict(scorer.select([LinkCandidate("http://docs.example/en/page99.html", "Page 99"),
+                                LinkCandidate("http://docs.example/it/page99.html", "Page 99")], 200.0, True,
+                               distance=0, source_url="http://docs.example/en/index99.html"))
+    assert fresh["http://docs.example/en/page99.html"] > fresh["http://docs.example/it/page99.html"]

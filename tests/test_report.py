@@ -66,8 +66,10 @@ def test_report_renders_html_with_plots_and_tables(crawled, tmp_path):
         assert len(data) > 5000 and png_size(data) == (700, 420)
     assert "<td>pages fetched</td><td>8</td>" in page
     assert "<td>relevant pages</td><td>7 of 8 judged (harvest rate 88%)</td>" in page
-    assert f"<tr><td>{PLANTS}:{web.port}</td><td>6</td><td>6</td><td>100%</td></tr>" in page
-    assert f"<tr><td>{BASEBALL}:{web.port}</td><td>1</td><td>0</td><td>0%</td></tr>" in page
+    # host, pages fetched, relevant, new records, duplicates (relevant pages that joined a record), harvest rate
+    assert f"<tr><td>{PLANTS}:{web.port}</td><td>6</td><td>6</td><td>5</td><td>1</td><td>100%</td></tr>" in page
+    assert f"<tr><td>{BASEBALL}:{web.port}</td><td>1</td><td>0</td><td>0</td><td>0</td><td>0%</td></tr>" in page
+    assert "<h2>What the link model learned</h2>" in page and "Nothing learned yet (or another LinkStrategy)" in page
     assert "<td>CP.Drosera</td><td>2</td>" in page
 
 
@@ -140,10 +142,10 @@ def progress(**changes) -> Progress:
     return Progress(**{**values, **changes})
 
 
-def test_progress_lines_show_rate_harvest_rate_frontier_and_waiting_hosts():
-    assert progress().log_line() == (
-        "progress: 120 pages (35/min), 42 relevant (harvest rate 42%), 40 records; frontier 900 URLs, "
-        "12 due, 30 locked until due again; 4 of 20 hosts waiting their turn"
+def test_progress_lines_show_rate_harvest_rate_new_records_lately_frontier_and_waiting_hosts():
+    assert progress(recent_new_rate=0.062).log_line() == (
+        "progress: 120 pages (35/min), 42 relevant (harvest rate 42%), 40 records (6.2% of the last 500 fetches "
+        "new); frontier 900 URLs, 12 due, 30 locked until due again; 4 of 20 hosts waiting their turn"
     )
     assert progress().terminal_line() == (
         "glass: 120 pages, 35/min, harvest rate 42%, 40 records | frontier 900 URLs, 12 due, hosts waiting 4/20"

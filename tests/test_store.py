@@ -4,6 +4,7 @@ all its URLs, deletion with the last URL, schema upgrades, near-duplicates, sear
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
@@ -232,6 +233,11 @@ def test_upgrade_from_version_5_compresses_the_text_and_keeps_it_searchable(back
     assert [hit.url for hit in upgraded.search("glands insects")] == ["http://a/2"]  # the index follows deletions
 
 
+def stored_column(store, key, column):
+    """A ``records`` column as stored, bytes."""
+    return bytes(store._read(lambda c: store._one(c, f"SELECT {column} FROM {{p}}records WHERE `key` = ?", (key,)))[0])
+
+
 def stored_html_column(store, key):
     return bytes(store._read(lambda c: store._one(c, "SELECT html FROM {p}records WHERE `key` = ?", (key,)))[0])
 
@@ -283,7 +289,7 @@ def test_upgrade_from_version_6_compresses_documents_against_their_texts(backend
     sixth.close()
 
     upgraded = backend()
-    assert upgraded.schema() == SCHEMA_VERSION == 7
+    assert upgraded.schema() == SCHEMA_VERSION == 9
     assert stored_html_column(upgraded, old.key) == compress_document(old.html, old.text)
     assert upgraded.get(old.key) == old and upgraded.get(bare.key) == bare
     assert [hit.url for hit in upgraded.search("sticky glands")] == ["http://a/1"]
@@ -294,7 +300,27 @@ def test_upgrade_from_version_6_compresses_documents_against_their_texts(backend
     assert upgraded.forget_url("http://a/1") == old.key
     assert upgraded.anchors_to("http://x/1.png") == [] and upgraded.search("sticky glands") == []
     upgraded.close()
-    assert backend().schema() == 7  # opened again: nothing left to do
+    assert backend().schema() == SCHEMA_VERSION  # opened again: nothing left to do
+
+
+def test_upgrade_from_version_8_adds_the_main_content(backend):
+    """Schema 9 keeps each page's main content beside its text; records stored before have none."""
+    eighth = backend(type("EighthStore", (SqliteRecordStore if backend.kind == "sqlite" else MysqlRecordStore,), {"schema_version": 8}))
+    old = record("http://a/1", text=f"Menu Shop\n{ARTICLE}", html=f"<p>{ARTICLE}</p>", main_text=ARTICLE)
+    eighth.store(old)
+    assert eighth.get(old.key).main_text is None  # a version 8 store has no place for it
+    eighth.close()
+
+    upgraded = backend()
+    assert upgraded.schema() == SCHEMA_VERSION == 9
+    assert upgraded.get(old.key) == dataclasses.replace(old, main_text=None)
+    new = record("http://a/2", text=f"Menu Shop\n{ARTICLE} Ünïcode ✓", html="<p>x</p>", main_text=f"{ARTICLE} Ünïcode ✓")
+    upgraded.store(new)
+    assert upgraded.get(new.key) == new
+    # Compressed against the text it is part of: a few bytes, not the article again.
+    assert len(stored_column(upgraded, new.key, "main_text")) < len(compress(new.main_text)) / 3
+    upgraded.close()
+    assert backend().schema() == SCHEMA_VERSION  # opened again: nothing left to do
 
 
 def test_near_duplicate_joins_the_stored_record_and_a_different_page_does_not(store):
@@ -518,3 +544,52 @@ def test_server_away_for_a_while_is_waited_for_and_then_given_up_on(mysql_backen
     with pytest.raises(MySQLdb.OperationalError):
         store.store(record("http://a/3", text="third text"))
     store._arguments["port"] = port
+
+
+def test_a_records_datestamp_moves_with_every_change_an_export_writes(store):
+    """Issue 28 (7): rescored and reclassified records kept their datestamp, so `export --since` and OAI-PMH
+    `from` missed them. The datestamp (``changed``) starts at the record's check and only moves forward."""
+    sundews = record("http://a/1", checked=100.0)
+    pitchers = record("http://b/1", text="pitchers drown insects", title="Pitchers", checked=100.0)
+    for item in (sundews, pitchers):
+        store.store(item)
+
+    def changed(key):
+        return store.get(key).changed
+
+    def head_changed(key):
+        return store.listing.head(key).changed
+
+    assert changed(sundews.key) == 100.0 == head_changed(sundews.key)
+    before = time.time()
+    store.reclassify(sundews.key, 10.0, 0.1, "plain", [TopicClass("CP", 10.0, 0.1, ("x",))], ["x"])
+    assert changed(sundews.key) >= before and changed(pitchers.key) == 100.0
+    assert head_changed(sundews.key) == changed(sundews.key)
+    assert [head.key for head in store.listing.heads(since=before)] == [sundews.key]  # OAI-PMH from=
+
+    before = time.time()
+    store.set_ranks({pitchers.key: 0.5}, {pitchers.key: 0.25})
+    assert changed(pitchers.key) >= before and changed(sundews.key) < before  # only the record ranked anew
+    before = time.time()
+    store.set_ranks({pitchers.key: 0.5}, {pitchers.key: 0.25})
+    assert changed(pitchers.key) < before  # the same ranks again change nothing
+
+    store.store(record("http://a/2", checked=200.0))  # the same content under another URL: a URL added
+    assert changed(sundews.key) >= 200.0
+    before = time.time()
+    store.forget_url("http://a/2")
+    assert changed(sundews.key) >= before
+    before = time.time()
+    assert store.rename_url("http://a/1", "http://a/3")
+    assert changed(sundews.key) >= before
+    store.store(record("http://a/3", checked=50.0))  # an old check time never moves it back
+    assert changed(sundews.key) >= before
+
+
+def test_upgrade_to_version_8_dates_each_record_by_its_last_check(backend):
+    seventh = backend(type("SeventhStore", (SqliteRecordStore if backend.kind == "sqlite" else MysqlRecordStore,), {"schema_version": 7}))
+    seventh.store(record("http://a/1", checked=1234.0))
+    seventh.close()
+    upgraded = backend()
+    assert upgraded.schema() == SCHEMA_VERSION
+    assert [head.changed for head in upgraded.listing.heads()] == [1234.0]

@@ -11,15 +11,18 @@ import pytest
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
 from combine_scrapy.frontier.strategy import (
     CRAWL_STRATEGIES,
+    STRIDE_POWER,
+    YIELD_DECAY,
     BestFirst,
     Head,
     host_yield_weight,
+    recent_fetches,
     strategy_named,
     weighted_priority,
 )
 
 
-def head(url: str, priority: float, seq: int, lock: float = 0.0, fetched: int = 0, relevant: int = 0) -> Head:
+def head(url: str, priority: float, seq: int, lock: float = 0.0, fetched: int = 0, relevant: float = 0) -> Head:
     return Head(FrontierEntry(url, url.split("/")[2], priority), seq, lock, fetched, relevant)
 
 
@@ -37,9 +40,37 @@ def test_every_combine_cfg_name_is_one_strategy_object():
 
 def test_a_new_host_counts_as_half_relevant_and_barren_hosts_sink():
     assert host_yield_weight(0, 0) == 0.5
-    assert host_yield_weight(10, 10) > host_yield_weight(0, 0) > host_yield_weight(2, 0) > host_yield_weight(161, 0)
+    assert host_yield_weight(10, 10) > 10 * host_yield_weight(10, 0)
+    assert host_yield_weight(2, 0) > host_yield_weight(20, 0) > host_yield_weight(161, 0)
     assert weighted_priority(0.8, 0.5) == 0.4
     assert weighted_priority(-1.0, 0.5) < weighted_priority(-1.0, 1.0)   # a bad host makes a bad URL worse
+
+
+def test_hosts_share_the_fetches_in_proportion_to_what_they_promise():
+    """Stride scheduling: always fetching the host of the best weighted priority, a host whose URLs and yield
+    promise more gets more fetches (about as the square root of the promise: STRIDE_POWER = 2), and the
+    weakest is not starved."""
+    promise = {"strong": 0.8, "fair": 0.4, "weak": 0.1}
+    fetched = dict.fromkeys(promise, 0)
+    relevant = dict.fromkeys(promise, 0.0)
+    for _ in range(2000):
+        host = max(promise, key=lambda h: (weighted_priority(1.0, host_yield_weight(fetched[h], relevant[h])), h))
+        fetched[host] += 1
+        relevant[host] = relevant[host] * YIELD_DECAY + (fetched[host] % 10 < 10 * promise[host])
+    assert fetched["strong"] > 1.3 * fetched["fair"] > 1.3 * 1.6 * fetched["weak"] > 500
+
+
+def test_a_drained_host_sinks_as_its_recent_fetches_find_nothing_new():
+    """``relevant`` is decayed a fetch (as the stores do): 60 new records in 100 fetches, then 200 barren fetches."""
+    relevant = 0.0
+    for number in range(300):
+        relevant = relevant * YIELD_DECAY + (number < 100 and number % 5 < 3)
+        if number == 99:
+            productive = host_yield_weight(number + 1, relevant) * (number + 2) ** STRIDE_POWER  # the share alone
+    drained = host_yield_weight(300, relevant) * 301 ** STRIDE_POWER
+    assert recent_fetches(300) == pytest.approx(sum(YIELD_DECAY ** k for k in range(300)))
+    assert productive > 0.5 > 0.2 > drained
+    assert drained > host_yield_weight(300, 0) * 301 ** STRIDE_POWER  # what it found still counts a little
 
 
 @pytest.mark.parametrize("name", STRATEGIES)
@@ -88,12 +119,13 @@ def test_best_first_holds_places_for_busy_hosts_and_says_until_when():
 
 
 def test_best_first_weighs_priority_by_the_hosts_yield():
-    """161 fetches and no relevant page: that host's 0.9 goes after a topical host's 0.5 and a new host's 0.4."""
+    """161 fetches and no relevant page: that host's 0.9 goes after a topical host's 0.5, and both after a host
+    not fetched yet (its 0.4 at its first fetch weighs more than a URL of a host fetched 20 times)."""
     heads = [head("http://barren/1", 0.9, 1, fetched=161), head("http://topic/1", 0.5, 2, fetched=20, relevant=15),
              head("http://new/1", 0.4, 3)]
     queues = {h.entry.host: [(h.entry.priority, h.seq)] for h in heads}
     round_ = BestFirst().round(heads, 0, 3, lambda hosts, depth: {host: queues[host] for host in hosts})
-    assert [entry.host for entry in round_] == ["topic", "new", "barren"]
+    assert [entry.host for entry in round_] == ["new", "topic", "barren"]
 
 
 def test_best_first_head_order_in_sql_is_its_round_key():
@@ -102,11 +134,11 @@ def test_best_first_head_order_in_sql_is_its_round_key():
     priorities = [0.0, -0.0, 0.5, -0.5, 1.0, 0.1 + 0.2, 0.3, 1 / 3, 0.3000000000000001, -1e-300, 5e-324, 1e300]
     heads = [
         head(f"http://h{seq}/p", rng.choice(priorities) if seq % 2 else rng.uniform(-2, 2), seq,
-             fetched=rng.randrange(200), relevant=rng.randrange(3) * rng.randrange(2))
+             fetched=rng.randrange(200), relevant=rng.choice([rng.randrange(3) * rng.randrange(2), rng.uniform(0, 3)]))
         for seq in rng.sample(range(10_000), 400)
     ]
     db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE heads (priority REAL, seq INTEGER, fetched INTEGER, relevant INTEGER)")
+    db.execute("CREATE TABLE heads (priority REAL, seq INTEGER, fetched INTEGER, relevant REAL)")
     db.executemany("INSERT INTO heads VALUES (?, ?, ?, ?)",
                    [(h.entry.priority, h.seq, h.fetched, h.relevant) for h in heads])
     in_sql = [seq for (seq,) in db.execute(f"SELECT seq FROM heads ORDER BY {BestFirst.head_order}")]
@@ -145,11 +177,12 @@ def test_best_first_reading_few_urls_a_host_first_gives_the_same_round():
 
 
 def test_best_first_reads_further_where_a_lower_priority_weighs_the_same():
-    """0.7 and the next lower double weigh the same at a yield of 1/5: the lower one, marked first, goes first."""
+    """0.7 and the next lower double weigh the same at the weight of 10 barren fetches: the lower one, marked
+    first, goes first."""
     lower = math.nextafter(0.7, 0)
-    assert weighted_priority(lower, host_yield_weight(3, 0)) == weighted_priority(0.7, host_yield_weight(3, 0))
+    assert weighted_priority(lower, host_yield_weight(10, 0)) == weighted_priority(0.7, host_yield_weight(10, 0))
     queues = {"a": [(0.7, 50), (lower, 10)], "b": [(0.7, 30), (0.7, 35)], "c": [(0.7, 40)]}
-    heads = [head(f"http://{host}/", *urls[0], fetched=3) for host, urls in queues.items()]
+    heads = [head(f"http://{host}/", *urls[0], fetched=10) for host, urls in queues.items()]
 
     def deeper(hosts, depth):
         return {host: queues[host][:depth] for host in hosts}

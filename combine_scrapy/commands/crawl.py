@@ -16,7 +16,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from combine_scrapy.context import CrawlContext
 from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault
 from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
-from combine_scrapy.spiders.focused import NO_USABLE_SEED, FocusedSpider
+from combine_scrapy.spiders.focused import NAME_THE_JOB, NO_USABLE_SEED, FocusedSpider
 
 
 class Command(ScrapyCrawlCommand):
@@ -27,8 +27,10 @@ class Command(ScrapyCrawlCommand):
         return self.crawler
 
     def run(self, args, opts):
-        if args and args[0] == FocusedSpider.name and "job" in opts.spargs:
+        if args and args[0] == FocusedSpider.name:
             try:
+                if not opts.spargs.get("job"):
+                    raise CommandError(NAME_THE_JOB, exitcode=2)
                 self._check_backends(load_checked_job(opts.spargs["job"], self.settings))
             except CommandError as e:
                 print_error(self, e)

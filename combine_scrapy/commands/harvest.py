@@ -28,6 +28,7 @@ from combine_scrapy.operations.control import CommandError, JobCommand
 
 
 class Command(JobCommand):
+    reads_recorded_stores = False  # its harvesters run with the settings given to it, which are theirs to record
 
     def short_desc(self):
         return "Start N harvester processes of a job (sharing its Redis frontier) and wait for them"

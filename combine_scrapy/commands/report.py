@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
+from combine_scrapy.links.online import LinkModel, describe_feature, store_for
 from combine_scrapy.operations.control import CommandError, JobCommand
 from combine_scrapy.operations.harvestlog import HarvestLog, log_path
 from combine_scrapy.operations.report import ReportData, render
+
+logger = logging.getLogger(__name__)
 
 
 class Command(JobCommand):
@@ -34,13 +38,28 @@ class Command(JobCommand):
         fetched = self._fetched(job.name)
         with self.context(job) as context:
             frontier, records = context.frontier.counts(time.time()), context.store.count()
+            features = self._link_model_features(context.frontier, job.name, opts.top)
         output = Path(opts.output) if opts.output else self.data_dir / job.name / "report"
-        data = ReportData(job.name, curve, hosts, classes, records, frontier, fetched, compared, generated=time.time())
+        data = ReportData(job.name, curve, hosts, classes, records, frontier, fetched, compared, generated=time.time(),
+                          features=features)
         try:
             index = render(data, output)
         except OSError as e:
             raise CommandError(f"cannot write the report to {output}: {e.strerror or e}") from e
         print(f"job {job.name}: {fetched} pages fetched; report written to {index}")
+
+    def _link_model_features(self, frontier, job: str, top: int) -> list[tuple[str, float]]:
+        """The stored link model's strongest named features (none without a model or names)."""
+        store = store_for(frontier, self.data_dir, job)
+        stored = store.read()
+        if not stored:
+            return []
+        try:
+            model = LinkModel.from_bytes(stored)
+        except ValueError as e:
+            logger.warning("link model in %s not read: %s", store.location, e)
+            return []
+        return [(describe_feature(name), weight) for name, weight in model.top_features(2 * top)]
 
     def _fetched(self, job: str) -> int:
         path = log_path(self.data_dir, job)

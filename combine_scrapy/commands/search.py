@@ -7,6 +7,7 @@ crawl is searchable while it runs: Combine's SearchEngine-in-a-Box.
 from __future__ import annotations
 
 from combine_scrapy.operations.control import CommandError, JobCommand
+from combine_scrapy.records.store.search import share_of_best
 
 
 class Command(JobCommand):
@@ -49,13 +50,6 @@ class Command(JobCommand):
 
 
 def relative_scores(scores: list[float]) -> list[str]:
-    """Each score as a share of the best (``100%`` first); ``-`` for all when the store scored none above zero.
-
-    SQLite's bm25 gives a word found in most records a weight near zero (its
-    idf is clamped to 1e-6), so on a small job raw scores all print as 0.00
-    though their order still holds; shares of the best keep the difference.
-    """
+    """Each score as a share of the best (``100%`` first); ``-`` for all when the store scored none above zero."""
     best = max(scores, default=0.0)
-    if best <= 0:
-        return ["-"] * len(scores)
-    return [f"{max(score, 0.0) / best:.0%}" for score in scores]
+    return [share_of_best(score, best) for score in scores]

@@ -10,12 +10,13 @@ shows what the job's topic filter makes of the page
 
 from __future__ import annotations
 
-import functools
+from dataclasses import dataclass
 
 from scrapy.commands.shell import Command as ScrapyShellCommand
 
-from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
-from combine_scrapy.operations.debug import score
+from combine_scrapy.job import Job
+from combine_scrapy.operations.control import CommandError, load_checked_job, print_error, project_help
+from combine_scrapy.operations.debug import PageScore, score
 
 
 class Command(ScrapyShellCommand):
@@ -32,6 +33,7 @@ class Command(ScrapyShellCommand):
 
     def add_options(self, parser):
         super().add_options(parser)
+        project_help(parser)
         parser.add_argument("--job", metavar="JOB", help="send the job's headers; score(response) uses its topic filter")
 
     def process_options(self, args, opts):
@@ -51,10 +53,26 @@ class Command(ScrapyShellCommand):
     def update_vars(self, vars):
         if self.job is not None:
             vars["job"] = self.job
-            vars["score"] = functools.partial(_score_with_default, default=self.job)
-        else:
-            vars["score"] = score
+        vars["score"] = ShellScore(self.job)
 
 
-def _score_with_default(response, job=None, *, default):
-    return score(response, job or default)
+@dataclass(frozen=True, repr=False)
+class ShellScore:
+    """``score(response[, job])`` in the shell: what a job's topic filter makes of the page.
+
+    A dataclass instance, so that the shell's banner lists it: Scrapy's shell
+    lists the objects it knows and items, and a dataclass instance is an item.
+    """
+
+    job: Job | None = None
+
+    def __call__(self, response, job: Job | str | None = None) -> PageScore:
+        job = job or self.job
+        if job is None:
+            raise TypeError("name the job: score(response, 'JOB'), or start the shell with --job JOB")
+        return score(response, job)
+
+    def __repr__(self) -> str:
+        if self.job is None:
+            return "score(response, 'JOB'): what a job's topic filter makes of the page"
+        return f"score(response): what the topic filter of job {self.job.name} makes of the page"

@@ -29,13 +29,17 @@ class Command(JobCommand):
             counts = context.frontier.counts(now)
             hosts = context.frontier.hosts(now, limit=opts.hosts) if opts.hosts else []
             records, location = context.store.count(), context.store.location
-        print(f"job {job.name}")
+            paused = context.frontier.paused()
+        print(f"job {job.name}" + (" (paused: scrapy resume to go on)" if paused else ""))
         print(f"  URLs known:      {counts.urls} on {counts.hosts} hosts")
         print(f"  marked, due:     {counts.marked_ready}")
         print(f"  marked, locked:  {counts.marked_locked}")
         print(f"  done:            {counts.done}")
         print(f"  records:         {records} ({location})")
-        self._print_log(job.name, now, opts.minutes)
+        relevant = self._print_log(job.name, now, opts.minutes)
+        if relevant and not records:
+            print(f"  note: the harvest log counts {relevant} relevant pages but {location} holds no record: "
+                  "a crawl with other stores (-s MYSQL_URL=...) keeps them there")
         pids = running_harvesters(harvesters_dir(self.data_dir, job.name))
         print(f"  harvesters:      {len(pids)} running here" + (f" (pids {', '.join(map(str, pids))})" if pids else ""))
         if hosts:
@@ -44,11 +48,12 @@ class Command(JobCommand):
                 state = "READY" if wait <= 0 else f"WAITING {wait:.0f} s"
                 print(f"    {host:40} {marked:6}  {state}")
 
-    def _print_log(self, job: str, now: float, minutes: float) -> None:
+    def _print_log(self, job: str, now: float, minutes: float) -> int:
+        """Print the harvest log's totals; return the relevant pages it counts."""
         path = log_path(self.data_dir, job)
         if not path.exists():
             print("  pages fetched:   none logged yet")
-            return
+            return 0
         log = HarvestLog(path)
         try:
             totals = log.totals(now, minutes * 60)
@@ -57,3 +62,4 @@ class Command(JobCommand):
         rate = format_rate(totals.harvest_rate)
         print(f"  pages fetched:   {totals.fetched}, {totals.relevant} relevant of {totals.judged} judged (harvest rate {rate})")
         print(f"  rate:            {totals.recent_per_minute:.1f} pages/min over the last {minutes:g} minutes")
+        return totals.relevant

@@ -19,7 +19,8 @@ from scrapy.exceptions import UsageError
 
 from combine_scrapy.document.parse import ParsedPage, parse_document
 from combine_scrapy.job import CONFIG_FILE, JobConfigError, load_config
-from combine_scrapy.operations.control import CommandError, print_error
+from combine_scrapy.operations.control import CommandError, print_error, project_help
+from combine_scrapy.stores import StoresNotGiven, data_directory, with_recorded_stores
 from combine_scrapy.topic.text import Document, tokens
 
 EXAMPLE_TYPES = {".txt": "text/plain", ".html": "text/html", ".htm": "text/html"}
@@ -52,7 +53,7 @@ def _pages(source: Path, user_agent: str) -> Iterator[tuple[str, ParsedPage]]:
                     body = path.read_bytes()
                 except OSError as e:
                     raise ExampleError(f"{path}: cannot read: {e.strerror}") from e
-                yield str(path), parse_document(path.as_uri(), body, {"content-type": mime_type})
+                yield str(path), parse_document(path.absolute().as_uri(), body, {"content-type": mime_type})
     elif source.is_file():
         try:
             lines = source.read_text(encoding="utf-8").splitlines()
@@ -99,6 +100,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser):
         super().add_options(parser)
+        project_help(parser)
         for kind, about in (("positive", "on"), ("negative", "off")):
             parser.add_argument(
                 f"--{kind}", action="append", default=[], metavar="FOLDER_OR_URL_LIST",
@@ -120,6 +122,8 @@ class Command(ScrapyCommand):
             job_dir = config.directory
             main_content = config.topic.text == "main"
             if opts.crawled:
+                for line in with_recorded_stores(self.settings, config.name):  # the records where the crawl kept them
+                    print(line, file=sys.stderr)
                 positive, negative = self._crawled(config.name, main_content)
             else:
                 positive, negative = [], []
@@ -127,7 +131,7 @@ class Command(ScrapyCommand):
                 positive += read_examples(opts.positive, "positive", user_agent, main_content)
             if opts.negative or not negative:
                 negative += read_examples(opts.negative, "negative", user_agent, main_content)
-        except (JobConfigError, ExampleError, FileNotFoundError) as e:
+        except (JobConfigError, ExampleError, FileNotFoundError, StoresNotGiven) as e:
             print_error(self, CommandError(str(e), exitcode=2))
             return
         # Imported here: Scrapy imports every command to list them, and scikit-learn takes over a second to load.
@@ -157,7 +161,7 @@ class Command(ScrapyCommand):
         from combine_scrapy.records.irrelevant import crawl_examples
 
         positive, negative = crawl_examples(
-            job, self.settings.get("COMBINE_DATA_DIR"), self.settings.get("MYSQL_URL"), main_content
+            job, data_directory(self.settings), self.settings.get("MYSQL_URL"), main_content
         )
         print(f"from the crawl of {job}: {len(positive)} records, {len(negative)} irrelevant pages")
         return positive, negative

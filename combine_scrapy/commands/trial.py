@@ -24,9 +24,15 @@ from combine_scrapy.access.urls import UrlRules, check_url, host_of
 from combine_scrapy.context import CrawlContext
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import Job, JobConfig
-from combine_scrapy.links.learned import LEARNED_RULES_FILE, TrialPage, format_rules, learn_site_rules
+from combine_scrapy.links.learned import LEARNED_RULES_FILE, MIN_SUPPORT, TrialPage, format_rules, learn_site_rules
 from combine_scrapy.links.scoring import LinkCandidate
-from combine_scrapy.operations.control import CommandError, build_checked_job, load_checked_config, print_error
+from combine_scrapy.operations.control import (
+    CommandError,
+    build_checked_job,
+    load_checked_config,
+    print_error,
+    project_help,
+)
 from combine_scrapy.spiders.focused import FocusedSpider
 
 
@@ -71,6 +77,7 @@ _JOB_STATE_COMPONENTS = frozenset({
     "combine_scrapy.extensions.HarvesterPidFile",
     "combine_scrapy.links.sitemaps.SitemapReader",
     "combine_scrapy.operations.console.beacon.HarvesterBeacon",
+    "combine_scrapy.records.export.feeds.RecordFeeds",  # the trial stores no record, so it has none to feed
 })
 
 
@@ -104,6 +111,8 @@ class TrialSpider(FocusedSpider):
         job = spider.trial_job
         spider.context = CrawlContext.open(job, spider.data_dir)
         spider.context.link_scorer = SiteLinks((host_of(seed) for seed in job.seeds), job.url_rules)
+        spider.seed_set = frozenset(job.seeds)  # fetch_failed notes the seeds robots.txt refuses
+        spider.seeds_refused_by_robots = set()
         crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.observe, scrapy.signals.item_scraped)
         return spider
@@ -126,6 +135,7 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser):
         super().add_options(parser)
+        project_help(parser)
         parser.add_argument("--pages", type=int, metavar="N",
                             help="pages to fetch from each seed site (default: TrialPages of the job, 200)")
 
@@ -171,4 +181,8 @@ class Command(ScrapyCommand):
                 print("  no relevant page: not a topic-relevant site, no rules")
             for pattern in trial.patterns:
                 print(f"  {pattern.kind:<10} {pattern.regex}  (support {pattern.support}, precision {pattern.precision:.0%})")
+        if not any(trial.patterns for trial in trials):
+            print(f"\nlearned no rule from {len(fetched)} pages: no URL pattern is shared by {MIN_SUPPORT} or more pages "
+                  f"of one kind on a site (fetch more with --pages); {path} lists none")
+            return
         print(f"\nwrote {path}; review it, and use it with LearnedUrlRules = 1 in {job.directory / 'combine.cfg'}")

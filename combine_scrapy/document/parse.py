@@ -203,7 +203,7 @@ def _utf8(body: bytes, declared: bool) -> str | None:
         return None
     text = body.decode("utf-8", errors="replace")
     errors = text.count("\ufffd")
-    valid = sum(1 for char in text if ord(char) > 127) - errors
+    valid = len(text) - len(text.encode("ascii", errors="ignore")) - errors  # non-ASCII characters, counted in C
     return text if valid > 0 and valid >= (1 if declared else 10) * errors else None
 
 

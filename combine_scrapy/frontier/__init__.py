@@ -183,8 +183,9 @@ class UrlQueue(Protocol):
         """End a fetch: set both locks, clear the mark unless ``keep_marked``, count retries; count the
         fetch for its host, and as relevant when ``relevant``."""
 
-    def host_yield(self, host: str) -> tuple[int, int]:
-        """``(fetched, relevant)``: the host's completed fetches and how many gave a relevant page."""
+    def host_yield(self, host: str) -> tuple[int, float]:
+        """``(fetched, relevant)``: the host's completed fetches and how many gave a new relevant record, the
+        latter decayed by ``strategy.YIELD_DECAY`` a fetch."""
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
         """Give a leased URL back without counting the attempt."""

@@ -24,7 +24,7 @@ In each bucket, ``combine:{<job>:b<k>}:``
                      status, last_checked, etag, last_modified, distance, visits, changes,
                      first_visit, digest (trailing empty fields left out; absent numbers: 0)
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),
-                     fetched and relevant (completed fetches, relevant pages: the host's yield),
+                     fetched and relevant (completed fetches; new relevant records, decayed: the host's yield),
                      leased_until (end of the lease of the URL being fetched; absent: none),
                      head (its member of ``heads`` or ``leasedheads``; absent: in neither)
 ``hosts``            set of the bucket's known hosts
@@ -100,7 +100,15 @@ from scrapy_redis.connection import get_redis_from_settings
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import CrawlFault, FrontierVanished, StorageFault
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierCounts, FrontierEntry, MarkResult
-from combine_scrapy.frontier.strategy import YIELD_PRIOR_FETCHED, YIELD_PRIOR_RELEVANT, Head, Round, strategy_named
+from combine_scrapy.frontier.strategy import (
+    STRIDE_POWER,
+    YIELD_DECAY,
+    YIELD_PRIOR_FETCHED,
+    YIELD_PRIOR_RELEVANT,
+    Head,
+    Round,
+    strategy_named,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -156,6 +164,7 @@ def _lua(name: str) -> str:
 
 # A head's weighted priority in Lua is strategy.weighted_priority with the same constants, so the same doubles.
 _LIBRARY = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"
+            f"local YIELD_DECAY, STRIDE_POWER = {YIELD_DECAY!r}, {STRIDE_POWER!r}\n"
             + _lua("library"))
 _BUCKET_SCRIPTS = {
     name: _LIBRARY + _lua(name)
@@ -664,7 +673,7 @@ class RedisFrontier:
             Head(
                 FrontierEntry(url.decode(), host.decode(), float(priority), _text(etag), _text(last_modified),
                               int(distance)),
-                int(seq), float(host_lock), int(fetched), int(relevant),
+                int(seq), float(host_lock), int(fetched), float(relevant),
             )
             for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant, *_ in rows
         ]
@@ -801,7 +810,7 @@ class RedisFrontier:
         """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``.
 
         An etag, Last-Modified or score of None keeps the one stored. The
-        fetch counts for its host's yield, as relevant when ``relevant``.
+        fetch counts for its host's yield, as a new relevant record when ``relevant``.
         """
         given = {
             "status": None if status is None else str(status),
@@ -822,10 +831,10 @@ class RedisFrontier:
         """
         self._run(host, "release", url, host, _float(host_lock_until), "" if now is None else _float(now))
 
-    def host_yield(self, host: str) -> tuple[int, int]:
-        """``(fetched, relevant)``: the host's completed fetches and how many gave a relevant page."""
+    def host_yield(self, host: str) -> tuple[int, float]:
+        """``(fetched, relevant)``: the host's completed fetches and its new relevant records, decayed."""
         fetched, relevant = self.server.hmget(self.prefix_of(host) + "host:" + host, "fetched", "relevant")
-        return int(fetched or 0), int(relevant or 0)
+        return int(fetched or 0), float(relevant or 0)
 
     def _records(self, urls: list[str]) -> list:
         """Each URL's (retries, status, visits, changes, first visit, digest), or None when unknown."""

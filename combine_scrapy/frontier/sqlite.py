@@ -28,7 +28,7 @@ from pathlib import Path
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.frontier import FrontierCounts, FrontierEntry, MarkResult
-from combine_scrapy.frontier.strategy import CrawlStrategy, Head, Round, strategy_named
+from combine_scrapy.frontier.strategy import YIELD_DECAY, CrawlStrategy, Head, Round, strategy_named
 from combine_scrapy.sqlitetx import use_write_ahead_log, write_transaction
 
 #: The tables, indexes, trigger and view of a frontier file, one statement each.
@@ -41,7 +41,7 @@ SCHEMA = (
         delay REAL,                              -- robots.txt Crawl-delay, when longer than WaitIntervalHost
         urls INTEGER NOT NULL DEFAULT 0,
         fetched INTEGER NOT NULL DEFAULT 0,      -- completed fetches, for the host's yield
-        relevant INTEGER NOT NULL DEFAULT 0,     -- of those, relevant pages
+        relevant REAL NOT NULL DEFAULT 0,        -- of those, new relevant records, decayed (YIELD_DECAY)
         leased_until REAL NOT NULL DEFAULT 0     -- end of the lease of the URL being fetched (0: none)
     )
     """,
@@ -145,7 +145,8 @@ _FETCHED = f"""
 """
 _COMPLETED = f"UPDATE urls SET marked = ?, lock_until = ?, attempts = 0 WHERE {_URL}"
 _HOST_FETCHED = f"""
-    UPDATE hosts SET lock_until = {_HOST_LOCK}, leased_until = 0, fetched = fetched + 1, relevant = relevant + ?3
+    UPDATE hosts SET lock_until = {_HOST_LOCK}, leased_until = 0,
+        fetched = fetched + 1, relevant = relevant * {YIELD_DECAY!r} + ?3
     WHERE host = ?4
 """
 
@@ -644,7 +645,7 @@ class SqliteFrontier:
     ) -> None:
         """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``.
 
-        The fetch counts for its host's yield, as relevant when ``relevant``;
+        The fetch counts for its host's yield, as a new relevant record when ``relevant``;
         the host's lock stretches to its robots.txt Crawl-delay when that is longer.
         """
         db = self._statements
@@ -693,10 +694,10 @@ class SqliteFrontier:
             (int(changed), now, digest, *_key(url)),
         )
 
-    def host_yield(self, host: str) -> tuple[int, int]:
-        """``(fetched, relevant)``: the host's completed fetches and how many gave a relevant page."""
+    def host_yield(self, host: str) -> tuple[int, float]:
+        """``(fetched, relevant)``: the host's completed fetches and its new relevant records, decayed."""
         row = self._db.execute("SELECT fetched, relevant FROM hosts WHERE host = ?", (host,)).fetchone()
-        return (row[0], row[1]) if row else (0, 0)
+        return (row[0], float(row[1])) if row else (0, 0.0)
 
     def retries(self, url: str) -> int:
         row = self._fetches("f.retries", url)

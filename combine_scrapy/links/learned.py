@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from combine_scrapy.access.urls import UrlRules, check_url, host_of
 from combine_scrapy.jobfiles import JobFileError, read_job_file
 from combine_scrapy.links.online import OnlineLinkLearner
-from combine_scrapy.links.scoring import HostYield, LinkCandidate, LinkScorer
+from combine_scrapy.links.scoring import LinkCandidate, LinkScorer
 
 LEARNED_RULES_FILE = "learned_urls.txt"
 
@@ -394,11 +394,11 @@ class LearnedLinkScorer:
         return self.fallback.learner
 
     def select(self, links: Iterable[LinkCandidate], page_score: float, page_relevant: bool, *, distance: int = 0,
-               source_url: str = "", host_yield: HostYield | None = None) -> list[tuple[str, float]]:
+               source_url: str = "") -> list[tuple[str, float]]:
         """As :meth:`LinkScorer.select`, with the rules' say first."""
         links = list(links)
         chosen_by_method = dict(self.fallback.select(
-            links, page_score, page_relevant, distance=distance, source_url=source_url, host_yield=host_yield,
+            links, page_score, page_relevant, distance=distance, source_url=source_url,
         ))
         learner = self.fallback.learner
         chosen = []
@@ -412,8 +412,8 @@ class LearnedLinkScorer:
                 chosen.append((link.url, decision.priority))
         return chosen
 
-    def observe(self, url: str, relevant: bool) -> int:
-        return self.fallback.observe(url, relevant)
+    def observe(self, url: str, relevant: bool, score: float = 0.0) -> int:
+        return self.fallback.observe(url, relevant, score)
 
     @property
     def rescore_due(self) -> bool:

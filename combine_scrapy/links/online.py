@@ -4,10 +4,10 @@ The topic definition decides whether a fetched page is relevant; this model
 ranks the links not fetched yet (ACHE's online link classifier, with the
 path credit of context-graph and reinforcement-learning crawlers). A link is
 described by hashed features: the words of its anchor (and title attribute),
-the words around it on its page, the tokens of its URL and its host, the
-linking page's verdict and score, how many links it is from the last relevant
-page, whether it stays on its page's host, and what its target host has
-yielded so far. The label of a link is known when its target has been fetched
+the words around it on its page, the tokens of its URL (and whether its path
+names a language), the linking page's verdict and score, how many links it is
+from the last relevant page, and whether it stays on its page's host; nothing
+of its target host, whose share of the fetches is the crawl strategy's. The label of a link is known when its target has been fetched
 and classified, so the features of links not fetched yet wait in a bounded
 LRU keyed by canonical URL (canonicalized as the frontier does); on
 :meth:`OnlineLinkLearner.observe` the link learns "relevant" or "not", and a
@@ -78,24 +78,43 @@ RESCORE_TOLERANCE = 0.005
 #: Words of the text around a link, and URL tokens, used at most.
 CONTEXT_WORDS = 20
 URL_TOKENS = 16
+#: Features named in a stored model at most (the strongest), for ``scrapy report``.
+NAMED_FEATURES = 200
 MODEL_FILE = "link_model.npz"
 MODEL_KEY = "link_model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: no host features (1 had them: its hashed indices are others)
+
+#: Language codes (ISO 639-1 and common regional forms) as translated sites put them in their paths. A link
+#: whose path names one gets the feature LANGUAGE_FEATURE besides its URL tokens: what the crawl learns of one
+#: language's copies (duplicates teach a negative lesson) carries over to the others.
+LANGUAGE_CODES = frozenset(
+    "ar bg bn ca cs da de el en eo es et eu fa fi fr ga gl he hi hr hu id it ja ka ko lt lv mk ms nb nl nn no pl "
+    "pt ro ru sk sl sq sr sv ta th tr uk vi zh zh-cn zh-tw zh-hans zh-hant pt-br pt-pt en-us en-gb es-es es-mx "
+    "fr-fr de-de ja-jp ko-kr it-it nl-nl ru-ru".split()
+)
+LANGUAGE_FEATURE = "u:@language"
 
 # Fixed features with a value, before the hashed ones.
-_NUMERIC = ("bias", "page_relevant", "page_score", "same_host", "host_rate", "host_new", "host_barren")
+_NUMERIC = ("bias", "page_relevant", "page_score", "same_host")
 _N_NUMERIC = len(_NUMERIC)
 _WORD = re.compile(r"[^\W_]+")
 _SIZE = 1 << FEATURE_BITS
 _CANONICAL_CACHE = 100_000
 
 
-def _hashed(feature: str, cache: dict[str, int] = {}) -> int:  # noqa: B006 - the cache is the point
-    index = cache.get(feature)
+#: Each feature's index, as hashed lately (cleared when it grows past 2**18): the hashing's cache, and what names
+#: a weight for ``scrapy report``.
+_FEATURE_INDEX: dict[str, int] = {}
+
+
+def _hashed(feature: str) -> int:
+    index = _FEATURE_INDEX.get(feature)
     if index is None:
-        if len(cache) > 1 << 18:
-            cache.clear()
-        index = cache[feature] = _N_NUMERIC + zlib.crc32(feature.encode("utf-8", "surrogatepass")) % (_SIZE - _N_NUMERIC)
+        if len(_FEATURE_INDEX) > 1 << 18:
+            _FEATURE_INDEX.clear()
+        index = _FEATURE_INDEX[feature] = (
+            _N_NUMERIC + zlib.crc32(feature.encode("utf-8", "surrogatepass")) % (_SIZE - _N_NUMERIC)
+        )
     return index
 
 
@@ -112,21 +131,37 @@ class LinkFeatures:
     values: np.ndarray
 
 
+def language_variant(path: str) -> bool:
+    """Whether a URL path names a language the way translated sites do: a segment that is a language code
+    (``/fr/``, ``/pt-br/``, ``/zh_CN/``) or a file suffix (``index.html.de``, ``page.ja.html``)."""
+    for segment in path.lower().split("/"):
+        if segment.replace("_", "-") in LANGUAGE_CODES:
+            return True
+        parts = segment.split(".")
+        if len(parts) > 2 and any(part in LANGUAGE_CODES for part in parts[1:]):
+            return True
+    return False
+
+
 def link_features(*, anchor: str, context: str, url: str, host: str, source_host: str, page_relevant: bool,
-                  page_evidence: float, distance: int, host_yield: tuple[int, int] | None) -> LinkFeatures:
-    """The features of one link (see the module's docstring); each group of words weighs 1 in all."""
+                  page_evidence: float, distance: int) -> LinkFeatures:
+    """The features of one link (see the module's docstring); each group of words weighs 1 in all.
+
+    Nothing of the target's host is a feature: which hosts deserve fetches is the crawl strategy's (BestFirst
+    shares them by each host's yield). A host feature would rank all of a productive host's links above every
+    other host's and, with the strategy's own host weight, let one host starve the rest.
+    """
     values: dict[int, float] = {0: 1.0, 1: float(page_relevant), 2: page_evidence, 3: float(host == source_host)}
-    if host_yield is not None:
-        fetched, relevant = host_yield
-        values[4] = relevant / (fetched + 1)
-        values[5] = float(fetched == 0)
-        values[6] = float(fetched >= 5 and relevant == 0)
     anchor_words = words(anchor)
+    path = url.split("://", 1)[-1].partition("/")[2]
+    url_tokens = [f"u:{token}" for token in words(path)[:URL_TOKENS]]
+    if language_variant(path):
+        url_tokens.append(LANGUAGE_FEATURE)
     groups = (
         [f"a:{word}" for word in anchor_words] + [f"a2:{a} {b}" for a, b in zip(anchor_words, anchor_words[1:])],
         [f"c:{word}" for word in words(context)[:CONTEXT_WORDS]],
-        [f"u:{token}" for token in words(url.split("://", 1)[-1].partition("/")[2])[:URL_TOKENS]],
-        [f"h:{host}", f"d:{min(distance, 8)}", f"dr:{min(distance, 8)}:{int(page_relevant)}"],
+        url_tokens,
+        [f"d:{min(distance, 8)}", f"dr:{min(distance, 8)}:{int(page_relevant)}"],
     )
     for group in groups:
         if group:
@@ -138,6 +173,22 @@ def link_features(*, anchor: str, context: str, url: str, host: str, source_host
                         np.fromiter(values.values(), np.float32, len(values)))
 
 
+_FEATURE_KINDS = {"a": "anchor", "a2": "anchor words", "c": "words around", "u": "URL",
+                  "d": "links from the last relevant page", "dr": "distance:page relevant"}
+
+
+def describe_feature(feature: str) -> str:
+    """A named feature as a person reads it: ``URL: fr``, ``anchor: sundews``, ``the link's page was relevant``."""
+    if feature == LANGUAGE_FEATURE:
+        return "URL names a language"
+    if feature.startswith("#"):
+        return {"#bias": "every link", "#page_relevant": "the link's page was relevant",
+                "#page_score": "the link's page's score",
+                "#same_host": "the link stays on its host"}.get(feature, feature[1:])
+    kind, _, value = feature.partition(":")
+    return f"{_FEATURE_KINDS.get(kind, kind)}: {value}"
+
+
 class LinkModel:
     """Logistic regression over hashed features, trained online with AdaGrad."""
 
@@ -146,6 +197,12 @@ class LinkModel:
         self.weights = np.zeros(1 << bits, np.float32)
         self.squares = np.zeros(1 << bits, np.float32)  # AdaGrad: summed squared gradients per weight
         self.counts = np.zeros(3, np.int64)  # examples, relevant targets, irrelevant targets
+        #: The feature behind some weights (the strongest, named when a crawl ends), for ``scrapy report``.
+        self.names: dict[int, str] = {}
+
+    def top_features(self, count: int) -> list[tuple[str, float]]:
+        """The named features with the largest weights, strongest first: ``(feature, weight)``."""
+        return [(name, float(self.weights[index])) for index, name in self.top_features_by_index(count)]
 
     @property
     def positives(self) -> int:
@@ -166,12 +223,13 @@ class LinkModel:
         probabilities: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
         return probabilities
 
-    def learn(self, features: LinkFeatures, target: float) -> None:
-        """One AdaGrad step of the log loss towards ``target`` (1: leads to a relevant page, 0: not)."""
+    def learn(self, features: LinkFeatures, target: float, weight: float = 1.0) -> None:
+        """One AdaGrad step of the log loss towards ``target`` (1: leads to a relevant page, 0: not), the loss
+        multiplied by ``weight`` (a lesson that counts more)."""
         indices, values = features.indices, features.values
         weights = self.weights[indices]
         p = 1.0 / (1.0 + math.exp(-max(min(float(weights @ values), 30.0), -30.0)))
-        gradient = (p - target) * values + L2 * weights
+        gradient = weight * (p - target) * values + L2 * weights
         squares = self.squares[indices] + gradient * gradient
         self.squares[indices] = squares
         self.weights[indices] = weights - LEARNING_RATE * gradient / (np.sqrt(squares) + 1e-7)
@@ -184,6 +242,7 @@ class LinkModel:
     def copy(self) -> LinkModel:
         other = LinkModel(self.bits)
         other.weights, other.squares, other.counts = self.weights.copy(), self.squares.copy(), self.counts.copy()
+        other.names = dict(self.names)
         return other
 
     def add_change(self, now: LinkModel, before: LinkModel) -> None:
@@ -191,11 +250,19 @@ class LinkModel:
         self.weights += now.weights - before.weights
         self.squares += now.squares - before.squares
         self.counts += now.counts - before.counts
+        self.names.update(now.names)
+        if len(self.names) > NAMED_FEATURES:
+            self.names = dict(self.top_features_by_index(NAMED_FEATURES))
+
+    def top_features_by_index(self, count: int) -> list[tuple[int, str]]:
+        return sorted(self.names.items(), key=lambda item: -abs(float(self.weights[item[0]])))[:count]
 
     def to_bytes(self) -> bytes:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, version=np.array([FORMAT_VERSION, self.bits]), weights=self.weights,
-                            squares=self.squares, counts=self.counts)
+                            squares=self.squares, counts=self.counts,
+                            name_index=np.fromiter(self.names.keys(), np.int64, len(self.names)),
+                            names=np.array(list(self.names.values()), dtype=str))
         return buffer.getvalue()
 
     @classmethod
@@ -209,6 +276,8 @@ class LinkModel:
                 model = cls(bits)
                 model.weights, model.squares = archive["weights"], archive["squares"]
                 model.counts = archive["counts"]
+                if "names" in archive.files:  # models saved before features were named have none
+                    model.names = dict(zip(archive["name_index"].tolist(), archive["names"].tolist()))
         except (OSError, KeyError, EOFError, zlib.error) as e:
             raise ValueError(f"not a link model: {e}") from e
         if model.weights.shape != (1 << bits,) or model.squares.shape != (1 << bits,) or model.counts.shape != (3,):
@@ -221,6 +290,8 @@ class ModelStore(Protocol):
 
     location: str
 
+    def read(self) -> bytes | None: ...
+
     def update(self, change: Callable[[bytes | None], bytes]) -> bytes: ...
 
 
@@ -230,6 +301,9 @@ class FileModelStore:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self.location = str(self.path)
+
+    def read(self) -> bytes | None:
+        return self.path.read_bytes() if self.path.exists() else None
 
     def update(self, change: Callable[[bytes | None], bytes]) -> bytes:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -250,6 +324,9 @@ class RedisModelStore:
         self.server = server
         self.key = key
         self.location = f"redis key {key}"
+
+    def read(self) -> bytes | None:
+        return cast("bytes | None", self.server.get(self.key))
 
     def update(self, change: Callable[[bytes | None], bytes]) -> bytes:
         import redis
@@ -331,18 +408,20 @@ class OnlineLinkLearner:
     def pending(self) -> int:
         return len(self._pending)
 
-    def observe(self, url: str, relevant: bool) -> int:
+    def observe(self, url: str, relevant: bool, weight: float = 1.0) -> int:
         """Learn from the classified fetch of ``url``: its link, and for a relevant page the links on the path
-        to it through irrelevant pages. Returns the number of training steps (0: no link to it was seen here)."""
+        to it through irrelevant pages; ``weight`` says how much the lesson counts (a page far over the cut-off
+        more). ``relevant`` is False for a duplicate of a stored record as for an irrelevant page: both lead
+        nowhere new. Returns the number of training steps (0: no link to it was seen here)."""
         link = self._pending.pop(url, None)
         if link is None:
             return 0
-        self.model.learn(link.features, 1.0 if relevant else 0.0)
+        self.model.learn(link.features, 1.0 if relevant else 0.0, weight)
         steps = 1
         if relevant:
             source, hop = link.source, 1
             while hop <= self.credit_hops and (before := self._fetched.get(source)) is not None:
-                self.model.learn(before.features, CREDIT_DECAY ** hop)
+                self.model.learn(before.features, CREDIT_DECAY ** hop, weight)
                 source, hop, steps = before.source, hop + 1, steps + 1
         else:
             self._fetched[url] = link
@@ -381,6 +460,27 @@ class OnlineLinkLearner:
             self._pending[url] = _Link(link.features, link.source, link.prior, priority)
             rescored[url] = priority
         return rescored
+
+    def name_features(self) -> None:
+        """Name the model's strongest features it knows the words of (those hashed recently in this process)."""
+        strongest = set(np.argsort(-np.abs(self.model.weights))[:NAMED_FEATURES].tolist())
+        names = self.model.names
+        names.update((index, feature) for feature, index in _FEATURE_INDEX.items() if index in strongest)
+        names.update((index, f"#{name}") for index, name in enumerate(_NUMERIC))
+        if len(names) > NAMED_FEATURES:
+            self.model.names = dict(self.model.top_features_by_index(NAMED_FEATURES))
+
+    def expected_new(self, best: int) -> float | None:
+        """The relevant pages the model expects from the ``best`` waiting links it ranks highest (the sum of their
+        probabilities); None while the model has no share in the priorities (it has not seen enough)."""
+        if not self.weight:
+            return None
+        if not self._pending:
+            return 0.0
+        probabilities = self.model.predict([link.features for link in self._pending.values()])
+        if len(probabilities) > best:
+            probabilities = np.partition(probabilities, len(probabilities) - best)[-best:]
+        return float(probabilities.sum())
 
     @property
     def sync_due(self) -> bool:

@@ -26,7 +26,7 @@ import logging
 import math
 import random
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from combine_scrapy.access.urls import host_of
@@ -55,7 +55,18 @@ TUNNEL_FLOOR = 0.1
 #: Link texts whose topic relevance is remembered (menus repeat on every page of a site).
 RELEVANCE_CACHE = 50_000
 
-HostYield = Callable[[str], tuple[int, int]]
+
+
+#: A relevant page's lesson weighs 1 at the cut-off, one more each time its score doubles, at most this.
+MAX_LESSON_WEIGHT = 3.0
+
+
+def lesson_weight(score: float, cutoff: float) -> float:
+    """How much a relevant page's lesson weighs: graded by how far its score is over the cut-off, so the links to
+    the pages most about the topic are learned first (1 at or under the cut-off, 2 at twice it, 3 from 4x on)."""
+    if cutoff <= 0 or score <= cutoff:
+        return 1.0
+    return min(MAX_LESSON_WEIGHT, 1.0 + math.log2(score / cutoff))
 
 
 def squash(score: float, scale: float) -> float:
@@ -204,13 +215,11 @@ class LinkScorer:
         *,
         distance: int = 0,
         source_url: str = "",
-        host_yield: HostYield | None = None,
     ) -> list[tuple[str, float]]:
         """``(url, priority)`` of the links to mark from a page with this score and verdict, priorities in [0, 1].
 
         ``distance`` is the page's distance from the last relevant page (links of an irrelevant page are one
-        further; none is followed past ``max_tunnel_distance``), ``source_url`` the page's frontier URL and
-        ``host_yield(host)`` the (fetched, relevant) pages of a host so far, for the online model.
+        further; none is followed past ``max_tunnel_distance``), ``source_url`` the page's frontier URL.
         """
         if self.threshold:
             self.threshold.observe(page_relevant)
@@ -221,7 +230,7 @@ class LinkScorer:
         if link_distance > self.max_tunnel_distance:
             return []
         if self.learner is not None:  # the online method, and only it, has a model
-            return self._online(self.learner, links, page_score, page_relevant, link_distance, source_url, host_yield)
+            return self._online(self.learner, links, page_score, page_relevant, link_distance, source_url)
         page = 1.0 if page_relevant else squash(page_score, self.page_scale)
         threshold = self.current_threshold
         chosen = []
@@ -242,10 +251,9 @@ class LinkScorer:
         return min(priority, 1.0)
 
     def _online(self, learner: OnlineLinkLearner, links: list[LinkCandidate], page_score: float, page_relevant: bool,
-                link_distance: int, source_url: str, host_yield: HostYield | None) -> list[tuple[str, float]]:
+                link_distance: int, source_url: str) -> list[tuple[str, float]]:
         page_evidence = squash(page_score, self.page_scale)
         source_host = host_of(source_url) if source_url else ""
-        yields: dict[str, tuple[int, int] | None] = {}
         chosen: list[tuple[str, float]] = []
         learned: list[int] = []
         batch = []
@@ -256,12 +264,10 @@ class LinkScorer:
             if canonical is None:
                 continue  # the frontier refuses it, and counts why
             host = host_of(canonical)
-            if host not in yields:
-                yields[host] = host_yield(host) if host_yield is not None else None
             features = link_features(
                 anchor=f"{link.anchor} {link.title}", context=link.context, url=canonical, host=host,
                 source_host=source_host, page_relevant=page_relevant, page_evidence=page_evidence,
-                distance=link_distance, host_yield=yields[host],
+                distance=link_distance,
             )
             learned.append(len(chosen) - 1)
             batch.append(features)
@@ -275,10 +281,13 @@ class LinkScorer:
             learner.remember(canonical, features, source_url, prior, priority)
         return chosen
 
-    def observe(self, url: str, relevant: bool) -> int:
-        """The fetch of ``url`` was classified: the online model learns from the link that led there.
+    def observe(self, url: str, relevant: bool, score: float = 0.0) -> int:
+        """The fetch of ``url`` was classified: the online model learns from the link that led there, a relevant
+        page the more the further its ``score`` is over the cut-off (``lesson_weight``).
         Returns the model's training steps (0 for the other methods)."""
-        return self.learner.observe(url, relevant) if self.learner is not None else 0
+        if self.learner is None:
+            return 0
+        return self.learner.observe(url, relevant, lesson_weight(score, self.page_scale) if relevant else 1.0)
 
     @property
     def rescore_due(self) -> bool:

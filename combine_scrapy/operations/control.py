@@ -13,13 +13,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import redis
-from scrapy.commands import ScrapyCommand
+from scrapy.commands import ScrapyCommand, ScrapyHelpFormatter
 from scrapy.utils.log import configure_logging
 
 from combine_scrapy.context import CrawlContext
 from combine_scrapy.faults import CrawlFault
 from combine_scrapy.job import Job, JobConfig, JobConfigError, build_job, load_config
 from combine_scrapy.records.store import RecordStore, open_store
+from combine_scrapy.stores import data_directory, with_recorded_stores
 
 HARVESTERS_DIR = "harvesters"
 
@@ -64,6 +65,33 @@ def load_checked_job(name: str, settings) -> Job:
     return build_checked_job(load_checked_config(name, settings))
 
 
+class HelpFormatter(ScrapyHelpFormatter):
+    """Scrapy's help layout, with underlined headings only where argparse puts its section headings.
+
+    Scrapy's formatter takes every part of the help that ends in ``:`` for a
+    heading, so an option's description wrapped after ``(default:`` came out
+    title-cased and underlined.
+    """
+
+    def format_part_strings(self, part_strings: list[str]) -> list[str]:
+        if part_strings and part_strings[0].startswith("usage: "):
+            part_strings[0] = "Usage\n=====\n  " + part_strings[0].removeprefix("usage: ")
+        for index in reversed(range(len(part_strings))):
+            part = part_strings[index]
+            # An option's description starts after its flags on their line, or indented on lines of its own.
+            follows_text = index > 0 and not part_strings[index - 1].endswith("\n")
+            if part.endswith(":\n") and not part[:1].isspace() and not follows_text:
+                heading = part.removesuffix(":\n").title()
+                underline = "-" if "Global Options" in heading else "="
+                part_strings[index:index + 1] = [heading, f"\n{underline * len(heading)}\n"]
+        return part_strings
+
+
+def project_help(parser) -> None:
+    """Give a command's parser the project's help layout (HelpFormatter)."""
+    parser.formatter_class = HelpFormatter
+
+
 class JobCommand(ScrapyCommand):
     """A project command about one job: ``scrapy NAME [options] JOB ...``.
 
@@ -76,6 +104,8 @@ class JobCommand(ScrapyCommand):
     default_settings = {"LOG_ENABLED": False}
     #: Positional arguments after the job: (fewest, most).
     extra_args = (0, 0)
+    #: Whether the command opens the stores the job's crawl recorded (stores.json) when the settings name none.
+    reads_recorded_stores = True
 
     def syntax(self):
         return "[options] <job>"
@@ -83,6 +113,7 @@ class JobCommand(ScrapyCommand):
     def add_options(self, parser):
         super().add_options(parser)
         parser.error = self.usage_error
+        project_help(parser)
 
     def usage_error(self, message: str):
         """Bad arguments: one line naming what is wrong, exit status 2 (argparse would print the whole usage)."""
@@ -100,9 +131,21 @@ class JobCommand(ScrapyCommand):
         configure_logging(self.settings)  # quiet unless asked (--loglevel): the output is the command's answer
         try:
             job = self.load_job(args[0])
+            if self.reads_recorded_stores:
+                self.use_recorded_stores(job.name)
             self.run_job(job, args[1:], opts)
+            sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit
         except CommandError as e:
             print_error(self, e)
+        except BrokenPipeError:  # scrapy status JOB | head: the reader has what it wanted; end quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+    def use_recorded_stores(self, job: str) -> None:
+        """Read the Redis frontier and MySQL records the job's crawl recorded, unless the settings name others;
+        say so on standard error (the answer on standard output stays clean)."""
+        with opening_errors_as_command_errors():
+            for line in with_recorded_stores(self.settings, job):
+                print(line, file=sys.stderr)
 
     def load_job(self, name: str) -> Job:
         return load_checked_job(name, self.settings)
@@ -132,7 +175,7 @@ class JobCommand(ScrapyCommand):
 
     @property
     def data_dir(self) -> Path:
-        return Path(self.settings.get("COMBINE_DATA_DIR"))
+        return data_directory(self.settings)
 
 
 @contextmanager

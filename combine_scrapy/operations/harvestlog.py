@@ -9,6 +9,7 @@ order. The log is a SQLite file beside the job's other files,
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +45,8 @@ CREATE TABLE IF NOT EXISTS fetches (
     relevant INTEGER,          -- 1 / 0 for a page the topic filter judged, NULL otherwise
     score REAL,
     class TEXT,                -- the best class of a relevant page
-    harvester INTEGER          -- process id
+    harvester INTEGER,         -- process id
+    new_record INTEGER         -- 1 / 0 for a stored relevant page: a new record / joined a stored one (a duplicate)
 );
 CREATE INDEX IF NOT EXISTS fetches_time ON fetches (time);
 """
@@ -61,6 +63,7 @@ class FetchRow:
     score: float | None
     best_class: str | None
     harvester: int
+    new_record: bool | None = None  # a relevant page stored: True when it made a new record, False when a duplicate
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,8 @@ class HostRow:
     fetched: int
     relevant: int
     judged: int
+    new_records: int = 0   # relevant pages that made a new record
+    duplicates: int = 0    # relevant pages that joined a stored record
 
 
 def log_path(data_dir: str | Path, job: str) -> Path:
@@ -106,6 +111,17 @@ class HarvestLog:
         use_write_ahead_log(self._db)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        self._add_new_record_column()
+
+    def _add_new_record_column(self) -> None:
+        """Logs written before novelty was logged lack ``new_record``: add it (another harvester may at once)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(fetches)")}
+        if "new_record" not in columns:
+            try:
+                self._db.execute("ALTER TABLE fetches ADD COLUMN new_record INTEGER")
+            except sqlite3.OperationalError as e:
+                if "duplicate column" not in str(e):
+                    raise
 
     def close(self) -> None:
         self._db.close()
@@ -114,11 +130,11 @@ class HarvestLog:
         """Add fetches in one transaction."""
         with write_transaction(self._db):
             self._db.executemany(
-                "INSERT INTO fetches (time, url, host, status, outcome, relevant, score, class, harvester)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO fetches (time, url, host, status, outcome, relevant, score, class, harvester, new_record)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (r.time, r.url, r.host, r.status, r.outcome, None if r.relevant is None else int(r.relevant),
-                     r.score, r.best_class, r.harvester)
+                     r.score, r.best_class, r.harvester, None if r.new_record is None else int(r.new_record))
                     for r in rows
                 ],
             )
@@ -150,7 +166,9 @@ class HarvestLog:
     def top_hosts(self, limit: int) -> list[HostRow]:
         rows = self._db.execute(
             """
-            SELECT host, COUNT(*), COALESCE(SUM(relevant), 0), COUNT(relevant) FROM fetches WHERE status IS NOT NULL
+            SELECT host, COUNT(*), COALESCE(SUM(relevant), 0), COUNT(relevant),
+                   COUNT(CASE WHEN new_record = 1 THEN 1 END), COUNT(CASE WHEN new_record = 0 THEN 1 END)
+            FROM fetches WHERE status IS NOT NULL
             GROUP BY host ORDER BY COUNT(*) DESC, host LIMIT ?
             """,
             (limit,),

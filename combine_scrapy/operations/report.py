@@ -47,6 +47,9 @@ class ReportData:
     fetched: int = 0  # fetches with a response, judged or not (304s, redirects and errors too)
     compared: dict[str, Curve] = field(default_factory=dict)  # other jobs' curves, by job name
     generated: float = 0.0
+    #: The link model's strongest named features, ``(what it is, weight)``: positive weights lead to new relevant
+    #: pages, negative ones away from them (irrelevant pages and duplicates).
+    features: list[tuple[str, float]] = field(default_factory=list)
 
 
 def thin(curve: Curve, points: int = PLOT_POINTS) -> Curve:
@@ -165,7 +168,10 @@ def render(data: ReportData, output: Path) -> Path:
         [f"compared: {name}", f"{c[-1][2]} relevant of {c[-1][1]} judged ({_share(c[-1][2], c[-1][1])})" if c else "no fetches"]
         for name, c in data.compared.items()
     ]
-    hosts = [[h.host, h.fetched, h.relevant, _share(h.relevant, h.judged)] for h in data.hosts]
+    hosts = [[h.host, h.fetched, h.relevant, h.new_records, h.duplicates, _share(h.relevant, h.judged)]
+             for h in data.hosts]
+    leading = [[name, f"{weight:+.2f}"] for name, weight in data.features if weight > 0]
+    away = [[name, f"{weight:+.2f}"] for name, weight in data.features if weight < 0]
     classes = [[name, count, _share(count, relevant)] for name, count in data.classes]
     figures = "".join(
         f'<figure><img src="{name}" alt="{html.escape(PLOTS[name])}"><figcaption>{html.escape(PLOTS[name])}</figcaption></figure>'
@@ -188,7 +194,16 @@ figure {{ margin: 1em 0; }} img {{ max-width: 100%; }}
 <h2>Plots</h2>
 {figures}
 <h2>Top hosts</h2>
-{_table(["host", "pages fetched", "relevant", "harvest rate"], hosts, "No pages fetched yet.")}
+{_table(["host", "pages fetched", "relevant", "new records", "duplicates", "harvest rate"], hosts,
+        "No pages fetched yet.")}
+<h2>What the link model learned</h2>
+<p>Why the crawl went where it went: the features of a link that weigh most in the online link model
+(LinkStrategy = online), learned from what the links led to. A duplicate of a stored record teaches as an
+irrelevant page does.</p>
+<h3>Leads to new relevant pages</h3>
+{_table(["feature", "weight"], leading, "Nothing learned yet (or another LinkStrategy).")}
+<h3>Leads elsewhere</h3>
+{_table(["feature", "weight"], away, "Nothing learned yet (or another LinkStrategy).")}
 <h2>Top classes</h2>
 {_table(["class", "relevant pages", "share of relevant pages"], classes, "No relevant page with a class yet.")}
 </body></html>

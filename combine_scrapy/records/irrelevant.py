@@ -28,6 +28,7 @@ from combine_scrapy.items import Fetch
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import open_store
 from combine_scrapy.sqlitetx import use_write_ahead_log
+from combine_scrapy.stores import data_directory
 from combine_scrapy.topic.text import Document
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ class IrrelevantPagesPipeline(CrawlComponent):
         job = self.context.job
         if not job.archive.save_irrelevant:
             return
-        path = Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / IRRELEVANT_FILE
+        path = data_directory(self.crawler.settings) / job.name / IRRELEVANT_FILE
         self.pages = IrrelevantPages(path, job.archive.irrelevant_max_pages)
         self.main_content = job.topic.text == "main"
 

@@ -46,6 +46,7 @@ class Record:
     title: str
     text: str
     mime_type: str
+    main_text: str | None = None  # an HTML page's main content (the article without menus); None for other documents
     headings: list[str] = field(default_factory=list)
     meta: dict[str, list[str]] = field(default_factory=dict)
     links: list[RecordLink] = field(default_factory=list)
@@ -66,3 +67,6 @@ class Record:
     pagerank: float | None = None   # rank in the records' link graph, from scrapy rank (None: not ranked)
     ipagerank: float | None = None  # the same, topic-weighted (iPageRank)
     off_topic: bool = False         # scrapy reclassify --flag found it no longer passes the topic filter
+    # When what an export writes of it last changed (stored, checked again, rescored, ranked, a URL added or gone):
+    # its datestamp for export --since and OAI-PMH. Set by the store; not part of what a record is (compare=False).
+    changed: float | None = field(default=None, compare=False)

@@ -27,11 +27,14 @@ from combine_scrapy.frontier import FrontierEntry, Outcome
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.middlewares import RobotsDisallowed, RobotsPending, UrlRejected
+from combine_scrapy.stores import record_stores
 
 #: The close reason of a crawl with nothing to start from (``scrapy crawl`` then exits with status 2).
 NO_USABLE_SEED = "no_usable_seed"
 #: Seeds marked in one frontier transaction; the reactor runs (signals, the log) between two.
 SEED_BATCH = 10_000
+#: What `scrapy crawl focused` without ``-a job=`` says.
+NAME_THE_JOB = "name the job to crawl: scrapy crawl focused -a job=NAME"
 
 
 class FocusedSpider(scrapy.Spider):
@@ -103,6 +106,9 @@ class FocusedSpider(scrapy.Spider):
             "combine_scrapy.links.sitemaps.SitemapReader": 545,
             "combine_scrapy.operations.console.beacon.HarvesterBeacon": 550,
             "scrapy.extensions.logstats.LogStats": None,  # HarvestProgress says more
+            # Feeds (-O, FEEDS) of the records stored, counted as records: Scrapy's FeedExporter, fed records.
+            "scrapy.extensions.feedexport.FeedExporter": None,
+            "combine_scrapy.records.export.feeds.RecordFeeds": 0,
         },
     }
 
@@ -125,7 +131,7 @@ class FocusedSpider(scrapy.Spider):
     def __init__(self, job: str | None = None, max_pages: str | None = None, continuous: str = "0", **kwargs):
         super().__init__(**kwargs)
         if not job:
-            raise UsageError("name the job to crawl: scrapy crawl focused -a job=NAME")
+            raise UsageError(NAME_THE_JOB)
         self.job_name = job
         self.max_pages = int(max_pages) if max_pages else None
         self.continuous = continuous.lower() in ("1", "yes", "true")
@@ -143,6 +149,11 @@ class FocusedSpider(scrapy.Spider):
         if spider.continuous:  # run forever: wait for whatever comes due, however far away
             settings.set("COMBINE_IDLE_HORIZON", float("inf"), priority="spider")
         spider.context = CrawlContext.from_settings(settings, job)
+        try:
+            record_stores(settings, job.name)  # the job's commands read the stores this crawl uses
+        except OSError as e:
+            spider.logger.warning("cannot record the job's stores in %s: %s; its commands need the same -s", e.filename, e.strerror)
+            crawler.stats.inc_value("stores/unrecorded")
         crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.seeds_all_refused, scrapy.signals.spider_idle)
         crawler.signals.connect(spider.seeds_still_being_marked, scrapy.signals.spider_idle)

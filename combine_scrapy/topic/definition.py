@@ -60,6 +60,10 @@ class TopicDefinitionError(ValueError):
         super().__init__(f"{source}:{line}: {message}" if line else f"{source}: {message}")
 
 
+class NoTermRows(TopicDefinitionError):
+    """A topic definition with comments only (as ``scrapy newjob`` writes it): an error for the filters that read one."""
+
+
 @dataclass(frozen=True)
 class TopicTerm:
     """One row: all ``parts`` must occur; each hit earns ``weight`` for each class."""
@@ -188,7 +192,7 @@ def parse_topic_definition(
                 checked.add(part)
         terms.append(TopicTerm(weight, tuple(parts), classes, number))
     if not terms:
-        raise TopicDefinitionError(source, None, "no term rows: write at least one 'WEIGHT: TERMS=CLASS-LIST' line")
+        raise NoTermRows(source, None, "no term rows: write at least one 'WEIGHT: TERMS=CLASS-LIST' line")
     progress.done(len(terms))
     return TopicDefinition(tuple(terms), source, stopwords, tuple(skipped))
 

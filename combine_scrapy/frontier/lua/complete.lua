@@ -1,5 +1,5 @@
 -- ARGV: url, host, now, URL lock end, host lock end, keep marked (0/1), JSON of the given
--- status, etag, last_modified and score (absent: None), relevant (0/1).
+-- status, etag, last_modified and score (absent: None), relevant (0/1: a new relevant record).
 
 local url, host, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local keep = ARGV[6] == '1'
@@ -22,7 +22,8 @@ if redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   set_host_lock(host, with_delay(host, now, tonumber(ARGV[5])))
   redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
   redis.call('HINCRBY', P .. 'host:' .. host, 'fetched', 1)
-  if ARGV[8] == '1' then redis.call('HINCRBY', P .. 'host:' .. host, 'relevant', 1) end
+  local relevant = tonumber(redis.call('HGET', P .. 'host:' .. host, 'relevant') or 0)
+  redis.call('HSET', P .. 'host:' .. host, 'relevant', num(relevant * YIELD_DECAY + tonumber(ARGV[8])))
   rehead(host, false)
 elseif r then
   rehead(host, nil)

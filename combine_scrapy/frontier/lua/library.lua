@@ -122,7 +122,9 @@ local function rehead(host, free)
   local placed
   if top[1] then
     local member, priority = top[1] .. host, -tonumber(top[2])
-    local weight = (tonumber(h[5] or 0) + YIELD_PRIOR_RELEVANT) / (tonumber(h[4] or 0) + YIELD_PRIOR_FETCHED)
+    local fetched = tonumber(h[4] or 0)
+    local recent = (1.0 - YIELD_DECAY ^ fetched) / (1.0 - YIELD_DECAY)
+    local weight = (tonumber(h[5] or 0) + YIELD_PRIOR_RELEVANT) / (recent + YIELD_PRIOR_FETCHED) / (fetched + 1.0) ^ STRIDE_POWER
     local score = num(-(priority >= 0 and priority * weight or priority / weight))
     if h[3] then
       placed = member

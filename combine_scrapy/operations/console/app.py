@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl
 from aiohttp import web
 
 from combine_scrapy.frontier import seed_priority
-from combine_scrapy.operations.console.data import BadRequest, ConsoleData, SearchFilters
+from combine_scrapy.operations.console.data import SEARCH_CANDIDATES, BadRequest, ConsoleData, SearchFilters
 from combine_scrapy.operations.console.oai import MAX_ARGUMENTS, MAX_REQUEST_BYTES, OaiProvider
 from combine_scrapy.operations.console.pages import console_page, not_found_page, record_page, search_page
 
@@ -39,6 +39,8 @@ SECURITY_HEADERS = {
 }
 #: URLs one seed action takes at most.
 SEED_LIMIT = 100_000
+#: Records on one page of the search form's results.
+SEARCH_PAGE = 50
 #: Host header names a console always answers (with the address it is bound to and those --host-name adds).
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -122,16 +124,17 @@ async def index(request: web.Request) -> web.Response:
 async def search(request: web.Request) -> web.Response:
     console = console_of(request)
     form = {name: request.query.get(name, "") for name in ("q", "class", "host", "since", "until")}
-    hits, error = None, None
-    if any(form.values()):
+    page_number, found, error = 1, None, None
+    if request.query:  # the form was sent (an empty one gets the message saying what to give)
         try:
+            page_number = _int(request, "page", 1, 1, SEARCH_CANDIDATES // SEARCH_PAGE + 1)
             filters = SearchFilters.parse(form["class"], form["host"], form["since"], form["until"])
-            hits = await console.run(console.data.search, form["q"], filters, 50)
+            found = await console.run(console.data.search, form["q"], filters, SEARCH_PAGE, (page_number - 1) * SEARCH_PAGE)
         except BadRequest as e:
             error = str(e)
     classes = await console.run(console.data.classes)
-    return web.Response(text=search_page(console.job, form, classes, hits, error), content_type="text/html",
-                        status=400 if error else 200)
+    page = search_page(console.job, form, classes, found, error, page_number, SEARCH_PAGE)
+    return web.Response(text=page, content_type="text/html", status=400 if error else 200)
 
 
 async def record(request: web.Request) -> web.Response:
@@ -150,7 +153,7 @@ API = {
     "GET /api/hosts?limit=N": "hosts: marked URLs, seconds locked, pages fetched and relevant",
     "GET /api/records?after=ID&limit=N": "records newest first (after: the last id of the previous page)",
     "GET /api/records/KEY": "one record: title, URLs, scores by class, language, links out and in, text",
-    "GET /api/search?q=WORDS&class=C&host=H&since=DATE&until=DATE&limit=N": "records found, best first",
+    "GET /api/search?q=WORDS&class=C&host=H&since=DATE&until=DATE&limit=N&offset=M": "records found, best first",
     "GET /api/classes": "topic classes with their number of records",
     "POST /api/seed": 'mark URLs: {"urls": [...], "priority": 0} (token)',
     "POST /api/pause": "every harvester stops taking new URLs (token)",
@@ -203,8 +206,11 @@ async def api_search(request: web.Request) -> web.Response:
     console = console_of(request)
     query = request.query
     filters = SearchFilters.parse(query.get("class", ""), query.get("host", ""), query.get("since", ""), query.get("until", ""))
-    hits = await console.run(console.data.search, query.get("q", ""), filters, _int(request, "limit", 20, 1, 500))
-    return web.json_response(hits)
+    found = await console.run(
+        console.data.search, query.get("q", ""), filters, _int(request, "limit", 20, 1, 500),
+        _int(request, "offset", 0, 0, SEARCH_CANDIDATES),
+    )
+    return web.json_response(found.hits)
 
 
 async def api_classes(request: web.Request) -> web.Response:

@@ -22,6 +22,7 @@ from scrapy.utils.asyncio import create_looping_call
 
 from combine_scrapy.context import CrawlComponent
 from combine_scrapy.operations.control import harvesters_dir
+from combine_scrapy.stores import data_directory
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class HarvesterBeacon(CrawlComponent):
         interval = crawler.settings.getfloat("COMBINE_BEACON_INTERVAL")
         if not interval:
             raise NotConfigured
-        beacon = cls(crawler, crawler.settings.get("COMBINE_DATA_DIR"), interval)
+        beacon = cls(crawler, data_directory(crawler.settings), interval)
         crawler.signals.connect(beacon.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(beacon.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(beacon.request_reached, signal=signals.request_reached_downloader)

@@ -24,6 +24,7 @@ from combine_scrapy.operations.control import harvesters_dir, running_harvesters
 from combine_scrapy.operations.harvestlog import log_path
 from combine_scrapy.records.export.select import parse_date
 from combine_scrapy.records.store.listing import on_host
+from combine_scrapy.stores import data_directory
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ CURVE_POINTS = 400
 RATE_WINDOW = 60.0
 #: A harvester whose beacon is older than this many seconds counts as silent.
 BEACON_STALE = 10.0
-#: Search hits looked at, at most, when filters thin them out.
+#: Full-text hits looked at, at most: a search counts and pages through these (the filters thin them out).
 SEARCH_CANDIDATES = 500
 
 
@@ -63,6 +64,17 @@ class SearchFilters:
     @property
     def any(self) -> bool:
         return any(value is not None for value in (self.topic_class, self.host, self.since, self.until))
+
+
+@dataclass
+class SearchPage:
+    """One page of a search: its hits, how many records were found in all, whether more may match than the
+    SEARCH_CANDIDATES looked at, and the best hit's score (what each hit's relevance is a share of)."""
+
+    hits: list[dict]
+    total: int
+    more: bool
+    best: float | None
 
 
 class HarvestLogReader:
@@ -165,7 +177,7 @@ class ConsoleData:
     def open(cls, job: Job, settings) -> ConsoleData:
         """The job's backends where the settings put them; a Redis outage is waited out 5 s, not a harvester's 10 min."""
         context = CrawlContext.from_settings(settings, job, redis_outage_patience=5)
-        return cls(job, context, Path(settings.get("COMBINE_DATA_DIR")))
+        return cls(job, context, data_directory(settings))
 
     def close(self) -> None:
         self.log.close()
@@ -245,39 +257,41 @@ class ConsoleData:
 
     # -- records --------------------------------------------------------------------
 
-    def search(self, query: str, filters: SearchFilters, limit: int = 20) -> list[dict]:
-        """Full-text hits (best first), or with an empty query the newest records, that pass the filters."""
+    def search(self, query: str, filters: SearchFilters, limit: int = 20, offset: int = 0) -> SearchPage:
+        """One page of the records found: full-text hits (best first), or with an empty query the newest records,
+        that pass the filters; ``offset`` records of the result are skipped."""
         store = self.context.store
         if not query.strip():
             if not filters.any:
                 raise BadRequest("give words to search for, or a filter (class, host, dates)")
-            heads = self.index.heads(
-                since=filters.since, until=filters.until, topic_class=filters.topic_class, host=filters.host,
-                limit=limit, newest_first=True,
-            )
+            listed = dict(since=filters.since, until=filters.until, topic_class=filters.topic_class, host=filters.host)
+            heads = self.index.heads(**listed, limit=offset + limit, newest_first=True)[offset:]
             results = []
             for head in heads:
                 record = store.get(head.key)
                 if record is not None:
                     results.append(self._hit(head.key, record.title, store.urls(head.key), None,
-                                             record.text[:200], head.classes, head.checked))
-            return results
+                                             record.text[:200], head.classes, head.changed))
+            return SearchPage(results, self.index.count(**listed), False, None)
         try:
-            hits = store.search(query, limit=SEARCH_CANDIDATES if filters.any else limit)
+            hits = store.search(query, limit=SEARCH_CANDIDATES)
         except ValueError as e:
             raise BadRequest(str(e)) from e
+        best = hits[0].score if hits else None
+        if filters.any:
+            found = []
+            for hit in hits:
+                head = self.index.head(hit.key)
+                if head is not None and self._passes(head, store.urls(hit.key), filters):
+                    found.append(hit)
+            hits = found
         results = []
-        for hit in hits:
+        for hit in hits[offset:offset + limit]:
             head = self.index.head(hit.key)
-            if head is None:
-                continue
-            urls = store.urls(hit.key)
-            if not self._passes(head, urls, filters):
-                continue
-            results.append(self._hit(hit.key, hit.title, urls, hit.score, hit.snippet, head.classes, head.checked))
-            if len(results) >= limit:
-                break
-        return results
+            if head is not None:
+                results.append(self._hit(hit.key, hit.title, store.urls(hit.key), hit.score, hit.snippet,
+                                         head.classes, head.changed))
+        return SearchPage(results, len(hits), len(hits) >= SEARCH_CANDIDATES, best)
 
     @staticmethod
     def _passes(head, urls: list[str], filters: SearchFilters) -> bool:
@@ -287,14 +301,14 @@ class ConsoleData:
             return False
         if filters.host and not any(on_host(host_of(url), filters.host) for url in urls):
             return False
-        if filters.since is not None and head.checked < filters.since:
+        if filters.since is not None and head.changed < filters.since:
             return False
-        return filters.until is None or head.checked < filters.until
+        return filters.until is None or head.changed < filters.until
 
     @staticmethod
-    def _hit(key, title, urls, score, snippet, classes, checked) -> dict:
+    def _hit(key, title, urls, score, snippet, classes, changed) -> dict:
         return {"key": key, "title": title, "url": urls[0] if urls else "", "urls": urls, "score": score,
-                "snippet": snippet, "classes": list(classes), "checked": checked}
+                "snippet": snippet, "classes": list(classes), "changed": changed}
 
     def record(self, key: str) -> dict | None:
         """Everything the record page shows: title, URLs, scores per class, language, links out and in, text."""
@@ -312,7 +326,7 @@ class ConsoleData:
                     inlinks.append({"record": source_key, "url": source_url, "to": url, "anchor": anchor, "kind": kind})
         return {
             "key": key, "id": head.id, "title": record.title, "urls": urls, "mime_type": record.mime_type,
-            "language": record.language, "country": record.country, "checked": record.checked,
+            "language": record.language, "country": record.country, "checked": record.checked, "changed": record.changed,
             "modified": record.modified, "score": record.score, "normalized": record.normalized,
             "algorithm": record.algorithm,
             "classes": [asdict(topic) for topic in record.classes],
@@ -325,7 +339,7 @@ class ConsoleData:
     def records(self, after_id: int = 0, limit: int = 50) -> list[dict]:
         """Records newest first, ``limit`` at a time (``after_id``: the last id of the previous page)."""
         heads = self.index.heads(after_id=after_id, limit=limit, newest_first=True)
-        return [{"id": head.id, "key": head.key, "checked": head.checked, "classes": list(head.classes)} for head in heads]
+        return [{"id": head.id, "key": head.key, "changed": head.changed, "classes": list(head.classes)} for head in heads]
 
     def classes(self) -> list[tuple[str, int]]:
         return self.index.classes()
@@ -334,7 +348,7 @@ class ConsoleData:
 
     def seed(self, urls: list[str], priority: float = 0.0) -> dict:
         """Mark URLs through the job's URL rules, as ``scrapy seed`` does."""
-        marked, rejected = self.context.mark((url, priority) for url in urls)
+        marked, rejected = self.context.mark(((url, priority) for url in urls), seeds=True)
         over_bound = rejected.pop("host_full", 0)
         refused = sum(rejected.values())
         accepted = len(urls) - refused

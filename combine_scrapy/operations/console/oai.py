@@ -4,7 +4,8 @@ Verbs: Identify, ListMetadataFormats, ListSets, ListIdentifiers, ListRecords,
 GetRecord. Metadata: ``oai_dc``, the Dublin Core of ``scrapy export --format
 dc``. Sets: the topic classes, their dotted hierarchy written the OAI way
 (``CP.Drosera`` is set ``CP:Drosera``, inside set ``CP``). Datestamps: when
-the record was last checked, to the second, UTC. Lists longer than the page
+the record last changed (checked again, rescored, ranked, a URL added or
+gone; the store's ``changed``), to the second, UTC. Lists longer than the page
 size go in pages joined by resumption tokens; deleted records are listed
 (``status="deleted"``) when the store keeps tombstones. Errors are the
 protocol's codes. Responses validate against schemas/OAI-PMH.xsd and the
@@ -428,7 +429,7 @@ class OaiProvider:
         element = etree.Element(f"{{{OAI_NAMESPACE}}}record")
         header = self._add(element, "header")
         self._add(header, "identifier", self.identifier_prefix + head.key)
-        self._add(header, "datestamp", datestamp(head.checked))
+        self._add(header, "datestamp", datestamp(head.changed))
         for spec in dict.fromkeys(filter(None, map(set_spec, head.classes))):
             self._add(header, "setSpec", spec)
         if not with_metadata:

@@ -6,7 +6,13 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from combine_scrapy.records.store.search import share_of_best
+
+if TYPE_CHECKING:
+    from combine_scrapy.operations.console.data import SearchPage
 
 #: Characters of a record's text shown on its page at most.
 TEXT_SHOWN = 100_000
@@ -90,8 +96,8 @@ def _snippet(text: str) -> str:
     return _BRACKETED.sub(r"<mark>\1</mark>", escape(text, quote=False))
 
 
-def search_page(job: str, form: dict[str, str], classes: list[tuple[str, int]], hits: list[dict[str, Any]] | None,
-                error: str | None) -> str:
+def search_page(job: str, form: dict[str, str], classes: list[tuple[str, int]], found: SearchPage | None,
+                error: str | None, page: int = 1, page_size: int = 50) -> str:
     options = ['<option value="">any class</option>'] + [
         f'<option value="{escape(name)}"{" selected" if name == form.get("class") else ""}>{escape(name)} ({count})</option>'
         for name, count in classes
@@ -102,24 +108,39 @@ def search_page(job: str, form: dict[str, str], classes: list[tuple[str, int]], 
   <input id="q" name="q" type="search" value="{escape(form.get('q', ''))}" placeholder="words to find" autofocus>
   <select id="class" name="class">{''.join(options)}</select>
   <input id="host" name="host" value="{escape(form.get('host', ''))}" placeholder="host">
-  <label>checked from <input id="since" name="since" type="date" value="{escape(form.get('since', ''))}"></label>
+  <label>changed from <input id="since" name="since" type="date" value="{escape(form.get('since', ''))}"></label>
   <label>to <input id="until" name="until" type="date" value="{escape(form.get('until', ''))}"></label>
   <button type="submit">Search</button>
 </form>"""]
     if error:
         body.append(f'<p class="error">{escape(error)}</p>')
-    elif hits is not None:
-        body.append(f'<p class="count">{len(hits)} record{"s" * (len(hits) != 1)}</p><ol id="results" class="results">')
-        for hit in hits:
-            score = "" if hit["score"] is None else f' <span class="score">score {hit["score"]:.2f}</span>'
+    elif found is not None:
+        first = (page - 1) * page_size + 1
+        shown = f", {first} to {first + len(found.hits) - 1} shown" if found.hits and found.total > page_size else ""
+        total = f"{found.total} or more records" if found.more else f'{found.total} record{"s" * (found.total != 1)}'
+        body.append(f'<p class="count">{total}{shown}</p><ol id="results" class="results" start="{first}">')
+        for hit in found.hits:
+            score = "" if hit["score"] is None else (
+                f' <span class="score">relevance {share_of_best(hit["score"], found.best)}</span>')
             classes_shown = ", ".join(hit["classes"][:5])
             body.append(
                 f'<li><a class="title" href="/record/{escape(hit["key"])}">{escape(hit["title"] or "(no title)")}</a>{score}'
                 f'<div class="url">{escape(hit["url"])}</div><div class="snippet">{_snippet(hit["snippet"])}</div>'
-                f'<div class="meta">{escape(classes_shown)} &middot; checked {when(hit["checked"])}</div></li>'
+                f'<div class="meta">{escape(classes_shown)} &middot; changed {when(hit["changed"])}</div></li>'
             )
         body.append("</ol>")
+        body.append(_pager(form, page, first - 1 + len(found.hits) < found.total))
     return layout(job, "Search", "\n".join(body))
+
+
+def _pager(form: dict[str, str], page: int, more: bool) -> str:
+    """Links to the previous and next pages of a search's results."""
+    links = [
+        f'<a rel="{rel}" href="/search?{escape(urlencode({**form, "page": number}))}">{label}</a>'
+        for rel, number, label, shown in (("prev", page - 1, "previous page", page > 1), ("next", page + 1, "next page", more))
+        if shown
+    ]
+    return f'<p class="pages">{" &middot; ".join(links)}</p>' if links else ""
 
 
 def record_page(job: str, record: dict[str, Any]) -> str:
@@ -153,6 +174,7 @@ def record_page(job: str, record: dict[str, Any]) -> str:
         ("country", escape(record['country'] or '')),
         ("topic score", f"{record['score']:g} (normalized {record['normalized']:g}, {escape(record['algorithm'])})"),
         ("checked", when(record['checked'])),
+        ("changed", when(record['changed'])),
         ("modified", when(record['modified'])),
     ])}</table>
 <h2>Found under {len(record['urls'])} URL{'s' * (len(record['urls']) != 1)}</h2>

@@ -12,21 +12,39 @@ feed, as it is in ``scrapy export``.
 
 The keys of the records seen are kept in a temporary SQLite file, so memory
 stays flat however long the crawl. Formats (the names of ``FEED_EXPORTERS``):
-``oai_dc`` (alias ``dc``), ``alvis``, ``alvis-light`` and ``jsonl``, which
-replaces Scrapy's own JSON Lines exporter (it would write the raw fetches).
+``oai_dc`` (alias ``dc``), ``alvis``, ``alvis-light``, ``jsonl`` (alias
+``jsonlines``) and ``markdown``, written by ``scrapy export``'s code; and
+Scrapy's own ``json``, ``csv``, ``xml``, ``marshal`` and ``pickle``, written by
+Scrapy's exporters with one item a record holding the fields of its JSON Lines
+line. A feed's ``item_export_kwargs`` may say ``{"text": "main"}`` to write each
+record's main content as its text, as ``scrapy export --text main`` does.
+
+:class:`RecordFeeds` replaces Scrapy's FeedExporter extension in the focused
+crawl: a fetch that stored no record reaches no feed, and the count Scrapy logs
+for a feed ("Stored csv feed (8 items)") is the records written.
 """
 
 from __future__ import annotations
 
 import io
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any, Protocol, Self, cast
 
+from scrapy import Spider
 from scrapy.crawler import Crawler
-from scrapy.exporters import BaseItemExporter
+from scrapy.exporters import (
+    BaseItemExporter,
+    CsvItemExporter,
+    JsonItemExporter,
+    MarshalItemExporter,
+    PickleItemExporter,
+    XmlItemExporter,
+)
+from scrapy.extensions.feedexport import FeedExporter, FeedSlot
 
-from combine_scrapy.records.export import write_records
+from combine_scrapy.records.export import TEXTS, with_text, write_records
+from combine_scrapy.records.export.jsonl import record_values
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import RecordReader
 
@@ -73,11 +91,15 @@ class RecordFeedExporter(BaseItemExporter):
 
     export_format: str = "jsonl"
 
-    def __init__(self, file: IO[bytes], store: RecordReader, **kwargs: Any):
+    def __init__(self, file: IO[bytes], store: RecordReader, text: str = "all", **kwargs: Any):
         super().__init__(dont_fail=True, **kwargs)
+        if text not in TEXTS:
+            raise ValueError(f"feed option text {text!r}: use one of {', '.join(TEXTS)}")
         self.file = file
         self.store = store
+        self.text = text
         self.keys = RecordKeys()
+        self.written: int | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, file: IO[bytes], **kwargs: Any) -> Self:
@@ -91,16 +113,27 @@ class RecordFeedExporter(BaseItemExporter):
         if key is not None:
             self.keys.add(key)
 
-    def finish_exporting(self) -> None:
+    def write_stored(self) -> int:
+        """Write the records of the items exported (once, when the feed ends); the number written."""
+        if self.written is None:
+            try:
+                self.written = self.write(stored_records(self.store, self.keys))
+            finally:
+                self.keys.close()
+        return self.written
+
+    def write(self, records: Iterator[tuple[Record, list[str]]]) -> int:
         out = io.TextIOWrapper(self.file, encoding="utf-8", newline="\n", write_through=True)
         try:
-            write_records(
-                self.export_format, stored_records(self.store, self.keys), out, self.store.key_for_url, self.store.links_to
-            )
+            count = write_records(self.export_format, records, out, self.store.key_for_url, self.store.links_to,
+                                  text=self.text)
             out.flush()
         finally:
             out.detach()  # the file is Scrapy's to close
-            self.keys.close()
+        return count
+
+    def finish_exporting(self) -> None:
+        self.write_stored()
 
 
 class DublinCoreFeedExporter(RecordFeedExporter):
@@ -118,3 +151,64 @@ class AlvisLightFeedExporter(RecordFeedExporter):
 class JsonLinesFeedExporter(RecordFeedExporter):
     export_format = "jsonl"
 
+
+class MarkdownFeedExporter(RecordFeedExporter):
+    export_format = "markdown"
+
+
+class ScrapyFormatFeedExporter(RecordFeedExporter):
+    """One of Scrapy's own formats, written by Scrapy's exporter (with the feed's options: fields, indent...),
+    one item a record: the values of its JSON Lines line (:func:`record_values`)."""
+
+    item_exporter_class: Callable[..., BaseItemExporter]  # an exporter class of Scrapy's, given the file
+
+    def __init__(self, file: IO[bytes], store: RecordReader, text: str = "all", **kwargs: Any):
+        super().__init__(file, store, text)
+        self.item_exporter = self.item_exporter_class(file, **kwargs)
+
+    def write(self, records: Iterator[tuple[Record, list[str]]]) -> int:
+        self.item_exporter.start_exporting()
+        count = 0
+        for record, urls in with_text(records, self.text):
+            self.item_exporter.export_item(record_values(record, urls))
+            count += 1
+        self.item_exporter.finish_exporting()
+        return count
+
+
+class JsonFeedExporter(ScrapyFormatFeedExporter):
+    item_exporter_class = JsonItemExporter
+
+
+class CsvFeedExporter(ScrapyFormatFeedExporter):
+    item_exporter_class = CsvItemExporter
+
+
+class XmlFeedExporter(ScrapyFormatFeedExporter):
+    item_exporter_class = XmlItemExporter
+
+
+class MarshalFeedExporter(ScrapyFormatFeedExporter):
+    item_exporter_class = MarshalItemExporter
+
+
+class PickleFeedExporter(ScrapyFormatFeedExporter):
+    item_exporter_class = PickleItemExporter
+
+
+class RecordFeeds(FeedExporter):
+    """Scrapy's FeedExporter extension, for feeds of records: only a fetch that stored a record goes on to a feed's
+    exporter, and the count Scrapy logs for a feed becomes the records it wrote.
+
+    The records are written when a feed slot closes, just before Scrapy stores the file and logs its count:
+    the hook is FeedExporter._close_slot, of the Scrapy version requirements.txt pins.
+    """
+
+    def item_scraped(self, item: Any, spider: Spider) -> None:
+        if getattr(item, "stored_key", None) is not None:
+            super().item_scraped(item, spider)
+
+    async def _close_slot(self, slot: FeedSlot, spider: Spider) -> None:
+        if slot.itemcount and isinstance(slot.exporter, RecordFeedExporter):
+            slot.itemcount = slot.exporter.write_stored()
+        await super()._close_slot(slot, spider)

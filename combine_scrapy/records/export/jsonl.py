@@ -33,6 +33,18 @@ def record_document(record: Record, urls: list[str]) -> dict[str, object]:
     return document
 
 
+def record_line(record: Record, urls: list[str]) -> str:
+    """The record's JSON Lines line (without its line end)."""
+    return repair_surrogates(json.dumps(record_document(record, urls), ensure_ascii=False, default=_json_value))
+
+
+def record_values(record: Record, urls: list[str]) -> dict[str, object]:
+    """The record as its JSON Lines line holds it, as plain values (text, numbers, lists, objects): what Scrapy's
+    own feed formats (CSV, XML, JSON, ...) write of a record, so that they have the fields ``scrapy export`` writes."""
+    values: dict[str, object] = json.loads(record_line(record, urls))
+    return values
+
+
 def deletion_document(deletion: Deletion) -> dict[str, object]:
     """A deleted record's line: its key, the URLs it had, when it was deleted, and ``"status": "deleted"``."""
     return {"key": deletion.key, "urls": deletion.urls, "deleted": deletion.deleted, "status": "deleted"}
@@ -46,8 +58,7 @@ def write_jsonl(records: Iterable[tuple[Record, list[str]]], out: TextIO, deleti
     """
     count = 0
     for record, urls in records:
-        line = json.dumps(record_document(record, urls), ensure_ascii=False, default=_json_value)
-        out.write(repair_surrogates(line))
+        out.write(record_line(record, urls))
         out.write("\n")
         count += 1
     for deletion in deletions:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from combine_scrapy.records.record import Record
 
-DATE_FIELDS = ("checked", "modified")
+DATE_FIELDS = ("changed", "checked", "modified")
 _DATE_ONLY = re.compile(r"\d{4}-?\d{2}-?\d{2}")
 
 
@@ -36,7 +36,7 @@ class Selection:
     topic_class: str | None = None
     since: float | None = None
     until: float | None = None
-    date_field: str = "checked"
+    date_field: str = "changed"  # the record's datestamp (see Record.changed)
 
     def __post_init__(self) -> None:
         if self.date_field not in DATE_FIELDS:
@@ -51,6 +51,8 @@ class Selection:
         if self.since is None and self.until is None:
             return True
         moment = getattr(record, self.date_field)
+        if moment is None and self.date_field == "changed":  # a record no store has dated: its last check
+            moment = record.checked
         if moment is None:
             return False
         return (self.since is None or moment >= self.since) and (self.until is None or moment < self.until)

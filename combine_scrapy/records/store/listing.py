@@ -23,7 +23,7 @@ class RecordHead:
 
     id: int
     key: str
-    checked: float
+    changed: float  # the record's datestamp (records.changed)
     classes: tuple[str, ...]
 
 
@@ -73,7 +73,7 @@ class RecordListing:
         limit: int = 100,
         newest_first: bool = False,
     ) -> list[RecordHead]:
-        """Records checked in ``[since, until)``, of a class and with a URL on a host, by id."""
+        """Records changed (their datestamp) in ``[since, until)``, of a class and with a URL on a host, by id."""
         where, parameters = self._where(since, until, topic_class, host)
         if newest_first:
             order, bound = "DESC", " AND r.id < ?" if after_id else ""
@@ -82,7 +82,7 @@ class RecordListing:
         if bound:
             where, parameters = where + bound, [*parameters, after_id]
         rows = self._rows(
-            f"SELECT r.id, r.`key`, r.checked FROM {{p}}records r WHERE 1 = 1{where} ORDER BY r.id {order} LIMIT ?",
+            f"SELECT r.id, r.`key`, r.changed FROM {{p}}records r WHERE 1 = 1{where} ORDER BY r.id {order} LIMIT ?",
             [*parameters, limit],
         )
         return self._with_classes(rows)
@@ -95,15 +95,15 @@ class RecordListing:
         return self._rows(f"SELECT COUNT(*) FROM {{p}}records r WHERE 1 = 1{where}", parameters)[0][0]
 
     def head(self, key: str) -> RecordHead | None:
-        rows = self._with_classes(self._rows("SELECT r.id, r.`key`, r.checked FROM {p}records r WHERE r.`key` = ?", [key]))
+        rows = self._with_classes(self._rows("SELECT r.id, r.`key`, r.changed FROM {p}records r WHERE r.`key` = ?", [key]))
         return rows[0] if rows else None
 
     def head_by_id(self, record_id: int) -> RecordHead | None:
-        rows = self._with_classes(self._rows("SELECT r.id, r.`key`, r.checked FROM {p}records r WHERE r.id = ?", [record_id]))
+        rows = self._with_classes(self._rows("SELECT r.id, r.`key`, r.changed FROM {p}records r WHERE r.id = ?", [record_id]))
         return rows[0] if rows else None
 
     def earliest(self) -> float | None:
-        return self._rows("SELECT MIN(checked) FROM {p}records")[0][0]
+        return self._rows("SELECT MIN(changed) FROM {p}records")[0][0]
 
     def classes(self) -> list[tuple[str, int]]:
         """Every topic class with the number of records that have it, by name."""
@@ -133,9 +133,9 @@ class RecordListing:
     def _where(since, until, topic_class, host) -> tuple[str, list]:
         where, parameters = "", []
         if since is not None:
-            where, parameters = where + " AND r.checked >= ?", [*parameters, since]
+            where, parameters = where + " AND r.changed >= ?", [*parameters, since]
         if until is not None:
-            where, parameters = where + " AND r.checked < ?", [*parameters, until]
+            where, parameters = where + " AND r.changed < ?", [*parameters, until]
         condition, values = class_condition(topic_class)
         where, parameters = where + condition, [*parameters, *values]
         if host is not None:  # with its port or without
@@ -153,4 +153,4 @@ class RecordListing:
             ids,
         ):
             classes[record_id].append(name)
-        return [RecordHead(record_id, key, checked, tuple(classes[record_id])) for record_id, key, checked in rows]
+        return [RecordHead(record_id, key, changed, tuple(classes[record_id])) for record_id, key, changed in rows]

@@ -169,6 +169,17 @@ _V7 = [
 ]
 
 
+# Version 8: each record's datestamp, when what an export writes of it last changed (the last check until now).
+_V8 = [
+    "ALTER TABLE {p}records ADD COLUMN changed DOUBLE NOT NULL DEFAULT 0, ADD INDEX {p}records_changed (changed)",
+    "UPDATE {p}records SET changed = checked",
+]
+
+# Version 9: the main content of a page (the article without menus), compressed against the text; records
+# stored before have none.
+_V9 = ["ALTER TABLE {p}records ADD COLUMN main_text LONGBLOB"]
+
+
 def retry_delays(timeout: float, first: float = 0.2, longest: float = 5.0) -> Iterator[float]:
     """Pauses between reconnection attempts: doubling from ``first`` to ``longest``, for ``timeout`` seconds in all."""
     deadline = time.monotonic() + timeout
@@ -399,4 +410,6 @@ MIGRATIONS: list[tuple[int, str, list]] = [
     (5, "tombstones of deleted records, PageRank and iPageRank, off-topic flag", _V5),
     (6, "text compressed, FULLTEXT index of its distinct words", _V6),
     (7, "original document compressed against the text, links' URL hash virtual, pages compressed (MariaDB)", _V7),
+    (8, "datestamps: when a record last changed", _V8),
+    (9, "main content, compressed against the text", _V9),
 ]

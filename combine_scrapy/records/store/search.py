@@ -24,6 +24,18 @@ class SearchHit:
     snippet: str
 
 
+def share_of_best(score: float, best: float | None) -> str:
+    """A hit's relevance as a share of the best hit's score (``100%`` for the best); ``-`` when no hit scored above zero.
+
+    SQLite's bm25 gives a word found in most records a weight near zero (its
+    idf is clamped to 1e-6), so on a small job raw scores all print as 0.00
+    though their order still holds; shares of the best keep the difference.
+    """
+    if best is None or best <= 0:
+        return "-"
+    return f"{max(score, 0.0) / best:.0%}"
+
+
 def query_words(query: str) -> list[str]:
     """The distinct lower-cased words of a query, in order; ValueError when it has none."""
     found = list(dict.fromkeys(word.lower() for word in _WORD.findall(query)))

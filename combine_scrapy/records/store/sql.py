@@ -8,9 +8,9 @@ its full-text query. Everything else is one SQL text for both, written with
 Layout (the current schema version):
 
 ``records``      id, key (MD5, unique), the document's fields, fingerprint and its four 16-bit bands; the text
-                 zlib-compressed, the original document zlib-compressed with the text as preset dictionary (so the
-                 two change together); MySQL: with ``words``, the text's distinct words, which its FULLTEXT index
-                 covers
+                 zlib-compressed, the original document and the main content zlib-compressed with the text as preset
+                 dictionary (so they change together, and the main content, mostly words of the text, costs a few
+                 bytes); MySQL: with ``words``, the text's distinct words, which its FULLTEXT index covers
 ``record_urls``  url_hash (MD5 of the URL: the primary key, as long URLs cannot be one in MySQL), url,
                  key of its record, host, checked
 ``links``        record id, position, url, anchor, kind; indexed by url (MySQL: by url_hash, the URL's MD5, a
@@ -20,7 +20,9 @@ Layout (the current schema version):
 ``schema_version`` one row per migration applied
 
 ``records`` also holds what commands compute later and a crawl never writes:
-``pagerank`` and ``ipagerank`` (scrapy rank), ``off_topic`` (scrapy reclassify --flag).
+``pagerank`` and ``ipagerank`` (scrapy rank), ``off_topic`` (scrapy reclassify --flag); and ``changed``, the
+record's datestamp: when what an export writes of it last changed (stored or checked again, rescored or
+reclassified, ranked, a URL added or gone), which ``export --since`` and OAI-PMH select on.
 """
 
 from __future__ import annotations
@@ -43,13 +45,17 @@ from combine_scrapy.records.store.search import SearchHit, query_words, snippet
 T = TypeVar("T")
 
 #: The schema this program writes; each backend lists the migrations that lead to it.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 9
 #: The first version with tombstones of deleted records and the rank and off-topic columns.
 TOMBSTONES_VERSION = 5
 #: The first version with the text compressed and a search index that does not hold it a second time.
 COMPRESSED_TEXT_VERSION = 6
 #: The first version with the original document compressed against its text (what they share is kept once).
 DOCUMENT_DICTIONARY_VERSION = 7
+#: The first version with each record's datestamp (``changed``), moved by every change of what an export writes.
+CHANGED_VERSION = 8
+#: The first version with the main content of a page (records stored before have none).
+MAIN_TEXT_VERSION = 9
 #: zlib level of the stored text and original document: 9 saves under 1% more and takes twice the time.
 COMPRESSION_LEVEL = 6
 #: The flag of a zlib stream's second byte that says it was compressed against a preset dictionary.
@@ -62,8 +68,8 @@ _FIELDS = (
     "url", "title", "text", "mime_type", "headings", "meta", "html", "charset", "server", "modified", "expires",
     "checked", "score", "normalized", "algorithm", "terms", "language", "country", "fingerprint",
 )
-#: Columns of ``records`` that commands fill in later (scrapy rank, scrapy reclassify): read, never inserted.
-_LATER = ("pagerank", "ipagerank", "off_topic")
+#: Columns of ``records`` that commands fill in later (scrapy rank, scrapy reclassify) or the store keeps (changed).
+_LATER = ("pagerank", "ipagerank", "off_topic", "changed")
 _COLUMNS = ("id", "`key`", *_FIELDS, *_LATER)
 _BANDS = tuple(f"band{band}" for band in range(neardup.BANDS))
 
@@ -124,6 +130,7 @@ def record_row(record: Record, compress_text: bool = True, document_dictionary: 
         text=compress(record.text) if compress_text else record.text,
         html=html,
         fingerprint=None if fingerprint is None else neardup.to_signed(fingerprint),
+        main_text=None if record.main_text is None else compress_document(record.main_text, record.text),
     )
     row.update(zip(_BANDS, neardup.bands(fingerprint) if fingerprint is not None else (None,) * neardup.BANDS))
     return row
@@ -229,9 +236,10 @@ class SqlRecordStore:
                 target, outcome = record.key, Stored.NEW
             else:
                 self._run(cursor, self._refresh_sql, (record.checked, target))
+                self._touch(cursor, [target], record.checked)
             self._put_url(cursor, record.url, target, record.checked)
-            if previous and previous != target:
-                self._drop_if_orphan(cursor, previous, record.url)
+            if previous and previous != target and not self._drop_if_orphan(cursor, previous, record.url):
+                self._touch(cursor, [previous], time.time())  # it lost a URL
             return outcome
 
         return self._write(work)
@@ -243,7 +251,10 @@ class SqlRecordStore:
         )
         indexed = self._index_columns(record) if self._compressed_text else {}
         row.update(indexed)
-        names = ("`key`", *_FIELDS, *_BANDS, *indexed)
+        if self._datestamps:
+            row["changed"] = record.checked
+        names = ("`key`", *_FIELDS, *_BANDS, *indexed, *(("changed",) if self._datestamps else ()),
+                 *(("main_text",) if self.schema_version >= MAIN_TEXT_VERSION else ()))
         values = [row[name.strip("`")] for name in names]
         self._run(cursor, f"INSERT INTO {{p}}records ({', '.join(names)}) VALUES ({self._marks(len(names))})", values)
         record_id = cursor.lastrowid
@@ -295,6 +306,18 @@ class SqlRecordStore:
         return self.schema_version >= COMPRESSED_TEXT_VERSION
 
     @property
+    def _datestamps(self) -> bool:
+        return self.schema_version >= CHANGED_VERSION
+
+    def _touch(self, cursor, keys: Sequence[str], moment: float) -> None:
+        """Move the datestamp of the records ``keys`` to ``moment`` (never back): what an export writes changed."""
+        if self._datestamps and keys:
+            cursor.executemany(
+                self._sql("UPDATE {p}records SET changed = ? WHERE `key` = ? AND changed < ?"),
+                [(moment, key, moment) for key in keys],
+            )
+
+    @property
     def _refresh_sql(self) -> str:
         if self._tombstones:
             return "UPDATE {p}records SET checked = ?, off_topic = 0 WHERE `key` = ?"
@@ -327,7 +350,10 @@ class SqlRecordStore:
             if key is None:
                 return None
             self._run(cursor, "DELETE FROM {p}record_urls WHERE url_hash = ?", (url_hash(url),))
-            return key if self._drop_if_orphan(cursor, key, url) else None
+            if self._drop_if_orphan(cursor, key, url):
+                return key
+            self._touch(cursor, [key], time.time())
+            return None
 
         return self._write(work)
 
@@ -342,8 +368,10 @@ class SqlRecordStore:
             replaced = self._key_for_url(cursor, new)
             self._run(cursor, "DELETE FROM {p}record_urls WHERE url_hash = ?", (url_hash(old),))
             self._put_url(cursor, new, key, checked)
-            if replaced and replaced != key:
-                self._drop_if_orphan(cursor, replaced, new)
+            now = time.time()
+            self._touch(cursor, [key], now)
+            if replaced and replaced != key and not self._drop_if_orphan(cursor, replaced, new):
+                self._touch(cursor, [replaced], now)
             return True
 
         return self._write(work)
@@ -492,7 +520,8 @@ class SqlRecordStore:
 
     def _records(self, cursor, where: str, parameters: Sequence) -> list[tuple[int, Record]]:
         """``(id, record)`` of the records ``where`` selects, with their links and topics (three queries in all)."""
-        rows = self._all(cursor, f"SELECT {', '.join(_COLUMNS)} FROM {{p}}records WHERE {where}", parameters)
+        main_text = "main_text" if self.schema_version >= MAIN_TEXT_VERSION else "NULL"
+        rows = self._all(cursor, f"SELECT {', '.join(_COLUMNS)}, {main_text} FROM {{p}}records WHERE {where}", parameters)
         if not rows:
             return []
         ids = [row[0] for row in rows]
@@ -514,16 +543,17 @@ class SqlRecordStore:
 
     @staticmethod
     def _record(row: tuple, links: list[RecordLink], classes: list[TopicClass]) -> Record:
-        values = dict(zip(("id", "key", *_FIELDS, *_LATER), row))
+        values = dict(zip(("id", "key", *_FIELDS, *_LATER, "main_text"), row))
         del values["id"]
         values["off_topic"] = bool(values["off_topic"])
-        html, fingerprint, text = values["html"], values["fingerprint"], stored_text(values["text"])
+        html, fingerprint, text, main_text = values["html"], values["fingerprint"], stored_text(values["text"]), values["main_text"]
         values.update(
             headings=json.loads(values["headings"]),
             meta=json.loads(values["meta"]),
             terms=json.loads(values["terms"]),
             text=text,
             html=None if html is None else inflate_document(html, text),
+            main_text=None if main_text is None else inflate_document(main_text, text),
             fingerprint=None if fingerprint is None else neardup.to_unsigned(fingerprint),
         )
         return Record(**values, links=links, classes=classes)
@@ -567,6 +597,7 @@ class SqlRecordStore:
                 (score, normalized, algorithm, json.dumps(list(terms), ensure_ascii=False), int(off_topic), record_id),
             )
             self._run(cursor, "DELETE FROM {p}topics WHERE record = ?", (record_id,))
+            self._touch(cursor, [key], time.time())
             if classes:
                 cursor.executemany(
                     self._sql(
@@ -602,12 +633,15 @@ class SqlRecordStore:
         """Store each record's ranks in one transaction; a record in neither map is left without ranks."""
 
         def work(cursor) -> None:
+            before = {key: (old, old_i) for key, old, old_i in self._all(cursor, "SELECT `key`, pagerank, ipagerank FROM {p}records")}
             self._run(cursor, "UPDATE {p}records SET pagerank = NULL, ipagerank = NULL")
             keys = pagerank.keys() | ipagerank.keys()
             cursor.executemany(
                 self._sql("UPDATE {p}records SET pagerank = ?, ipagerank = ? WHERE `key` = ?"),
                 [(pagerank.get(key), ipagerank.get(key), key) for key in sorted(keys)],
             )
+            self._touch(cursor, sorted(key for key, ranks in before.items()
+                                       if ranks != (pagerank.get(key), ipagerank.get(key))), time.time())
 
         self._write(work)
 

@@ -226,6 +226,18 @@ def _statements(statements: list[str]) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
+# Version 8: each record's datestamp, when what an export writes of it last changed (the last check until now).
+_V8 = [
+    "ALTER TABLE records ADD COLUMN changed REAL NOT NULL DEFAULT 0",
+    "UPDATE records SET changed = checked",
+    "CREATE INDEX records_changed ON records (changed)",
+]
+
+# Version 9: the main content of a page (the article without menus), compressed against the text; records
+# stored before have none.
+_V9 = ["ALTER TABLE records ADD COLUMN main_text BLOB"]
+
+
 #: (version, what it brings, how) in order; each runs in one transaction.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "records keyed by MD5, their URLs, links and topics", _statements(_V1)),
@@ -235,6 +247,8 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (5, "tombstones of deleted records, PageRank and iPageRank, off-topic flag", _statements(_V5)),
     (6, "text compressed, contentless full-text index", _upgrade_to_v6),
     (7, "original document compressed against the text", _upgrade_to_v7),
+    (8, "datestamps: when a record last changed", _statements(_V8)),
+    (9, "main content, compressed against the text", _statements(_V9)),
 ]
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION
 

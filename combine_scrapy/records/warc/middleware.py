@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 from typing import Self
 
 import scrapy
@@ -19,6 +18,7 @@ from scrapy.http import Headers, Response, TextResponse
 
 from combine_scrapy.context import CrawlComponent
 from combine_scrapy.records.warc import Exchange, WarcArchive
+from combine_scrapy.stores import data_directory
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class WarcMiddleware(CrawlComponent):
         if not job.archive.save_warc:
             return
         self.archive = WarcArchive(
-            Path(self.crawler.settings.get("COMBINE_DATA_DIR")) / job.name / WARC_DIR,
+            data_directory(self.crawler.settings) / job.name / WARC_DIR,
             prefix=job.name,
             max_size=job.archive.warc_max_size,
             software=f"combine-scrapy (Scrapy {scrapy.__version__})",

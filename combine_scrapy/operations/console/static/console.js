@@ -154,6 +154,8 @@ async function poll() {
     const [status, hosts] = await Promise.all([fetch("/api/status"), fetch("/api/hosts?limit=30")]);
     if (status.ok) showStatus(await status.json());
     if (hosts.ok) showHosts(await hosts.json());
+    const failed = [status, hosts].find((answer) => !answer.ok);
+    if (failed) text("updated", `console error: ${failed.url} answered ${failed.status} (scrapy serve's log says why)`);
   } catch (e) {
     text("updated", "console unreachable: " + e);
   }

@@ -1,0 +1,204 @@
+"""bench.focusreal: the doc web's paths and languages, and the judging, on a tiny tree made here (no packages)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from bench.focushard import BREADTH_FIRST
+from bench.focusreal.benchmark import (
+    Judge,
+    RealRun,
+    merged,
+    offline_breadth_first,
+    seeds,
+    summary,
+    with_floor,
+    write_job,
+)
+from bench.focusreal.docweb import PORTAL, DocWeb, Tree
+from bench.focusreal.topics import TOPICS, Target, Topic
+from combine_scrapy.job import load_job
+from combine_scrapy.topic import parse_topic_definition
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> DocWeb:
+    """Three small trees: languages as directories, languages as file suffixes, one language with a .gz page."""
+    files = {
+        "manual/index.html": '<a href="en/index.html">en</a> <a href="fr/index.html">fr</a>',
+        "manual/en/index.html": '<a href="mod/core.html">core</a> <a href="https://httpd.example/docs/2.4/x.html">x</a>',
+        "manual/en/mod/core.html": '<a href="../../fr/mod/core.html">fr</a> <a href="https://elsewhere.example/">e</a>',
+        "manual/fr/index.html": '<a href="mod/core.html">core</a>',
+        "manual/fr/mod/core.html": "<p>Le noyau</p>",
+        "manual/images/logo.png": "\x89PNG",
+        "reference/index.html": '<a href="index.en.html">en</a> <a href="index.fr.html">fr</a>',
+        "reference/index.en.html": '<a href="ch01.en.html">1</a> <a href="images/a.png">a</a>',
+        "reference/index.fr.html": '<a href="ch01.fr.html#s1">1</a>',
+        "reference/ch01.en.html": "<p>Chapter one</p>",
+        "reference/ch01.fr.html": "<p>Chapitre un</p>",
+        "reference/images/a.png": "png",
+        "single/basic-defs.en.html": "<p>Debian's web site names its pages by language</p>",
+        "single/lib/re.html": '<a href="https://www.reference.example/ch01.fr.html">ref</a>',
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "single/changelog.html.gz").write_bytes(gzip.compress(b"<p>changes</p>"))
+    trees = (
+        Tree("httpd", ("apache2-doc",), str(tmp_path / "manual"), "Manual", "dirs", ("en", "fr"),
+             ((r"https://httpd\.example/docs/(?:2\.4|current)/", "/en/"),)),
+        Tree("reference", ("debian-reference-en",), str(tmp_path / "reference"), "Reference", "suffix", ("en", "fr"),
+             ((r"https://www\.reference\.example/", "/"),)),
+        Tree("single", ("single-doc",), str(tmp_path / "single"), "Single"),
+    )
+    return DocWeb(trees)
+
+
+def test_language_directories_are_served_as_they_are_and_one_page_in_any_language_is_one_key(web):
+    page = web.respond("httpd.docs.test", "/en/mod/core.html")
+    assert page.status == 200 and b'href="../../fr/mod/core.html"' in page.body
+    assert web.respond("httpd.docs.test", "/fr/mod/core.html").body == b"<p>Le noyau</p>"
+    assert web.key("httpd.docs.test", "/fr/mod/core.html") == web.key("httpd.docs.test", "/en/mod/core.html?x#y")
+    assert web.key("httpd.docs.test", "/fr/mod/core.html") == ("httpd.docs.test", "/mod/core.html")
+    assert web.key("httpd.docs.test", "/images/logo.png") == ("httpd.docs.test", "/images/logo.png")
+
+
+def test_links_to_a_real_site_point_to_its_host_from_every_host_and_others_stay(web):
+    home = web.respond("httpd.docs.test", "/en/").body
+    assert b'href="http://httpd.docs.test/en/x.html"' in home
+    other = web.respond("single.docs.test", "/lib/re.html").body
+    assert other == b'<a href="http://reference.docs.test/ch01.fr.html">ref</a>'
+    assert b'href="https://elsewhere.example/"' in web.respond("httpd.docs.test", "/en/mod/core.html").body
+
+
+def test_language_suffixes_become_language_paths_and_their_links_follow(web):
+    root = web.respond("reference.docs.test", "/").body
+    assert b'href="/en/index.html"' in root and b'href="/fr/index.html"' in root
+    assert b'href="/fr/ch01.html#s1"' in web.respond("reference.docs.test", "/fr/index.html").body
+    assert web.respond("reference.docs.test", "/fr/ch01.html").body == b"<p>Chapitre un</p>"
+    # the page by its file name, or without its language, is redirected to it
+    assert web.respond("reference.docs.test", "/ch01.fr.html").location == "http://reference.docs.test/fr/ch01.html"
+    assert web.respond("reference.docs.test", "/ch01").location == "http://reference.docs.test/en/ch01.html"
+    # a relative link of a language page to a shared file reaches it under the language path
+    image = web.respond("reference.docs.test", "/en/images/a.png")
+    assert image.status == 200 and image.content_type == "image/png"
+    assert web.key("reference.docs.test", "/fr/ch01.html") == ("reference.docs.test", "/ch01.html")
+
+
+def test_gzipped_pages_directories_and_missing_files(web):
+    changelog = web.respond("single.docs.test", "/changelog.html")
+    assert changelog.body == b"<p>changes</p>" and changelog.content_type.startswith("text/html")
+    listing = web.respond("single.docs.test", "/")
+    assert listing.status == 200 and b'href="lib/"' in listing.body and b'href="changelog.html"' in listing.body
+    moved = web.respond("single.docs.test", "/lib")
+    assert moved.status == 301 and moved.location == "http://single.docs.test/lib/"
+    assert web.respond("single.docs.test", "/lib/re").location == "http://single.docs.test/lib/re.html"
+    assert web.respond("single.docs.test", "/basic-defs").location == "http://single.docs.test/basic-defs.en.html"
+    assert web.respond("single.docs.test", "/robots.txt").status == 404
+    assert web.respond("single.docs.test", "/nothing.html").status == 404
+    assert web.respond("elsewhere.example", "/").status == 502
+    assert (web.hosts, web.pages) == (3, 13)
+
+
+def test_the_portal_links_every_home_page(web):
+    portal = web.respond(PORTAL, "/").body
+    assert all(f'href="{home}"'.encode() in portal for home in web.homes())
+    assert seeds(web, "portal", None) == [f"http://{PORTAL}/"]
+
+
+class LogWithoutServer:
+    def stats(self) -> dict:
+        return {"requests": 0}
+
+
+def entry(host: str, path: str, status: int = 200) -> dict:
+    return {"host": host, "path": path, "status": status}
+
+
+def test_the_judge_counts_a_target_once_in_any_language_and_only_the_webs_fetches(web):
+    topic = Topic("t", "t", "100: core=T\n", (Target("httpd", "/mod/core.html", "the core"),
+                                                Target("reference", "/ch01.html", "chapter one")), "")
+    judge = Judge(web, LogWithoutServer(), [topic], cap=6)
+    judge.judge([
+        entry(PORTAL, "/"),
+        entry("httpd.docs.test", "/fr/mod/core.html"),  # fetch 2: a target
+        entry("elsewhere.example", "/", 502),  # not the web's: not a fetch
+        entry("httpd.docs.test", "/en/mod/core.html"),  # the same target in another language
+        entry("reference.docs.test", "/de/ch01.html", 404),  # missing: finds nothing
+        entry("reference.docs.test", "/en/ch01.html"),  # fetch 5: the second target
+        entry("httpd.docs.test", "/en/"),
+        entry("httpd.docs.test", "/en/mod/core.html"),  # over the cap
+    ])
+    assert judge.hits == {"t": [2, 5]}
+    assert judge.fetched == 6 and judge.outside == 1
+    assert judge.per_host == {PORTAL: 1, "httpd.docs.test": 3, "reference.docs.test": 2}
+
+
+def run(config: str, hits: list[int], seed_set: str = "home", seed: int = 1) -> RealRun:
+    return RealRun("t", seed, 0, config, 10, 3000, hits, seed_set=seed_set, per_host={"a.docs.test": 3000})
+
+
+def test_summary_counts_targets_per_500_fetches_and_judges_against_breadth_first():
+    runs = [run(BREADTH_FIRST, [100 * n for n in range(1, 11)]),  # 80% at 800
+            run("default", [10, 20, 30, 40, 50, 60, 70, 160, 600, 2900]),  # 80% at 160: a fifth of 800
+            run("slow", [700, 800, 900, 1000, 1100, 1200, 1300, 1400])]  # 80% at 1400: worse than BFS
+    figures = with_floor(summary(runs, 3000), runs, 3000)["home"]["t"]
+    assert figures[BREADTH_FIRST]["found_per_500"] == [5, 5, 0, 0, 0, 0]
+    assert figures["default"]["found_per_500"] == [8, 1, 0, 0, 0, 1]
+    assert figures["default"]["floor_80%_within_breadth_first"] and figures["default"]["target_80%_in_a_fifth"]
+    assert figures["default"]["target_100%_within_cap"]
+    assert not figures["slow"]["floor_80%_within_breadth_first"] and not figures["slow"]["target_100%_within_cap"]
+    assert figures["default"]["fetches_per_host"] == {"a.docs.test": 3000}
+
+
+@pytest.mark.parametrize("topic", TOPICS, ids=[topic.key for topic in TOPICS])
+def test_each_topic_has_targets_on_two_hosts_a_definition_and_an_offtopic_seed(topic):
+    keys = [target.key for target in topic.targets]
+    assert 8 <= len(keys) == len(set(keys)) <= 30 and len(topic.hosts) >= 2
+    assert all(target.why for target in topic.targets)
+    assert 10 <= len(parse_topic_definition(topic.definition, topic.key).terms) <= 30
+    assert topic.offtopic.startswith("http://") and ".docs.test/" in topic.offtopic
+
+
+def test_a_written_job_loads(tmp_path):
+    topic = TOPICS[0]
+    write_job(topic, tmp_path / "real-tls", [topic.offtopic], 8952, 0, {"CrawlStrategy": "BreadthFirstTime"})
+    job = load_job("real-tls", tmp_path)
+    assert list(job.seeds) == [topic.offtopic] and job.crawling.strategy == "BreadthFirstTime"
+
+
+def test_parts_run_apart_are_merged_into_one_report():
+    part = {"command": "a", "cap": 3000, "crawls": [{"x": 1}], "topics": ["tls"], "seed_sets": ["home"],
+            "topic_targets": {"tls": {}}, "configurations": {"default": {}}, "runs": 1, "wall_minutes": 30.0}
+    other = {**part, "command": "b", "crawls": [{"x": 2}], "topics": ["regex", "tls"], "seed_sets": ["portal"],
+             "topic_targets": {"regex": {}}, "configurations": {"bft-online": {}}, "runs": 2, "wall_minutes": 12.5}
+    result = merged([part, other])
+    assert result["crawls"] == [{"x": 1}, {"x": 2}] and result["topics"] == ["tls", "regex"]
+    assert result["seed_sets"] == ["home", "portal"] and list(result["configurations"]) == ["default", "bft-online"]
+    assert (result["runs"], result["wall_minutes"], result["command"]) == (2, 42.5, "a; b")
+    with pytest.raises(ValueError, match="capped"):
+        merged([part, {**other, "cap": 1000}])
+
+
+def test_the_offline_breadth_first_order_follows_links_and_redirects_within_the_web(web):
+    order = web.breadth_first(["http://httpd.docs.test/"], 100)
+    assert order[:3] == [("httpd.docs.test", "/"), ("httpd.docs.test", "/en/index.html"),
+                         ("httpd.docs.test", "/fr/index.html")]
+    assert ("httpd.docs.test", "/en/x.html") in order  # the rewritten real-site link, a 404 but a fetch
+    assert all(host.endswith(".docs.test") for host, _ in order)  # elsewhere.example is not followed
+    assert len(order) == len(set(order))
+    assert web.breadth_first(["http://httpd.docs.test/"], 2) == order[:2]
+    # a redirect is followed: /ch01.fr.html on the reference is found from the single tree's link
+    reached = web.breadth_first(["http://single.docs.test/lib/re.html"], 100)
+    assert reached == [("single.docs.test", "/lib/re.html"), ("reference.docs.test", "/ch01.fr.html"),
+                       ("reference.docs.test", "/fr/ch01.html")]
+
+
+def test_the_offline_reference_counts_fetches_to_each_share_of_the_targets(web):
+    topic = Topic("t", "t", "", (Target("httpd", "/mod/core.html", ""), Target("reference", "/ch01.html", "")),
+                  "http://single.docs.test/lib/re.html")
+    assert offline_breadth_first(web, topic, "offtopic", 100) == {"50%": 3, "80%": None, "100%": None}
+    assert offline_breadth_first(web, topic, "offtopic", 2) == {"50%": None, "80%": None, "100%": None}
