@@ -200,5 +200,5 @@ def test_the_offline_breadth_first_order_follows_links_and_redirects_within_the_
 def test_the_offline_reference_counts_fetches_to_each_share_of_the_targets(web):
     topic = Topic("t", "t", "", (Target("httpd", "/mod/core.html", ""), Target("reference", "/ch01.html", "")),
                   "http://single.docs.test/lib/re.html")
-    assert offline_breadth_first(web, topic, "offtopic", 100) == {"50%": 3, "80%": None, "100%": None}
-    assert offline_breadth_first(web, topic, "offtopic", 2) == {"50%": None, "80%": None, "100%": None}
+    assert offline_breadth_first(web, topic, "offtopic", 100) == {"50%": 3, "80%": None, "100%": None, "found": 1}
+    assert offline_breadth_first(web, topic, "offtopic", 2) == {"50%": None, "80%": None, "100%": None, "found": 0}

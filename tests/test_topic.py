@@ -228,3 +228,18 @@ def test_ascii_text_is_prepared_as_the_regular_expression_prepares_it(text):
 def test_tokens_drop_numbers_and_stopwords_in_any_script():
     text = "The 12 Größe-Tabelle, 3/4 ΣΊΣΥΦΟΣ and ٣٤٥ don't_stop 'quoted' -"
     assert prepare.tokens(text, frozenset({"and"})) == ["the", "größe-tabelle", "σίσυφος", "don't", "stop", "'quoted'"]
+
+
+def test_meta_that_instructs_the_browser_is_no_topic_text():
+    """A documentation site declares its charset in a meta element on every page: a topic about character
+    encodings must not find every page relevant by it. Descriptive meta (keywords, description) still counts."""
+    from combine_scrapy.document.parse import parse_document
+
+    html = (b'<html><head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8">'
+            b'<meta name="keywords" content="sundews"><title>Backups</title></head>'
+            b'<body><p>How to back up a database.</p></body></html>')
+    page = parse_document("http://docs.example/backup.html", html, {"content-type": "text/html"})
+    document = prepare.Document.from_page(page)
+    assert "utf-8" not in document.meta.lower() and "sundews" in document.meta
+    encoding = build_filter("plain", parse_topic_definition("100: utf-8=E\n100: charset=E\n"))
+    assert not encoding.classify(document).relevant

@@ -223,7 +223,8 @@ def crawl(web: DocWeb, served: ServedWeb, topics: list[Topic], seed_set: str, co
 
 
 def offline_breadth_first(web: DocWeb, topic: Topic, seed_set: str, cap: int) -> dict[str, int | None]:
-    """Fetches to 50/80/100% of the targets of a strict breadth-first order over the web (no crawler)."""
+    """Fetches to 50/80/100% of the targets of a strict breadth-first order over the web (no crawler), and how
+    many targets it finds within the cap (``found``)."""
     targets = {target.key for target in topic.targets}
     hits: list[int] = []
     found: set[tuple[str, str]] = set()
@@ -233,7 +234,8 @@ def offline_breadth_first(web: DocWeb, topic: Topic, seed_set: str, cap: int) ->
             found.add(key)
             hits.append(fetch)
     needed = {f"{share:.0%}": pages_for_recall(len(targets), share) for share in RECALL_SHARES}
-    return {name: hits[count - 1] if len(hits) >= count else None for name, count in needed.items()}
+    return {**{name: hits[count - 1] if len(hits) >= count else None for name, count in needed.items()},
+            "found": len(hits)}
 
 
 def measure(args: argparse.Namespace, web: DocWeb, save: Callable[[list[RealRun]], None]) -> list[RealRun]:
@@ -319,7 +321,7 @@ def report(result: dict) -> list[str]:
                 "",
                 f"### {topic}, seed set {seed_set}",
                 "",
-                offline_line(result.get("offline_breadth_first", {}).get(seed_set, {}).get(topic)),
+                offline_line(result.get("offline_breadth_first", {}).get(seed_set, {}).get(topic), result["cap"]),
                 "",
                 f"| configuration | fetches to 50% | to 80% | to 100% | found per {WINDOW} fetches | "
                 "80% vs breadth-first | ≤ BFS | 80% in 1/5 | 100% in cap | found 3x |",
@@ -347,12 +349,14 @@ def report(result: dict) -> list[str]:
     return lines
 
 
-def offline_line(reference: dict[str, int | None] | None) -> str:
+def offline_line(reference: dict[str, int | None] | None, cap: int) -> str:
     """The same web and seeds in a strict breadth-first order, computed from the web (how far the targets are)."""
     if reference is None:
         return "Offline strict breadth-first: not computed for this seed set."
-    shown = ", ".join(f"{share} at {'not reached' if at is None else f'{at:,}'}" for share, at in reference.items())
-    return f"Offline, the same seeds in strict breadth-first order over the web (no crawler): {shown} fetches."
+    shares = {share: at for share, at in reference.items() if share != "found"}
+    shown = ", ".join(f"{share} at {'not reached' if at is None else f'{at:,}'}" for share, at in shares.items())
+    found = f"finds {reference['found']} targets in {cap:,} fetches; " if "found" in reference else ""
+    return f"Offline, the same seeds in strict breadth-first order over the web (no crawler): {found}{shown}."
 
 
 def host_table(result: dict, topic: str) -> list[str]:

@@ -53,7 +53,7 @@ class SiteLinks:
         urls = _canonical_links((link.url for link in links), self.url_rules)
         return [(url, 0.0) for url in urls if host_of(url) in self.sites]
 
-    def observe(self, url: str, relevant: bool) -> int:
+    def observe(self, url: str, relevant: bool, score: float = 0.0) -> int:
         """The trial learns nothing while it crawls: the rules are learned from all its pages at the end."""
         return 0
 

@@ -23,6 +23,16 @@ _ASCII_PREPARED = bytes(
 )
 
 
+#: Meta elements that instruct the browser (``http-equiv`` headers, layout, indexing) and say nothing of what a
+#: page is about: their values are not topic text. ``<meta http-equiv="Content-Type" content="text/html;
+#: charset=UTF-8">`` on every page made every page of a site relevant to a topic about character encodings.
+NON_TOPICAL_META = frozenset({
+    "content-type", "content-language", "content-style-type", "content-script-type", "content-security-policy",
+    "default-style", "refresh", "set-cookie", "expires", "pragma", "cache-control", "x-ua-compatible",
+    "viewport", "robots", "googlebot", "referrer", "generator", "theme-color", "format-detection", "color-scheme",
+})
+
+
 @dataclass(frozen=True)
 class Document:
     """The parts of a page the topic filter looks at."""
@@ -40,12 +50,13 @@ class Document:
 
         With ``main_content`` (topicText = main) the text of an HTML page is
         only its main content block, without navigation and boilerplate (found
-        by the parser in the same pass, ``page.main_text``).
+        by the parser in the same pass, ``page.main_text``). Meta elements that instruct the browser
+        (:data:`NON_TOPICAL_META`) are left out.
         """
         return cls(
             url=page.url,
             title=page.title,
-            meta=" ".join(value for values in page.meta.values() for value in values),
+            meta=" ".join(value for name, values in page.meta.items() if name not in NON_TOPICAL_META for value in values),
             headings=" ".join(page.headings),
             text=page.main_text if main_content and page.main_text is not None else page.text,
             host=host,
