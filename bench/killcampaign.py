@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.killcampaign --backend sqlite --kills 20 [--seed 1] [--pages 1000]
     .venv/bin/python -m bench.killcampaign --backend redis --kills 20 [--redis URL] [--mysql URL]
     .venv/bin/python -m bench.killcampaign --disk-full          (root: mounts a 2 MiB tmpfs)
+    .venv/bin/python -m bench.killcampaign --parent-kill        (Redis and MariaDB, as --backend redis)
 
 A loopback web of ``--pages`` pages on 10 hosts (each page its own text, so
 each is one record) is crawled; at random moments (a seeded RNG) a harvester
@@ -13,12 +14,15 @@ of its harvesters killed at a time. ``--disk-full``: the SQLite job's data
 directory on a 2 MiB tmpfs; the crawl must stop by itself with a clear message
 and a non-zero exit, the records must pass ``PRAGMA integrity_check``, and
 after the disk is grown the crawl is run again and must finish.
+``--parent-kill``: ``scrapy harvest JOB -n 2`` itself gets SIGKILL while its
+harvesters crawl; no harvester may outlive it (each must stop, as after a
+SIGTERM, with its summary), and the crawl is then finished by a new one.
 
 At the end: pages expected against pages stored, duplicates (a URL on two
 records, a record beyond one a page), pages lost, and the fetch counts of the
 server's request log against the harvest log (what ``scrapy status`` shows).
 Writes bench/results/killcampaign.{json,md}; each run adds or replaces its
-own section (sqlite, redis, disk_full).
+own section (sqlite, redis, disk_full, parent_kill).
 """
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ from combine_scrapy.records.store import open_store
 PROJECT = Path(__file__).resolve().parent.parent
 HOSTS = [f"127.0.0.{n}" for n in range(121, 131)]
 TOPIC = "100: carnivorous plants=CP\n"
-SECTIONS = ("sqlite", "redis", "disk_full")
+SECTIONS = ("sqlite", "redis", "disk_full", "parent_kill")
+#: Seconds the harvesters of a killed `scrapy harvest` are given to stop before they count as survivors.
+ORPHAN_GRACE = 30
 
 
 def free_port(host: str) -> int:
@@ -91,7 +97,8 @@ class Campaign:
         }
         job = self.topics / self.name
         job.mkdir(parents=True)
-        (job / "combine.cfg").write_text(f"WaitIntervalHost = {wait}\nsaveHTML = 0\nnearDuplicates = 0\n")
+        # AllowPrivateAddresses: the loopback web is on hosts the job does not name but its seed
+        (job / "combine.cfg").write_text(f"WaitIntervalHost = {wait}\nsaveHTML = 0\nnearDuplicates = 0\nAllowPrivateAddresses = 1\n")
         (job / "topicdefinition.txt").write_text(TOPIC)
         (job / "seeds.txt").write_text(web.url(HOSTS[0]) + "\n")
         self.started = 0
@@ -225,6 +232,50 @@ def kill_campaign(backend: str, kills: int, pages: int, seed: int, redis_url: st
                 _drop_job(campaign.name, redis_url, mysql_url)
 
 
+def parent_kill(pages: int, seed: int, redis_url: str, mysql_url: str) -> dict:
+    """SIGKILL ``scrapy harvest -n 2`` mid-crawl: its harvesters must stop too; a new harvester then finishes."""
+    port = free_port(HOSTS[0])
+    sites = loopback_web(port, pages, 30, seed)
+    with LoopbackWeb(sites, port=port) as web, tempfile.TemporaryDirectory() as directory:
+        campaign = Campaign(Path(directory), web, 0.5, {"REDIS_URL": redis_url, "MYSQL_URL": mysql_url})
+        processes: list[subprocess.Popen] = []
+        harvesters: list[int] = []
+        try:
+            harvest = campaign.start("harvest", campaign.name, "-n", "2", "--log-dir", str(campaign.logs))
+            processes.append(harvest)
+            wait_for(lambda: len(children(harvest.pid)) == 2 or harvest.poll() is not None, 60)
+            harvesters = children(harvest.pid)
+            wait_for(lambda: len(web.hits) > 20, 60)
+            os.kill(harvest.pid, signal.SIGKILL)
+            killed = time.monotonic()
+            harvest.wait(timeout=60)
+            gone = wait_for(lambda: not any(_alive(pid) for pid in harvesters), ORPHAN_GRACE)
+            seconds_to_stop = round(time.monotonic() - killed, 1)
+            survivors = [pid for pid in harvesters if _alive(pid)]
+            summaries = sum("== combine-scrapy: job" in out.read_text(errors="replace")
+                            for out in campaign.logs.glob("harvester-*.out"))
+            processes.append(campaign.crawl())
+            processes[-1].wait(timeout=600)
+            return {
+                "harvesters": "scrapy harvest -n 2, Redis frontier, MariaDB records; the harvest process SIGKILLed",
+                "harvesters_running_at_the_kill": len(harvesters),
+                "survivors_after_grace": len(survivors),
+                "grace_seconds": ORPHAN_GRACE,
+                "seconds_until_all_stopped": seconds_to_stop if gone else None,
+                "summaries_written": summaries,
+                "last_exit_status": processes[-1].returncode,
+                **campaign.outcome(sites),
+            }
+        finally:
+            for pid in harvesters:
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+            for process in processes:
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGKILL)
+            _drop_job(campaign.name, redis_url, mysql_url)
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -305,7 +356,15 @@ def _markdown(sections: dict) -> list[str]:
         if not run:
             continue
         lines += ["", f"## {name}", "", f"`{run['command']}`, {run['date']}.", ""]
-        if name == "disk_full":
+        if name == "parent_kill":
+            lines += [
+                f"{run['harvesters']}: {run['harvesters_running_at_the_kill']} harvesters running at the kill, "
+                f"**{run['survivors_after_grace']} still running {run['grace_seconds']} s later**; all stopped after "
+                f"{run['seconds_until_all_stopped']} s, {run['summaries_written']} of them with their summary. "
+                f"A new harvester then finished the crawl (exit status {run['last_exit_status']}).",
+                "",
+            ]
+        elif name == "disk_full":
             lines += [
                 f"The crawl stopped by itself after {run['seconds_to_stop']} s with exit status "
                 f"{run['first_exit_status']} and the line `{run['message']}`; the records file passed "
@@ -335,9 +394,12 @@ def main() -> None:
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--mysql", default="mysql://root@127.0.0.1:3306/test")
     parser.add_argument("--disk-full", action="store_true", help="the disk-full run instead of the kills (needs root)")
+    parser.add_argument("--parent-kill", action="store_true", help="SIGKILL scrapy harvest -n 2 instead of harvesters")
     args = parser.parse_args()
     if args.disk_full:
         name, run = "disk_full", disk_full(min(args.pages, 500), args.seed)
+    elif args.parent_kill:
+        name, run = "parent_kill", parent_kill(min(args.pages, 300), args.seed, args.redis, args.mysql)
     else:
         name, run = args.backend, kill_campaign(args.backend, args.kills, args.pages, args.seed, args.redis, args.mysql)
     run = {**environment(("python -m bench.killcampaign " + " ".join(sys.argv[1:])).strip()), **run}

@@ -159,6 +159,14 @@ class CrawlContext:
         """Whether the strategy orders by PageRank, and so needs the link graph."""
         return strategy_named(self.job.crawling.strategy).ranked
 
+    def mark_seeds(self, seeds: list[str]) -> tuple[int, int]:
+        """Mark seeds of the job as they are (job loading canonicalized them and checked them against the URL
+        rules, and the job names their hosts): how many were new, and how many the per-host bound refused."""
+        marked, refused, _ = self.frontier.mark(
+            [(url, host_of(url), 0.0) for url in seeds], max_urls_per_host=self.max_urls_per_host
+        )
+        return marked, refused
+
     def mark(
         self, candidates: Iterable[tuple[str, float]], source: str | None = None, *, distance: int = 0, seeds: bool = False
     ) -> tuple[int, Counter[str]]:

@@ -21,6 +21,7 @@ import dataclasses
 import difflib
 import functools
 import ipaddress
+import logging
 import math
 import os
 import re
@@ -29,7 +30,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from combine_scrapy.access.urls import DEFAULT_ALLOW, UrlRule, UrlRules, Verdict, check_url, parse_serveralias
+from combine_scrapy.access.urls import (
+    DEFAULT_ALLOW,
+    RULE_TIMEOUT,
+    UrlRule,
+    UrlRules,
+    Verdict,
+    check_url,
+    parse_serveralias,
+)
 from combine_scrapy.document.convert import DEFAULT_CONVERTERS, Converter, converter_map
 from combine_scrapy.document.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE
 from combine_scrapy.document.neardup import MAX_DISTANCE as MAX_NEAR_DUPLICATE_DISTANCE
@@ -46,6 +55,8 @@ from combine_scrapy.topic import (
 )
 from combine_scrapy.topic.definition import NoTermRows
 from combine_scrapy.topic.filters import PLAIN_NAMES, POSITION_NAMES
+
+logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "combine.cfg"
 TOPIC_FILE = "topicdefinition.txt"
@@ -425,7 +436,15 @@ class Rendering:
 
     def renders(self, url: str, host: str) -> bool:
         """Whether the page at ``url`` (its host name ``host``) may be rendered."""
-        return self.mode != "never" and any(rule.pattern.search(rule.subject(url, host)) for rule in self.rules)
+        return self.mode != "never" and any(_rule_says_yes(rule, url, host) for rule in self.rules)
+
+
+def _rule_says_yes(rule: UrlRule, url: str, host: str) -> bool:
+    """Whether a rule matches; one that runs past its time limit (it backtracks) has not."""
+    try:
+        return rule.matches(url, host)
+    except TimeoutError:
+        return False
 
 
 #: The groups of a JobConfig that combine.cfg variables set, and their classes.
@@ -574,9 +593,14 @@ def _rule_block(path: Path, name: str, entries: list[tuple[int, str]]) -> tuple[
     rules = []
     for number, entry in entries:
         try:
-            rules.append(UrlRule.parse(entry, source=f"{path.name} line {number}"))
+            rule = UrlRule.parse(entry, source=f"{path.name} line {number}")
         except ValueError as e:
             raise JobConfigError(path, number, f"bad {name} rule {excerpt(entry)}: {e}") from e
+        if rule.backtracks:
+            logger.warning("%s line %d: %s rule %s may backtrack (%s): it runs with a %g s limit on each URL,"
+                           " and a URL it cannot decide in time is refused", path, number, name,
+                           excerpt(entry), rule.backtracks, RULE_TIMEOUT)
+        rules.append(rule)
     return tuple(rules)
 
 

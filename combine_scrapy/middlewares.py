@@ -26,10 +26,10 @@ from twisted.internet.error import TimeoutError as TwistedTimeoutError
 from twisted.internet.interfaces import IResolutionReceiver
 from zope.interface import implementer
 
-from combine_scrapy.access.addresses import PRIVATE_ADDRESS, Address, parse_ip
+from combine_scrapy.access.addresses import PRIVATE_ADDRESS, Address, parse_ip, scheme_refusal
 from combine_scrapy.access.politeness import OVERLOAD_STATUSES, parse_retry_after
 from combine_scrapy.access.robots import MAX_BODY_BYTES, RobotsPolicy, policy_from_response
-from combine_scrapy.access.urls import check_url, host_of
+from combine_scrapy.access.urls import SCHEME, SCHEMES, WEB_SCHEMES, check_url, host_of
 from combine_scrapy.context import CrawlComponent
 
 logger = logging.getLogger(__name__)
@@ -37,8 +37,6 @@ logger = logging.getLogger(__name__)
 #: robots.txt redirects followed at most, as RFC 9309 asks.
 ROBOTS_MAX_REDIRECTS = 5
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
-#: Schemes a followed redirect may lead to; any other (ftp:, javascript:, mailto:, data:) is refused once.
-REDIRECT_SCHEMES = ("http", "https")
 
 
 #: Signal sent with each robots.txt answer read from the network: ``page_url`` (the request that needed it),
@@ -52,6 +50,10 @@ class UrlRejected(IgnoreRequest):
 
 class PrivateAddressRefused(UrlRejected):
     """The host is, or resolves to, a non-public address the job does not name (see :mod:`combine_scrapy.access.addresses`)."""
+
+
+class SchemeRefused(UrlRejected):
+    """A request's scheme is not on the allow-list (:func:`combine_scrapy.access.addresses.scheme_refusal`)."""
 
 
 class RedirectRefused(UrlRejected):
@@ -95,13 +97,20 @@ class RobotsMiddleware(CrawlComponent):
     A host's robots.txt is itself a request to the host, so the page that
     caused it is put off to the host's next turn instead of following at once:
     no two requests to a host come closer than WaitIntervalHost.
+
+    A robots.txt answered 429 or 503 with a ``Retry-After`` closes the host
+    until then, not for a day: the answer is kept in this harvester's memory
+    that long (not in the frontier), the page is put off, and the frontier
+    holds the host until then (FrontierPipeline releases it at the host's
+    next turn, which the Retry-After set).
     """
 
     DOWNLOAD_PRIORITY = 1000
 
     def __init__(self, crawler):
         super().__init__(crawler)
-        self._policies: dict[str, tuple[RobotsPolicy, bool, float]] = {}
+        # host -> (policy, whether the site is available, until when, whether a Retry-After holds it until then)
+        self._policies: dict[str, tuple[RobotsPolicy, bool, float, bool]] = {}
         self._robots_redirects: dict[str, tuple[str, int]] = {}  # host -> (robots.txt URL to read next, hops so far)
 
     @classmethod
@@ -126,11 +135,13 @@ class RobotsMiddleware(CrawlComponent):
         now = time.time()
         cached = self._cached(host, now)
         if cached is None:
-            status, body = await self._read_robots(host, request.url)
-            cached = self._remember(host, status, body, now)
+            status, body, retry_after = await self._read_robots(host, request.url)
+            cached = self._remember(host, status, body, now, retry_after=retry_after)
             self.crawler.signals.send_catch_log(ROBOTS_FETCHED, page_url=request.url, status=status, body=body, policy=cached[0])
             raise RobotsPending(f"robots.txt of {host} read first")
-        policy, available = cached
+        policy, available, held = cached
+        if held:
+            raise RobotsPending(f"robots.txt of {host} asked to wait (Retry-After)")
         if not available:
             self.crawler.stats.inc_value("robots/unavailable")
             raise RobotsUnavailable(f"robots.txt of {host} unavailable")
@@ -139,32 +150,43 @@ class RobotsMiddleware(CrawlComponent):
             raise RobotsDisallowed(f"forbidden by robots.txt: {request.url}")
         return None
 
-    def _cached(self, host: str, now: float) -> tuple[RobotsPolicy, bool] | None:
+    def _cached(self, host: str, now: float) -> tuple[RobotsPolicy, bool, bool] | None:
         cached = self._policies.get(host)
         if cached and cached[2] > now:
-            return cached[0], cached[1]
+            return cached[0], cached[1], cached[3]
         stored = self.context.frontier.robots(host, now)
         if stored is None:
             return None
         return self._remember(host, *stored, now, store=False)
 
     def _remember(
-        self, host: str, status: int | None, body: bytes | None, now: float, store: bool = True
-    ) -> tuple[RobotsPolicy, bool]:
-        """Parse and cache a robots.txt answer; a 5xx, 429 or no answer leaves the site unavailable."""
+        self, host: str, status: int | None, body: bytes | None, now: float, store: bool = True,
+        retry_after: float | None = None,
+    ) -> tuple[RobotsPolicy, bool, bool]:
+        """Parse and cache a robots.txt answer; a 5xx, 429 or no answer leaves the site unavailable.
+
+        With ``retry_after`` (a 429 or 503 that said when to come back) the answer is kept that long, here only.
+        """
         context = self.context
         policy = policy_from_response(status, body, context.job.fetching.user_agent)
         # Re-read after Combine's 1 or 4 days, or sooner when the job locks robots rules for less.
         ttl = min(policy.ttl, context.job.locks.robot_rules)
-        if store:
+        held = retry_after is not None
+        if retry_after is not None:
+            ttl = retry_after
+            self.crawler.stats.inc_value("robots/retry_after")
+            logger.info("robots.txt of %s answered %s: read again in %g s (Retry-After); its pages wait", host, status,
+                        retry_after)
+        elif store:
             context.frontier.store_robots(host, status, body, now + ttl)
         context.frontier.set_host_delay(host, context.pace.set_crawl_delay(host, policy.crawl_delay))
         available = status is not None and status < 500 and status != 429
-        self._policies[host] = (policy, available, now + ttl)
-        return policy, available
+        self._policies[host] = (policy, available, now + ttl, held)
+        return policy, available, held
 
-    async def _read_robots(self, host: str, page_url: str) -> tuple[int | None, bytes | None]:
-        """Fetch robots.txt, or the next of up to five redirects it leads to; (None, None) when unreachable.
+    async def _read_robots(self, host: str, page_url: str) -> tuple[int | None, bytes | None, float | None]:
+        """Fetch robots.txt, or the next of up to five redirects it leads to: status, body and the seconds a
+        429 or 503 asked to wait (Retry-After); (None, None, None) when unreachable.
 
         The page came from the frontier, which hands out a host once a turn, so
         a redirect is not followed at once, which would be a second request to
@@ -191,14 +213,18 @@ class RobotsMiddleware(CrawlComponent):
             response = await self.crawler.engine.download_async(request)
         except Exception as e:  # any download failure means "unreachable"
             logger.info("robots.txt %s unreachable: %s", url, e)
-            return None, None
+            return None, None, None
         location = response.headers.get(b"Location")
         if response.status not in (301, 302, 303, 307, 308) or not location:
             self.crawler.stats.inc_value(f"robots/status/{response.status}")
-            return response.status, response.body
+            retry_after = None
+            if response.status in OVERLOAD_STATUSES:  # HostPacingMiddleware has held the host as it asks
+                header = response.headers.get(b"Retry-After")
+                retry_after = parse_retry_after(header.decode("latin-1") if header else None, time.time())
+            return response.status, response.body, retry_after
         if hops == ROBOTS_MAX_REDIRECTS:
             logger.info("robots.txt %s: too many redirects", page_url)
-            return None, None
+            return None, None, None
         target = urljoin(url, location.decode("latin-1"))
         self._robots_redirects[host] = (target, hops + 1)
         self.crawler.stats.inc_value("robots/redirect_deferred")
@@ -239,10 +265,18 @@ class _Addresses:
         self.done.callback(self.addresses)
 
 
-class AddressGuardMiddleware(CrawlComponent):
-    """Refuse requests to loopback, private and link-local addresses on hosts the job does not name.
+def _schemes(request: Request) -> tuple[str, ...]:
+    """The schemes a request may have: a URL the job marked may be ftp, a redirect's hop, robots.txt or sitemap not."""
+    return SCHEMES if "frontier_entry" in request.meta and "redirect_times" not in request.meta else WEB_SCHEMES
 
-    Pages, followed redirects and robots.txt requests alike: a host written
+
+class AddressGuardMiddleware(CrawlComponent):
+    """Refuse requests with a scheme off the allow-list, and to loopback, private and link-local addresses on
+    hosts the job does not name.
+
+    Every request the crawl makes passes here: pages, followed redirects,
+    robots.txt and its redirects, sitemaps. The scheme is checked first and
+    whatever AllowPrivateAddresses says (``file:`` never). A host written
     as an address is judged as written (every spelling the resolver accepts),
     a name by what the reactor's resolver gives for it. That resolver is the
     one the download connects through and Scrapy caches its answers, so the
@@ -257,6 +291,11 @@ class AddressGuardMiddleware(CrawlComponent):
         self._proxies = getproxies()  # read once, as Scrapy's HttpProxyMiddleware does
 
     async def process_request(self, request: Request):
+        refusal = scheme_refusal(request.url, _schemes(request))
+        if refusal is not None:
+            self.crawler.stats.inc_value(f"urls/rejected/{SCHEME}")
+            logger.warning("refused %s %s: %s", _request_kind(request), request.url[:200], refusal)
+            raise SchemeRefused(f"{SCHEME}: {request.url[:200]}: {refusal}")
         policy = self.context.addresses
         if policy.trusts(request.url):
             return None
@@ -467,11 +506,11 @@ class FetchLimitsMiddleware(CrawlComponent):
             _limit_reached(self.crawler.stats, "redirects", request, f"more than {job.fetching.max_redirects} redirects")
             return response
         target = urljoin(response.url, _header_text(location).strip())
-        scheme = urlsplit(target).scheme.lower()
-        if scheme not in REDIRECT_SCHEMES:
-            self.crawler.stats.inc_value("urls/rejected/scheme")
-            logger.info("refused redirect of %s to %s: %s: is not followed", response.url, target[:200], scheme)
-            raise RedirectRefused(f"scheme: redirect to {target[:200]}")
+        refusal = scheme_refusal(target)
+        if refusal is not None:
+            self.crawler.stats.inc_value(f"urls/rejected/{SCHEME}")
+            logger.info("refused redirect of %s to %s: %s", response.url, target[:200], refusal)
+            raise RedirectRefused(f"{SCHEME}: redirect to {target[:200]}")
         redirected = request.replace(
             url=target,
             method="GET" if response.status == 303 else request.method,

@@ -89,6 +89,8 @@ class ParsePipeline(CrawlComponent):
                 self.stats.inc_value(f"convert/{conversion.failure or 'ok'}")
             if page.failure:
                 self.stats.inc_value(f"parse/failed/{page.failure}")
+            for note in page.notes:
+                self.stats.inc_value(f"parse/note/{note}")
             item.record_key = content_key(page.title, page.text, item.url, page.mime_type)
             if page.mime_type.startswith("image/"):
                 # After the key: two images shown with the same alt text are still two images.
@@ -217,8 +219,9 @@ class FrontierPipeline(CrawlComponent):
 
     def process_item(self, item: Fetch) -> Fetch:
         context = self.context
-        if item.postponed:
-            context.release(item.url, item.host, item.fetched_at + context.job.locks.host, now=item.fetched_at)
+        if item.postponed:  # the host's next turn: WaitIntervalHost, or later when a Retry-After holds it
+            host_lock_until = max(item.fetched_at + context.job.locks.host, context.pace.next_turn(item.host))
+            context.release(item.url, item.host, host_lock_until, now=item.fetched_at)
             return item
         self._mark(self._next_urls(item), item.url, distance=0 if self._relevant(item) else item.distance + 1)
         if item.classification is not None:

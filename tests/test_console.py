@@ -25,6 +25,7 @@ from selenium.webdriver.common.by import By
 from test_commands import scrapy
 
 from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.operations.console.app import host_name
 from combine_scrapy.operations.sampleweb import LoopbackWeb
 
 pytestmark = pytest.mark.crawl
@@ -199,7 +200,20 @@ def test_api_answers_and_actions_need_the_token(job_dir):
         status, seeded, _ = call(served.url + "/api/seed", "POST", {"urls": [new_url, "mailto:a@b.example"]}, served.token)
         assert status == 200 and seeded["new"] == 1 and seeded["refused"] == {"scheme": 1}
         assert call(served.url + "/api/seed", "POST", {"urls": "not a list"}, served.token)[0] == 400
+        for priority, problem in (("nan", "is not a finite number"), (float("inf"), "is not a finite number"),
+                                  (1e308, "is out of range"), (True, "is not a number")):
+            status, answer, _ = call(served.url + "/api/seed", "POST", {"urls": [new_url + "?p"], "priority": priority},
+                                     served.token)
+            assert status == 400 and problem in answer["error"], (priority, answer)
         assert call(served.url + "/api/stop", "POST", {}, served.token)[1] == {"stopping": []}
+        for host, status in (("rebound.example", 421), ("evil.example:80", 421), ("localhost:1", 200)):
+            try:
+                with urllib.request.urlopen(urllib.request.Request(served.url + "/api/status", headers={"Host": host}),
+                                            timeout=30) as response:
+                    answered = response.status
+            except urllib.error.HTTPError as e:
+                answered = e.code
+            assert answered == status, host
     finally:
         served.stop()
 
@@ -237,3 +251,11 @@ def test_pause_and_resume_reach_every_harvester_through_the_redis_frontier(job_d
     finally:
         delete_job_keys(REDIS_URL, job_dir.name)
         frontier.close()
+
+
+@pytest.mark.parametrize("header, name", [
+    ("127.0.0.1:8080", "127.0.0.1"), ("[::1]:8080", "::1"), ("[::1]", "::1"), ("LocalHost", "localhost"),
+    ("example.org.:80", "example.org"), ("evil.example", "evil.example"),
+])
+def test_the_name_in_a_host_header(header, name):
+    assert host_name(header) == name

@@ -13,7 +13,15 @@ from types import SimpleNamespace
 import pytest
 from harvesters import delete_job_keys
 
-from combine_scrapy.frontier import FrontierCounts, FrontierEntry, Locks, Outcome, locks_for, outcome_for_status
+from combine_scrapy.frontier import (
+    FrontierCounts,
+    FrontierEntry,
+    Locks,
+    Outcome,
+    locks_for,
+    outcome_for_status,
+    seed_priority,
+)
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.frontier.strategy import YIELD_DECAY
@@ -479,3 +487,17 @@ def test_a_file_that_calls_the_mark_harvest_is_renamed_in_place(tmp_path):
     assert {"urls_best", "urls_attempted", "urls_locked"} <= indexes
     assert frontier._db.execute("SELECT url FROM url_states WHERE marked = 0").fetchall() == [("http://a.example/done",)]
     frontier.close()
+
+
+@pytest.mark.parametrize("given, problem", [
+    ("nan", "is not a finite number"), (float("nan"), "is not a finite number"), ("-inf", "is not a finite number"),
+    ("1e308", "is out of range"), (-2e9, "is out of range"), ("high", "is not a number"), (None, "is not a number"),
+    (True, "is not a number"), ([1], "is not a number"),
+])
+def test_seed_priorities_are_finite_numbers_in_range(given, problem):
+    with pytest.raises(ValueError, match=problem):
+        seed_priority(given)
+
+
+def test_seed_priorities_as_numbers_or_text():
+    assert seed_priority("0.5") == 0.5 and seed_priority(3) == 3.0 and seed_priority(-1e9) == -1e9

@@ -44,6 +44,7 @@ class Case:
     no_links: tuple[str, ...] = ()  # URL prefixes that must not be
     failure: str = ""              # the reason, when the document cannot be read
     headers: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()    # what was odd about a document that was read
 
 
 NEXT = "http://hostile.example/next"
@@ -104,6 +105,14 @@ CASES = {
     "truncated PDF": Case(docfixtures.pdf("Carnivorous plants")[:40], "application/pdf", failure="convert"),
     "zero-byte PDF": Case(b"", "application/pdf", failure="empty"),
     "image with a bogus header": Case(b"\x89PNG\r\n\x1a\nnot really", "image/png", failure="image"),
+    # Types no parser or converter reads: said and counted, not an empty page in silence.
+    "XML document": Case(b"<?xml version='1.0'?><plants><p>sundews</p></plants>", "application/xml", failure="unsupported"),
+    "JSON document": Case(b'{"plants": ["sundews"]}', "application/json", failure="unsupported"),
+    "ZIP archive": Case(b"PK\x03\x04" + bytes(200), "application/zip", failure="unsupported"),
+    "MP4 video": Case(bytes(8) + b"ftypisom" + bytes(200), "video/mp4", failure="unsupported"),
+    "UTF-16 BOM before UTF-8 bytes": Case(b"\xff\xfe" + page("Drosera \u00e9t\u00e9", "Caf\u00e9"),
+                                          "text/html; charset=utf-8", title="Caf\u00e9", text=("Drosera \u00e9t\u00e9",),
+                                          links=(NEXT,), notes=("stray_bom",)),
 }
 
 
@@ -123,6 +132,7 @@ def check(page, case: Case) -> None:
     for prefix in case.no_links:
         assert not any(link.startswith(prefix) for link in links), prefix
     assert page.failure or page.title or page.text or page.links, "a silent empty page"
+    assert tuple(page.notes) == case.notes
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
@@ -140,7 +150,8 @@ def test_there_are_thirty_kinds_at_least():
 
 @pytest.mark.parametrize(
     "name", ["comment and form feed (the issue)", "5,000 nested divs", "empty body", "gzip bytes as text/html",
-             "truncated PDF", "image with a bogus header", "100,000 attributes on a tag"],
+             "truncated PDF", "image with a bogus header", "100,000 attributes on a tag", "JSON document", "MP4 video",
+             "UTF-16 BOM before UTF-8 bytes"],
 )
 def test_hostile_documents_through_the_parse_stage(name, monkeypatch):
     """ParsePipeline gives every item a page and counts its failure; deferToThread runs the parser inline here."""
@@ -156,3 +167,5 @@ def test_hostile_documents_through_the_parse_stage(name, monkeypatch):
     check(item.page, case)
     failed = {key: n for key, n in pipeline.stats.counts.items() if key.startswith("parse/failed/")}
     assert failed == ({f"parse/failed/{case.failure}": 1} if case.failure else {})
+    noted = {key: n for key, n in pipeline.stats.counts.items() if key.startswith("parse/note/")}
+    assert noted == {f"parse/note/{note}": 1 for note in case.notes}

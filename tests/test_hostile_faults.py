@@ -11,6 +11,7 @@
 | MariaDB down at start | `error: cannot reach MySQL`, exit 1 |
 | MariaDB wrong credentials | `error: cannot reach MySQL: ... Access denied`, exit 1 |
 | Redis down at start | `Redis unreachable for N s ...`, exit 1 |
+| Redis down, SIGTERM or SIGINT while waiting | the wait ends at once, summary printed, exit 1 |
 | Redis wrong password | `Redis refused the user name or password`, exit 1 at once |
 | REDIS_URL malformed | `error: bad REDIS_URL ...`, exit 2 |
 | a MySQL table dropped mid-crawl | stops naming the missing table, exit 1, other tables intact |
@@ -24,6 +25,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -31,10 +34,11 @@ import subprocess
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 import redis
-from conftest import JobDir, free_port
+from conftest import PROJECT, SCRAPY, JobDir, free_port
 from harvesters import (
     TOPIC,
     delete_job_keys,
@@ -314,3 +318,67 @@ def test_a_redis_db_holding_another_jobs_keys_is_shared_safely(tmp_path, web):
     finally:
         delete_job_keys(REDIS_URL, other)
         delete_job_keys(REDIS_URL, mine)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_the_wait_for_an_unreachable_redis_with_the_summary(crawled, tmp_path, signum):
+    """The default patience is 600 s; a signal ends the wait at once, and later Redis commands are not waited for."""
+    job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
+    port = free_port("127.0.0.1")   # nothing listens there
+    log, out = tmp_path / "crawl.log", tmp_path / "crawl.out"
+    with log.open("w") as stderr, out.open("w") as stdout:
+        process = subprocess.Popen(harvester_command(job_dir, f"redis://127.0.0.1:{port}/0"), cwd=PROJECT,
+                                   stdout=stdout, stderr=stderr)
+    try:
+        wait_for(lambda: "Redis unreachable" in log.read_text(), 60, "the wait for Redis")
+        process.send_signal(signum)
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+        process.wait()
+    text = log.read_text()
+    assert process.returncode == 1, text[-3000:]
+    assert re.search(r"waited \d+ s of 600, retry 1 in [\d.]+ s \(Ctrl-C stops\)", text)
+    assert f"Redis unreachable, and {signum.name} came while waiting for it" in text
+    assert text.count("retry 1 in") == 1                      # the closing's Redis commands did not wait again
+    assert "== combine-scrapy: job t finished (frontier_unreachable) ==" in out.read_text()
+    assert not list((job_dir.data / job_dir.name).rglob("*.pid"))   # not listed as running
+
+
+@pytest.mark.services
+def test_the_harvesters_of_a_sigkilled_harvest_command_stop_too(tmp_path, web):
+    """Without a supervisor nothing would report or stop them: the kernel sends each one SIGTERM."""
+    job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name=f"orphans-{uuid.uuid4().hex[:8]}")
+    job_dir.write("WaitIntervalHost = 5\nAllowPrivateAddresses = 1\n", TOPIC, [web.url(host) for host in HOSTS])
+    command = [*SCRAPY, "harvest", job_dir.name, "-n", "2", "--log-dir", str(tmp_path / "logs"),
+               "-s", f"COMBINE_TOPICS_DIR={job_dir.topics}", "-s", f"COMBINE_DATA_DIR={job_dir.data}",
+               "-s", f"REDIS_URL={REDIS_URL}"]
+    harvest = subprocess.Popen(command, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    harvesters: list[int] = []
+    try:
+        harvesters = wait_for(lambda: len(children(harvest.pid)) == 2 and children(harvest.pid), 60, "two harvesters")
+        logs = [tmp_path / "logs" / f"harvester-{n}.log" for n in (1, 2)]
+        wait_for(lambda: all(log.exists() and "Spider opened" in log.read_text() for log in logs), 60, "both to open")
+        harvest.kill()
+        harvest.wait()
+        wait_for(lambda: not any(alive(pid) for pid in harvesters), 60, "the harvesters to stop")
+        assert all("Received SIGTERM" in log.read_text() for log in logs)
+    finally:
+        for pid in harvesters:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        delete_job_keys(REDIS_URL, job_dir.name)
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -11,8 +11,11 @@ user runs them: a job with no usable seed exits with status 2 and says why.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
+import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -309,3 +312,59 @@ def test_empty_seeds_are_fine_when_the_frontier_holds_marked_urls(job_dir):
         assert [hit.path for hit in web.hits_for(host)] == ["/robots.txt", "/"]
     assert status == 0
     assert "no usable seed" not in stdout and "pages fetched: 1" in stdout
+
+
+@pytest.mark.crawl
+def test_an_exclude_rule_that_backtracks_refuses_the_links_it_cannot_decide_and_the_crawl_goes_on(job_dir):
+    host = "127.0.0.3"
+    trap = "/" + "a" * 40 + "!"
+    site = {"/robots.txt": Page("", status=404),
+            "/": Page(f'<html><body>carnivorous plants <a href="{trap}">t</a> <a href="/b.html">b</a></body></html>'),
+            "/b.html": Page("<html><body>carnivorous plants</body></html>")}
+    with LoopbackWeb({host: site}, port=free_port(host)) as web:
+        job_dir.write("WaitIntervalHost = 0\n<exclude>\nURL (a|aa)+$\n</exclude>\n", TOPIC, [web.url(host)])
+        result = job_dir.crawl()
+        paths = [hit.path for hit in web.hits_for(host)]
+    assert paths == ["/robots.txt", "/", "/b.html"]
+    assert result.stats["urls/rejected/rule_timeout"] == 1
+    assert "combine.cfg line 3: exclude rule 'URL (a|aa)+$' may backtrack" in result.stderr
+    assert f"rule 'URL (a|aa)+$' (combine.cfg line 3) ran past 0.05 s on '{web.url(host, trap)}'" in result.stderr
+
+
+class SeedsMarkedFirst(Page):
+    """A robots.txt answered only once the frontier holds ``count`` URLs, so a crawl with max_pages=1 does not
+    end before its seeds are marked (marking lets the reactor run between batches)."""
+
+    def __init__(self, frontier: Path, count: int):
+        super().__init__("", status=404)
+        self.frontier, self.count = frontier, count
+
+    def payload(self) -> bytes:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with closing(sqlite3.connect(self.frontier)) as db:  # closed at once: an open read blocks the writer
+                    if db.execute("SELECT COUNT(*) FROM urls").fetchall()[0][0] >= self.count:
+                        break
+            except sqlite3.Error:  # not created yet
+                pass
+            time.sleep(0.1)
+        return super().payload()
+
+
+@pytest.mark.crawl
+def test_a_large_seeds_file_is_marked_in_batches_and_once(job_dir):
+    host, count = "127.0.0.4", 25_001
+    site = {"/robots.txt": SeedsMarkedFirst(job_dir.data / job_dir.name / "frontier.sqlite", count),
+            "/s0.html": Page("<html><body>carnivorous plants</body></html>")}
+    with LoopbackWeb({host: site}, port=free_port(host)) as web:
+        seeds = [web.url(host, f"/s{n}.html") for n in range(count)]
+        job_dir.write("WaitIntervalHost = 0\n", TOPIC, seeds)
+        unbounded = ("-s", "COMBINE_MAX_URLS_PER_HOST=0")   # all on one host
+        first = job_dir.crawl("-a", "max_pages=1", *unbounded)
+        second = job_dir.crawl("-a", "max_pages=1", *unbounded)
+    assert first.stats["seeds/marked"] == count
+    assert "seeds/marked" not in second.stats
+    assert f"the {count} seeds of seeds.txt were marked by an earlier run: not marked again" in second.stderr
+    with job_dir.frontier() as db:
+        assert db.execute("SELECT COUNT(*) FROM urls").fetchone()[0] == count

@@ -193,7 +193,7 @@ def test_a_catastrophic_term_is_abandoned_on_a_page_not_at_load(caplog):
     with caplog.at_level(logging.WARNING):
         result = PlainMatcher(parsed).classify(page)
     assert result.terms == ("plants",)
-    assert "topic term on line 1 ((a|aa)+b) took too long on a page and was skipped" in caplog.text
+    assert "topic term on line 1 ((a|aa)+b) took too long on page http://x.test/ and was skipped" in caplog.text
 
 
 # Seeds

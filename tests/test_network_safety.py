@@ -18,9 +18,16 @@ from types import SimpleNamespace
 import pytest
 from conftest import free_port
 
-from combine_scrapy.access.addresses import AddressPolicy, non_public, parse_ip
+from combine_scrapy.access.addresses import (
+    AddressPolicy,
+    _endpoint,
+    canonical_endpoint,
+    non_public,
+    parse_ip,
+    scheme_refusal,
+)
 from combine_scrapy.access.politeness import MAX_RETRY_AFTER, MIN_BACKOFF, HostPace, parse_retry_after
-from combine_scrapy.access.urls import UrlRule
+from combine_scrapy.access.urls import SCHEMES, UrlRule
 from combine_scrapy.frontier import Outcome, locks_for, outcome_for_status
 from combine_scrapy.job import Fetching, LockIntervals
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
@@ -328,3 +335,69 @@ def test_scrapy_seed_refuses_private_hosts_the_job_does_not_name(job_dir, tmp_pa
     assert result.returncode == 0, result.stderr
     assert "3 URLs accepted (3 new, 0 already known), 2 refused" in result.stdout
     assert "refused, private_address: 2" in result.stdout
+
+
+# --- schemes ----------------------------------------------------------------------------------------------------
+
+
+def test_only_web_schemes_and_the_jobs_ftp_urls_are_fetched():
+    assert scheme_refusal("https://example.org/") is None and scheme_refusal("HTTP://example.org/") is None
+    assert scheme_refusal("file:///proc/self/environ") == "scheme 'file' is not one of http, https"
+    assert scheme_refusal("ftp://example.org/a") == "scheme 'ftp' is not one of http, https"
+    assert scheme_refusal("ftp://example.org/a", SCHEMES) is None
+    for url in ("data:text/plain,x", "s3://bucket/key", "gopher://x/", "javascript:alert(1)", "//x/", "no scheme"):
+        assert scheme_refusal(url, SCHEMES) is not None, url
+
+
+@pytest.mark.crawl
+def test_robots_txt_redirected_to_a_local_file_is_refused_even_with_private_addresses_allowed(job_dir, tmp_path):
+    """AllowPrivateAddresses = 1 trusts every host, never a scheme: nothing of the file is read, stored or obeyed."""
+    port = free_port(SEED)
+    with RecordingServer() as canary:
+        local = tmp_path / "local-robots.txt"
+        local.write_text(f"User-agent: *\nAllow: /\nSitemap: http://127.0.0.1:{canary.port}/sitemap.xml\n# LOCAL-SECRET\n")
+        site = {"/robots.txt": Page("", status=302, headers={"Location": "file:///proc/self/environ"}), "/": html("Start")}
+        other = {"/robots.txt": Page("", status=302, headers={"Location": local.as_uri()}), "/": html("Other")}
+        with LoopbackWeb({SEED: site, OTHER: other}, port=port) as web:
+            job_dir.write(
+                "WaitIntervalHost = 0\nAllowPrivateAddresses = 1\nSitemaps = 1\nsaveWARC = 1\n", TOPIC,
+                [web.url(SEED), web.url(OTHER)],
+            )
+            result = job_dir.crawl()
+        assert canary.hits == []                                  # the file's Sitemap: line was never read
+    assert result.stats["urls/rejected/scheme"] == 2
+    assert "refused robots.txt file:///proc/self/environ: scheme 'file' is not one of http, https" in result.stderr
+    with job_dir.frontier() as db:
+        stored = db.execute("SELECT host, status, body FROM robots").fetchall()
+    assert sorted(host for host, _, _ in stored) == sorted([f"{SEED}:{port}", f"{OTHER}:{port}"])
+    assert all(status is None and body is None for _, status, body in stored)   # unreachable, nothing of the files
+    archived = b"".join(path.read_bytes() for path in (job_dir.data / job_dir.name).rglob("*.warc*"))
+    assert b"file:" not in archived and b"LOCAL-SECRET" not in archived and b"PATH=" not in archived
+
+
+@pytest.mark.crawl
+def test_retry_after_on_robots_txt_holds_the_host_until_then_not_for_a_day(job_dir):
+    port = free_port(SEED)
+    robots = Page(f"User-agent: *\nAllow: /\nSitemap: http://{SEED}:{port}/sitemap.xml\n", headers={"Content-Type": "text/plain"})
+    site = {"/": html("Start"), "/sitemap.xml": Page(f"http://{SEED}:{port}/listed.html\n", headers={"Content-Type": "text/plain"}),
+            "/listed.html": html("Listed")}
+    site["/robots.txt"] = BusyOnce(site, "/robots.txt", robots)
+    with LoopbackWeb({SEED: site}, port=port) as web:
+        job_dir.write("WaitIntervalHost = 0.2\nSitemaps = 1\nSitemapGuess = 1\n", TOPIC, [web.url(SEED)])
+        result = job_dir.crawl()
+        hits = web.hits_for(SEED)
+    first = hits[0]
+    assert first.path == "/robots.txt" and [hit.path for hit in hits[1:]].count("/robots.txt") == 1
+    assert all(hit.time - first.time >= 2 * 0.95 for hit in hits[1:]), [(h.path, h.time - first.time) for h in hits]
+    assert {"/", "/sitemap.xml", "/listed.html"} <= {hit.path for hit in hits}   # read after the two seconds
+    assert result.stats["robots/retry_after"] == 1
+    assert f"robots.txt of 127.0.0.2:{port} answered 429: read again in 2 s (Retry-After)" in result.stderr
+    with job_dir.frontier() as db:
+        assert db.execute("SELECT status FROM robots").fetchall() == [(200,)]      # the 429 was never cached
+        assert db.execute("SELECT COUNT(*) FROM url_states WHERE status = 200").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("url", ["http://example.org/", "https://example.org:8443/a", "http://127.0.0.2:8000/x?y",
+                                 "http://[::1]:8080/", "https://[2001:db8::7]/", "ftp://files.example/pub/", "http://a.b"])
+def test_the_endpoint_of_a_canonical_url_is_read_as_urlsplit_reads_it(url):
+    assert canonical_endpoint(url) == _endpoint(url)

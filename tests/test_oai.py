@@ -3,6 +3,9 @@ response checked against the protocol's schema and oai_dc; deletions, errors and
 
 from __future__ import annotations
 
+import base64
+import json
+import random
 import sqlite3
 import urllib.parse
 import urllib.request
@@ -11,6 +14,8 @@ from datetime import UTC, datetime
 import pytest
 from conftest import JobDir, free_port
 from console_helpers import chain_web, serve, write_job
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 from lxml import etree
 from sickle import Sickle
 from sickle.oaiexceptions import NoRecordsMatch
@@ -234,3 +239,112 @@ def test_identify_says_deletions_are_transient_and_names_the_earliest_datestamp(
         assert respond(provider, verb="Identify").findtext(f"{OAI}Identify/{OAI}earliestDatestamp") == "2023-11-14T22:13:20Z"
     finally:
         store.close()
+
+
+# --- hostile requests -------------------------------------------------------------------------------------------
+
+
+def forged_token(state: list) -> str:
+    return base64.urlsafe_b64encode(json.dumps(state).encode()).decode().rstrip("=")
+
+
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory):
+    store = SqliteRecordStore(tmp_path_factory.mktemp("oai-fuzz") / "records.sqlite")
+    for number in range(3):
+        store.store(make_record(number, 1_700_000_000 + number * 100, ("CP", "CP.Drosera")))
+    yield OaiProvider.for_job(store.listing, "t", "ops@example.org", page_size=2)
+    store.close()
+
+
+@pytest.mark.parametrize("arguments, code", [
+    ({"verb": "GetRecord", "identifier": "\x01", "metadataPrefix": "oai_dc"}, "badArgument"),
+    ({"verb": "ListRecords", "from": "\x01", "metadataPrefix": "oai_dc"}, "badArgument"),
+    ({"verb": "ListRecords", "metadataPrefix": "\x01"}, "badArgument"),
+    ({"verb": "ListRecords", "metadataPrefix": "oai_dc", "set": "CP\x00"}, "badArgument"),
+    ({"verb": "Identify", "foo\x01": "x"}, "badArgument"),
+    ({"verb": "ListIdentifiers", "metadataPrefix": "oai_dc", "until": "\ufffe"}, "badArgument"),
+    ({"verb": "ListSets\x00"}, "badVerb"),
+    ({"verb": "ListRecords", "metadataPrefix": "<x>"}, "badArgument"),
+    ({"verb": "ListRecords", "metadataPrefix": "oai_dc", "from": "٢٠٢٠-٠١-٠١"}, "badArgument"),   # Arabic-Indic digits
+    ({"verb": "ListRecords", "resumptionToken": forged_token(["oai_dc", "Infinity", None, None, 0, None, 0])}, "badResumptionToken"),
+    ({"verb": "ListRecords", "resumptionToken": forged_token(["oai_dc", None, None, None, 0, None, 10**30])}, "badResumptionToken"),
+    ({"verb": "ListRecords", "resumptionToken": forged_token(["oai_dc", None, None, None, 10**30, None, 0])}, "badResumptionToken"),
+    ({"verb": "ListRecords", "resumptionToken": forged_token(["oai_dc", None, None, None, 0, None, -1])}, "badResumptionToken"),
+    ({"verb": "ListRecords", "resumptionToken": forged_token(["oai_dc", 1e300, None, None, 0, None, 0])}, "badResumptionToken"),
+    ({"verb": "ListRecords", "resumptionToken": forged_token(["oai_dc", None, None, None, True, None, 0])}, "badResumptionToken"),
+    ({"verb": "ListRecords", "resumptionToken": "٣"}, "badResumptionToken"),
+    ({"verb": "ListRecords", "metadataPrefix": "marc21"}, "cannotDisseminateFormat"),
+])
+def test_malformed_requests_get_the_protocols_error_in_valid_xml(provider, arguments, code):
+    document = etree.fromstring(provider.respond(list(arguments.items()), "http://127.0.0.1:1/oai"))
+    assert error_code(valid(document)) == code
+    request = document.find(f"{OAI}request")
+    if code in ("badArgument", "badVerb"):
+        assert not request.attrib                          # nothing of an invalid request is echoed
+    if code == "cannotDisseminateFormat":
+        assert request.get("metadataPrefix") == "marc21"   # a valid argument is
+
+
+def test_forged_token_with_infinity_is_refused(provider):
+    """json.dumps writes float('inf') as Infinity, which json.loads reads back: the token decoder must not."""
+    token = forged_token(["oai_dc", float("inf"), None, None, 0, None, 0])
+    document = valid(etree.fromstring(provider.respond([("verb", "ListRecords"), ("resumptionToken", token)], "http://x/oai")))
+    assert error_code(document) == "badResumptionToken"
+
+
+NAMES = ["verb", "identifier", "metadataPrefix", "from", "until", "set", "resumptionToken"]
+GOOD_VALUES = ["Identify", "ListMetadataFormats", "ListSets", "GetRecord", "ListIdentifiers", "ListRecords", "oai_dc",
+               "marc21", "CP", "CP:Drosera", "2023-11-14", "2023-11-14T22:30:00Z", "2023-02-30", "oai:combine-scrapy:t:x",
+               "", "<x>", "٢٠٢٠-٠١-٠١"]
+#: Characters of every awkward kind: controls, NUL, surrogates, U+FFFE/U+FFFF, markup, non-ASCII digits, astral.
+AWKWARD = [(0x00, 0x1F), (0x20, 0x7E), (0x7F, 0x9F), (0x660, 0x669), (0xD800, 0xDFFF), (0xFFFE, 0xFFFF), (0x1F600, 0x1F64F)]
+#: What a forged token's fields may be: right and wrong types, out of range, not numbers at all.
+TOKEN_FIELDS = [None, True, 0, 1, -1, 1_700_000_000, 10**30, 2**63, 1e300, -1e300, float("inf"), float("nan"),
+                "oai_dc", "marc21", "CP", "", "\x00"]
+
+
+def awkward_text(rng: random.Random) -> str:
+    return "".join(chr(rng.randint(*rng.choice(AWKWARD))) for _ in range(rng.randint(0, 8)))
+
+
+def random_arguments(rng: random.Random) -> list[tuple[str, str]]:
+    """A verb (mostly a real one) and 0 to 6 arguments: names right or awkward; values right, awkward, or forged
+    resumption tokens."""
+    arguments = [("verb", rng.choice(GOOD_VALUES[:6]) if rng.random() < 0.85 else awkward_text(rng))]
+    for _ in range(rng.randint(0, 6)):
+        name = rng.choice(NAMES[1:]) if rng.random() < 0.85 else awkward_text(rng)
+        kind = rng.random()
+        if kind < 0.5:
+            value = rng.choice(GOOD_VALUES)
+        elif kind < 0.8:
+            value = awkward_text(rng)
+        else:
+            value = forged_token([rng.choice(TOKEN_FIELDS) for _ in range(rng.choice((6, 7, 7, 7, 8)))])
+        arguments.append((name, value))
+    rng.shuffle(arguments)
+    return arguments
+
+
+@settings(max_examples=100, deadline=None, database=None, phases=(Phase.explicit, Phase.generate))
+@given(rng=st.randoms(use_true_random=False))
+def test_any_request_at_all_gets_a_valid_oai_pmh_answer(provider, rng):
+    """10,000 random argument sets: 100 of hypothesis's seeds, 100 sets each (hypothesis costs a millisecond or
+    two an example, the provider a few hundredths)."""
+    for _ in range(100):
+        arguments = random_arguments(rng)
+        document = etree.fromstring(provider.respond(arguments, "http://127.0.0.1:1/oai"))
+        schema = oai_pmh_schema()
+        assert schema.validate(document), f"{arguments!r}: {schema.error_log}"
+
+
+@pytest.mark.crawl
+def test_oversized_and_overfull_requests_get_xml_over_http(harvested):
+    served, _ = harvested
+    for data, query in ((None, "verb=Identify&x=" + "a" * 20_000),
+                        ("&".join(f"f{i}=1" for i in range(1000)).encode(), ""),
+                        (None, "verb=GetRecord&metadataPrefix=oai_dc&identifier=%01"),
+                        (None, "verb=Identify&foo%01=1")):
+        with urllib.request.urlopen(urllib.request.Request(f"{served.url}/oai?{query}", data=data), timeout=30) as response:
+            assert response.status == 200 and response.headers["Content-Type"].startswith("text/xml")
+            assert error_code(valid(etree.fromstring(response.read()))) == "badArgument"

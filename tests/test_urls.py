@@ -10,15 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from combine_scrapy.access.urls import (
+    DEFAULT_EXCLUDE,
     EXCLUDED,
     MALFORMED,
     NOT_ALLOWED,
     REPEATED_SEGMENTS,
+    RULE_TIMEOUT_REASON,
     SCHEME,
     TOO_DEEP,
     TOO_LONG,
     UrlRule,
     UrlRules,
+    backtracking,
     canonicalize,
     check_url,
     host_of,
@@ -303,3 +306,57 @@ def test_url_checker_remembers_verdicts_and_forgets_when_full():
     assert not checker("javascript:alert(1)").ok
     checker("http://example.com/c")  # the third: the remembered ones are forgotten
     assert checker("HTTP://Example.COM:80/a/../b?PHPSESSID=1") is not first
+
+
+# --- rules that backtrack ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("expression, reason, unbounded", [
+    (r"(a+)+$", "a repeated group that holds a quantifier or an alternative", 2),
+    (r"(a|aa)+$", "a repeated group that holds a quantifier or an alternative", 1),
+    (r"(?:x|y)*z", "a repeated group that holds a quantifier or an alternative", 1),
+    (r"(a*){3}", "a repeated group that holds a quantifier or an alternative", 1),
+    (r"(\w+)-\1", "a backreference", 1),
+    (r"(?P<x>a)(?P=x)", "a backreference", 0),
+    (r"\.(gz|tgz|zip)$", "", 0),
+    (r"cgi-bin|htbin|cgi|\?|\.map$|_vti_", "", 0),
+    (r"(www\.)?example\.com$", "", 0),
+    (r"[(a+)]+", "", 1),                     # a character class is one character
+    (r"\((a)\)+", "", 1),                    # the quantifier repeats an escaped ')'
+    (r".*example.*", "", 2),
+])
+def test_rules_that_may_backtrack_are_recognised(expression, reason, unbounded):
+    assert backtracking(expression) == (reason, unbounded)
+
+
+def test_combines_default_rules_run_without_a_time_limit_and_backtracking_ones_with_one():
+    assert not any(rule.timed for rule in (*DEFAULT_EXCLUDE, *UrlRules().allow))
+    assert UrlRule.parse(r"URL (a|aa)+$").timed and UrlRule.parse(r"HOST: .*example.*").timed
+    assert UrlRule.parse(r"URL (a|aa)+$").backtracks and not UrlRule.parse(r"HOST: .*example.*").backtracks
+
+
+def test_a_rule_that_backtracks_on_a_url_refuses_it_in_time_and_says_so_once(caplog):
+    """re would take seconds on this URL (and twice as long for each more 'a'); the rule gets RULE_TIMEOUT."""
+    exclude = UrlRule.parse(r"URL (a|aa)+$", "combine.cfg line 7")
+    rules = UrlRules(exclude=(exclude,))
+    first = check_url("http://example.org/" + "a" * 34 + "!", rules)
+    second = check_url("http://example.org/" + "a" * 35 + "!", rules)
+    assert first.reason == second.reason == RULE_TIMEOUT_REASON
+    assert "'URL (a|aa)+$' (combine.cfg line 7) ran past" in first.detail and "aaaa!" in first.detail
+    warnings = [r.getMessage() for r in caplog.records if "ran past" in r.getMessage()]
+    assert len(warnings) == 1 and "http://example.org/aaa" in warnings[0] and "combine.cfg line 7" in warnings[0]
+    assert check_url("http://example.org/plain.html", rules).ok
+    allow = UrlRule.parse(r"URL ^http://(a|aa)+\.org/$", "combine.cfg line 9")
+    assert check_url("http://" + "a" * 34 + ".org/x", UrlRules(allow=(allow,))).reason == RULE_TIMEOUT_REASON
+
+
+def test_the_job_loader_warns_of_rules_that_backtrack(tmp_path, caplog):
+    job = tmp_path / "t"
+    job.mkdir()
+    (job / "combine.cfg").write_text("<exclude>\nURL \\.pdf$\nURL (a|aa)+$\n</exclude>\n")
+    (job / "topicdefinition.txt").write_text("50: carnivorous plants=CP\n")
+    (job / "seeds.txt").write_text("http://example.org/\n")
+    load_job("t", tmp_path)
+    warnings = [r.getMessage() for r in caplog.records if "may backtrack" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "combine.cfg line 3: exclude rule 'URL (a|aa)+$' may backtrack" in warnings[0]

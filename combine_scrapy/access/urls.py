@@ -12,19 +12,36 @@ depth, repeated segments), allow (one must match), exclude (none may match).
 Pure code, no Scrapy: :func:`check_url` never raises, it returns a verdict
 with a reason that the crawl counts in its stats, and a detail naming the
 rule that refused the URL.
+
+Allow and exclude rules are the operator's regular expressions, matched
+against every link. One that can backtrack (:func:`backtracking`: nested
+quantifiers, quantified alternatives, backreferences, several unbounded
+quantifiers) runs under the ``regex`` module with a time limit
+(:data:`RULE_TIMEOUT`): a link it cannot decide in time is refused
+(``rule_timeout``), the rule named once in the log. Other rules run under
+``re`` without one, which costs a tenth as much per link.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from urllib.parse import unquote_to_bytes, urljoin, urlsplit
 
+import regex
+
+logger = logging.getLogger(__name__)
+
+#: Schemes of the URLs a job marks (its seeds and links, whatever way they come): ftp only there.
 SCHEMES = ("http", "https", "ftp")
+#: Schemes of every other request the crawler makes: a followed redirect, robots.txt and its redirects, a sitemap.
+WEB_SCHEMES = ("http", "https")
 DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
 # Reasons a URL is refused; the stats count them as urls/rejected/<reason>.
@@ -35,6 +52,11 @@ NOT_ALLOWED = "not_allowed"
 EXCLUDED = "excluded"
 TOO_DEEP = "too_deep"
 REPEATED_SEGMENTS = "repeated_segments"
+RULE_TIMEOUT_REASON = "rule_timeout"
+
+#: Seconds a rule that can backtrack may spend on one URL (a URL is at most maxUrlLength characters:
+#: a sound rule takes microseconds).
+RULE_TIMEOUT = 0.05
 
 #: Session-id parameter names (regular expressions, matched whole and case-insensitively,
 #: after any leading '_'): Combine's list plus the common server frameworks'.
@@ -61,6 +83,69 @@ _NEEDS_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|%|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]
 _TAB_OR_NEWLINE = re.compile(r"[\t\r\n]")
 
 
+# A quantifier: *, +, ?, {m}, {m,}, {m,n}, and its lazy or possessive mark.
+_QUANTIFIER = re.compile(r"(?:[*+?]|\{(\d*)(,?)(\d*)\})[?+]?")
+_GROUP_OPENING = re.compile(r"\(\?(?:P<\w+>|P=\w+\)|<[=!]|[=!:>]|[a-zA-Z-]+[:)])?")
+
+
+def backtracking(expression: str) -> tuple[str, int]:
+    """Why a regular expression may backtrack exponentially ('' if nothing shows it), and how many unbounded
+    quantifiers it has (each one more raises the worst case by a power of the subject's length).
+
+    A cheap reading of the text, not a proof: a repeated group that holds a
+    quantifier or an alternative (``(a+)+``, ``(a|aa)*``), or a backreference.
+    """
+    reason, unbounded = "", 0
+    groups: list[list[bool]] = [[False]]   # per open group: whether it holds a quantifier or '|'
+    closed: list[bool] | None = None       # the group that just closed, when a quantifier may follow it
+    i = 0
+    while i < len(expression):
+        char, just_closed, closed = expression[i], closed, None
+        if char == "\\":
+            if expression[i + 1:i + 2].isdigit() and expression[i + 1] != "0":
+                reason = reason or "a backreference"
+            i += 2
+        elif char == "[":
+            i += 2 if expression.startswith("[^", i) else 1
+            i += 1 if expression[i:i + 1] == "]" else 0
+            while i < len(expression) and expression[i] != "]":
+                i += 2 if expression[i] == "\\" else 1
+            i += 1
+        elif char == "(":
+            opening = _GROUP_OPENING.match(expression, i)
+            text = opening.group(0) if opening else "("
+            if text.startswith("(?P="):
+                reason = reason or "a backreference"
+            elif not text.endswith(")"):
+                groups.append([False])
+            i += len(text)
+        elif char == ")":
+            if len(groups) > 1:
+                closed = groups.pop()
+                groups[-1][0] = groups[-1][0] or closed[0]
+            i += 1
+        elif char == "|":
+            groups[-1][0] = True
+            i += 1
+        elif quantifier := _QUANTIFIER.match(expression, i):
+            low, comma, high = quantifier.groups()
+            token = quantifier.group(0)[0]
+            repeats = token in "*+" or bool(comma and high != "1" and high != "0") or (not comma and low not in ("", "0", "1"))
+            if token == "{" and not (low or comma):  # '{' that is not a quantifier
+                i += 1
+                continue
+            if repeats and just_closed is not None and just_closed[0]:
+                reason = reason or "a repeated group that holds a quantifier or an alternative"
+            if repeats:
+                groups[-1][0] = True
+            if token in "*+" or (comma and not high):
+                unbounded += 1
+            i = quantifier.end()
+        else:
+            i += 1
+    return reason, unbounded
+
+
 @dataclass(frozen=True)
 class UrlRule:
     """An allow or exclude rule: ``HOST: regex`` (the host name) or ``URL regex`` (the whole canonical URL).
@@ -71,10 +156,12 @@ class UrlRule:
     """
 
     kind: str
-    pattern: re.Pattern[str]
+    pattern: re.Pattern[str] | regex.Pattern[str]
     text: str
     #: Where the rule was written (``combine.cfg line 40``), for messages.
     source: str = field(default="", compare=False)
+    #: Why the rule may backtrack exponentially ('' when nothing shows it); the job loader warns.
+    backtracks: str = field(default="", compare=False)
 
     HOST = "HOST"
     URL = "URL"
@@ -89,15 +176,33 @@ class UrlRule:
         if not expression:
             raise ValueError("the rule has no regular expression")
         try:
-            pattern = re.compile(expression)
+            re.compile(expression)  # the syntax is re's, whichever module runs the rule
         except re.error as e:
             raise ValueError(f"bad regular expression: {e}") from e
+        backtracks, unbounded = backtracking(expression)
+        pattern: re.Pattern[str] | regex.Pattern[str]
+        pattern = regex.compile(expression) if backtracks or unbounded > 1 else re.compile(expression)
         if kind == "HOST:" and (_NOT_IN_A_HOST.search(expression) or ("[" not in expression and _PORT.search(expression))):
             raise ValueError(
                 "a HOST: rule sees the host name alone (www.example.com), never a scheme, user or port:"
                 " write a URL rule to match those"
             )
-        return cls(cls.HOST if kind == "HOST:" else cls.URL, pattern, text.strip(), source)
+        return cls(cls.HOST if kind == "HOST:" else cls.URL, pattern, text.strip(), source, backtracks)
+
+    @property
+    def timed(self) -> bool:
+        """Whether the rule runs with a time limit (it may backtrack)."""
+        return isinstance(self.pattern, regex.Pattern)
+
+    def searcher(self) -> Callable[[str], object]:
+        """The rule's search, with :data:`RULE_TIMEOUT` when it may backtrack (raising TimeoutError past it)."""
+        if isinstance(self.pattern, regex.Pattern):
+            return partial(self.pattern.search, timeout=RULE_TIMEOUT)
+        return self.pattern.search
+
+    def matches(self, url: str, host: str) -> bool:
+        """Whether the rule matches; TimeoutError when a rule that may backtrack takes too long."""
+        return self.searcher()(self.subject(url, host)) is not None
 
     def subject(self, url: str, host: str) -> str:
         """The string this rule is matched against: the host name or the URL."""
@@ -136,8 +241,8 @@ DEFAULT_EXCLUDE = _rules(
 DEFAULT_ALLOW = _rules(r"HOST: .*$")
 
 
-#: A rule's pattern.search and whether it sees the host.
-_RuleSearch = tuple[Callable[[str], "re.Match[str] | None"], bool]
+#: A rule's search and whether it sees the host.
+_RuleSearch = tuple[Callable[[str], object], bool]
 
 
 @dataclass(frozen=True)
@@ -159,7 +264,7 @@ class UrlRules:
 
     def __post_init__(self) -> None:
         for name, rules in (("_allow_searches", self.allow), ("_exclude_searches", self.exclude)):
-            object.__setattr__(self, name, tuple((rule.pattern.search, rule.kind == UrlRule.HOST) for rule in rules))
+            object.__setattr__(self, name, tuple((rule.searcher(), rule.kind == UrlRule.HOST) for rule in rules))
         names = "|".join(f"(?:{name})" for name in self.sessionids) or r"(?!)"
         object.__setattr__(self, "_sessionid", re.compile(rf"_*(?:{names})", re.IGNORECASE))
         object.__setattr__(self, "serveralias", MappingProxyType(dict(self.serveralias)))
@@ -393,14 +498,40 @@ def check_url(url: str, rules: UrlRules | None = None, base: str | None = None) 
         return Verdict(canonical, trap, f"path {path!r} repeats a segment more than maxRepeatedSegments = "
                                         f"{rules.max_repeated_segments} times")
     host = server[: server.index("]") + 1] if server.startswith("[") else server.partition(":")[0]
-    if not any(search(host if on_host else canonical) for search, on_host in rules._allow_searches):
+    for rule, (search, on_host) in zip(rules.allow, rules._allow_searches):
+        try:
+            if search(host if on_host else canonical):
+                break
+        except TimeoutError:
+            return _timed_out(rule, canonical, host)
+    else:
         tried = ", ".join(str(rule) for rule in rules.allow)
         return Verdict(canonical, NOT_ALLOWED, f"no allow rule matches host {host!r} or URL {canonical!r}; allow rules: {tried}")
     for rule, (search, on_host) in zip(rules.exclude, rules._exclude_searches):
-        if search(host if on_host else canonical):
+        try:
+            found = search(host if on_host else canonical)
+        except TimeoutError:
+            return _timed_out(rule, canonical, host)
+        if found:
             subject = "host" if rule.kind == UrlRule.HOST else "URL"
             return Verdict(canonical, EXCLUDED, f"exclude rule {rule} matches {subject} {rule.subject(canonical, host)!r}")
     return Verdict(canonical)
+
+
+# Rules whose first time-out was logged: each is named once a process, however many URLs it then refuses.
+_TIMED_OUT_RULES: set[tuple[str, str]] = set()
+
+
+def _timed_out(rule: UrlRule, url: str, host: str) -> Verdict:
+    """The verdict on a URL a rule could not decide within RULE_TIMEOUT: refused (an allow rule that cannot
+    say yes has not matched; an exclude rule that cannot say no is taken to have matched)."""
+    detail = (f"rule {rule} ran past {RULE_TIMEOUT:g} s on {rule.subject(url, host)[:200]!r}"
+              f" (it backtracks: {rule.backtracks or 'several unbounded quantifiers'})")
+    if (rule.text, rule.source) not in _TIMED_OUT_RULES:
+        _TIMED_OUT_RULES.add((rule.text, rule.source))
+        logger.warning("%s; URLs it cannot decide are refused (urls/rejected/%s): rewrite the rule",
+                       detail, RULE_TIMEOUT_REASON)
+    return Verdict(url, RULE_TIMEOUT_REASON, detail)
 
 
 class UrlChecker:

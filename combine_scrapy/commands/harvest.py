@@ -8,15 +8,20 @@ SIGINT or SIGTERM is passed on to every harvester, which then stops as a
 Scrapy crawl does: it finishes the fetches in flight and gives back the rest.
 Each harvester's log goes to ``harvester-<i>.log``; its summary (what it
 fetched and stored) is printed when it ends, and kept in ``harvester-<i>.out``.
+On Linux a harvester gets SIGTERM when this process dies, however it dies
+(SIGKILL too: the kernel's parent-death signal), so none is left running
+without the supervisor that would report it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from combine_scrapy.operations.control import CommandError, JobCommand
@@ -64,6 +69,24 @@ class Command(JobCommand):
         return commands
 
 
+#: prctl's option that asks the kernel for a signal when the parent dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def terminated_with(parent: int) -> Callable[[], None] | None:
+    """What a child runs before its program (Popen's preexec_fn), on Linux: SIGTERM when ``parent`` dies, and at
+    once if it already has; None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+
+    def ask_for_sigterm() -> None:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request: nobody would send it
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return ask_for_sigterm
+
+
 def supervise(commands: list[tuple[list[str], Path]]) -> int:
     """Run the harvesters until all have ended; pass SIGINT/SIGTERM on; print each one's summary as it ends.
 
@@ -83,7 +106,8 @@ def supervise(commands: list[tuple[list[str], Path]]) -> int:
         for number, (command, log_file) in enumerate(commands, start=1):
             outputs[number] = log_file.with_suffix(".out")
             with outputs[number].open("wb") as out:  # the child keeps its own copy of the descriptor
-                harvester = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, env=os.environ.copy())
+                harvester = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, env=os.environ.copy(),
+                                             preexec_fn=terminated_with(os.getpid()))
             harvesters.append(harvester)
             print(f"harvest: harvester {number} started, pid {harvester.pid}, log {log_file}", flush=True)
         started = time.monotonic()

@@ -8,9 +8,18 @@ found in a crawl would.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
+from combine_scrapy.frontier import seed_priority
 from combine_scrapy.operations.control import CommandError, JobCommand
+
+
+def priority_option(text: str) -> float:
+    try:
+        return seed_priority(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def read_urls(lines) -> list[str]:
@@ -28,7 +37,7 @@ class Command(JobCommand):
 
     def add_options(self, parser):
         super().add_options(parser)
-        parser.add_argument("--priority", type=float, default=0.0, help="priority of the new URLs (default 0)")
+        parser.add_argument("--priority", type=priority_option, default=0.0, help="priority of the new URLs (default 0)")
 
     def run_job(self, job, args, opts):
         source = args[0] if args else "-"

@@ -17,12 +17,13 @@ import sys
 
 from aiohttp import web
 
-from combine_scrapy.operations.console.app import Console, make_app
+from combine_scrapy.operations.console.app import LOOPBACK_NAMES, Console, make_app
 from combine_scrapy.operations.console.data import ConsoleData
 from combine_scrapy.operations.control import CommandError, JobCommand
 
 #: Used in Identify when the job names no OperatorEmail (the protocol needs one that looks like an address).
 DEFAULT_ADMIN_EMAIL = "webmaster@localhost.localdomain"
+REQUEST_LINE_BYTES = 64 * 1024
 
 
 class Command(JobCommand):
@@ -39,6 +40,9 @@ class Command(JobCommand):
         parser.add_argument("--token", default=os.environ.get("COMBINE_CONSOLE_TOKEN"),
                             help="token the actions need (default: $COMBINE_CONSOLE_TOKEN, else a random one, printed)")
         parser.add_argument("--admin-email", help="adminEmail in OAI-PMH Identify (default: the job's OperatorEmail)")
+        parser.add_argument("--host-name", action="append", default=[], metavar="NAME",
+                            help="a name the console is reached by, as browsers send it in Host (repeatable; always: "
+                                 "localhost, 127.0.0.1, ::1 and the --bind address); others get 421")
 
     def run_job(self, job, args, opts):
         if not 0 <= opts.port <= 65535:
@@ -60,9 +64,11 @@ class Command(JobCommand):
             token,
             admin_email=opts.admin_email or job.fetching.operator_email or DEFAULT_ADMIN_EMAIL,
             oai_page_size=page_size,
+            host_names=LOOPBACK_NAMES | {str(address), *opts.host_name},
         )
         if not address.is_loopback:
-            print(f"warning: listening on {opts.bind}: anyone who reaches it can read the records", file=sys.stderr)
+            print(f"warning: listening on {opts.bind}: anyone who reaches it can read the records"
+                  " (by the names --host-name gives, and the address itself)", file=sys.stderr)
         try:
             asyncio.run(self._serve(console, str(address), opts.port, token, opts.token is None))
         except OSError as e:
@@ -71,7 +77,9 @@ class Command(JobCommand):
             raise CommandError(f"cannot open the job's records: {e}") from e
 
     async def _serve(self, console: Console, host: str, port: int, token: str, show_token: bool) -> None:
-        runner = web.AppRunner(make_app(console), access_log=None)
+        # A request line up to 64 KiB reaches the application (aiohttp's default is 8 KiB), so an oversized OAI-PMH
+        # request gets the protocol's badArgument, not a plain-text 400.
+        runner = web.AppRunner(make_app(console), access_log=None, max_line_size=REQUEST_LINE_BYTES)
         await runner.setup()
         try:
             site = web.TCPSite(runner, host, port)

@@ -7,7 +7,9 @@ through the job's converters (:mod:`combine_scrapy.document.convert`) to text or
 first. The character set comes from the BOM (which wins, as in browsers),
 bytes that are UTF-8, the Content-Type header, the page's own ``<meta>``,
 then detection (charset-normalizer); a declaration the bytes contradict is
-passed over.
+passed over. One exception to the BOM: a UTF-16 BOM before bytes that are
+UTF-8 and hold no NUL is a server's slip (read as UTF-16 they are CJK
+mojibake), so they are read as UTF-8, noted ``stray_bom``.
 Everything comes out as ``str``. HTML is parsed with lxml
 (:mod:`combine_scrapy.document.htmltree`: per-thread parsers, control characters
 removed, any depth), without scripts, styles and comments, into title,
@@ -17,8 +19,10 @@ headings, meta (names lower-cased), visible text, the main content block
 With extractLinksFromText, URLs written in the text become links too.
 
 A document that cannot be read is no silent empty page: the page's
-``failure`` names the reason, it is logged here, and ParsePipeline counts
-it as ``parse/failed/<reason>``.
+``failure`` names the reason (``unsupported`` for a type no parser or
+converter reads: JSON, XML, ZIP, video), it is logged here, and
+ParsePipeline counts it as ``parse/failed/<reason>``. What was odd about a
+document that was read goes in its ``notes``, counted as ``parse/note/<note>``.
 """
 
 from __future__ import annotations
@@ -105,6 +109,7 @@ class ParsedPage:
     main_text: str | None = None  # an HTML page's main content block (content.py), None for other documents
     conversions: list[Conversion] = field(default_factory=list)  # converter runs, in order; the last may have failed
     failure: str = ""  # why the document could not be read (then logged and counted), empty when it could
+    notes: list[str] = field(default_factory=list)  # what was odd about a document that was read (counted)
 
 
 def _http_date(value: str | None) -> datetime | None:
@@ -202,6 +207,31 @@ def _utf8(body: bytes, declared: bool) -> str | None:
     return text if valid > 0 and valid >= (1 if declared else 10) * errors else None
 
 
+def stray_utf16_bom(body: bytes) -> bool:
+    """Whether a UTF-16 byte-order mark stands before bytes that are UTF-8 and hold no NUL (UTF-16 text of
+    Latin letters is half NULs): what a server that prepends a BOM to a UTF-8 page sends."""
+    encoding, bom = read_bom(body)
+    if bom is None or encoding not in ("utf-16-le", "utf-16-be"):
+        return False
+    rest = body[len(bom):]
+    if b"\x00" in rest:
+        return False
+    try:
+        rest.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _decode(page: ParsedPage, body: bytes, content_type: str | None, html: bool = False) -> str:
+    """The body as text (decode_body), its charset set on the page and a stray BOM noted and logged."""
+    text, page.charset = decode_body(body, content_type, html=html)
+    if stray_utf16_bom(body):
+        page.notes.append("stray_bom")
+        logger.info("%s: a UTF-16 byte-order mark before UTF-8 bytes; read as UTF-8", page.url)
+    return text
+
+
 def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tuple[str, str]:
     """(text, charset): BOM, UTF-8 bytes, the header's charset, the page's ``<meta>`` (HTML), then detection.
 
@@ -211,6 +241,8 @@ def decode_body(body: bytes, content_type: str | None, html: bool = False) -> tu
     """
     bom_encoding, bom = read_bom(body)
     if bom_encoding is not None and bom is not None:
+        if stray_utf16_bom(body):
+            return body[len(bom):].decode("utf-8"), "utf-8"
         return body[len(bom):].decode(bom_encoding, errors="replace"), _charset_name(bom_encoding)
     declared = [http_content_type_encoding(content_type)]
     if html:
@@ -487,7 +519,7 @@ def parse_document(
         elif headers.get("content-length", "").strip() in ("", "0"):  # not a HEAD-only fetch of a sized document
             _fail(page, "empty", "no body")
     elif mime_type in HTML_TYPES:
-        html, page.charset = decode_body(body, content_type, html=True)
+        html = _decode(page, body, content_type, html=True)
         if _looks_binary(html):
             page.html = html
             _fail(page, "binary", f"{len(body)} bytes that are no text in {page.charset}")
@@ -498,10 +530,14 @@ def parse_document(
     elif mime_type.startswith("image/"):
         _parse_image(page, body, headers)
     elif mime_type in TEXT_TYPES or mime_type.startswith("text/"):
-        text, page.charset = decode_body(body, content_type)
+        text = _decode(page, body, content_type)
         if _looks_binary(text):
             _fail(page, "binary", f"{len(body)} bytes that are no text in {page.charset}")
         else:
             _parse_text(page, text, extract_links_from_text)
+    elif body:
+        _fail(page, "unsupported", f"{len(body)} bytes of a type no parser or converter reads: the page has no text")
+    elif headers.get("content-length", "").strip() in ("", "0"):
+        _fail(page, "empty", "no body")
     _apply_robots(page, headers.get("x-robots-tag", ""))
     return page

@@ -9,6 +9,7 @@ The rules live here as pure functions; the stores only keep the times.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -21,6 +22,27 @@ if TYPE_CHECKING:  # job.py imports this module
 #: Seconds a handed-out URL and its host stay leased to one harvester. A
 #: harvester that dies holds nothing longer than this (Combine: 60 s).
 LEASE_SECONDS = 60.0
+
+
+#: The priorities an operator may give seeds (scrapy seed --priority, the console's POST /api/seed): any
+#: topic score or link relevance fits; NaN, infinities and 1e308 do not (a NaN one was never handed out).
+MAX_SEED_PRIORITY = 1e9
+
+
+def seed_priority(value: object) -> float:
+    """A seed priority as given (a number, or text such as ``"0.5"``); ValueError says what is wrong with it."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError(value)
+        priority = float(value)  # type: ignore[arg-type]  # whatever float() reads; anything else is a ValueError
+    except (TypeError, ValueError):
+        raise ValueError(f"priority {str(value)[:40]!r} is not a number") from None
+    if not math.isfinite(priority):
+        raise ValueError(f"priority {str(value)[:40]!r} is not a finite number")
+    if abs(priority) > MAX_SEED_PRIORITY:
+        raise ValueError(f"priority {str(value)[:40]!r} is out of range: give a number from {-MAX_SEED_PRIORITY:g}"
+                         f" to {MAX_SEED_PRIORITY:g}")
+    return priority
 
 
 class Outcome(enum.Enum):
@@ -224,6 +246,11 @@ class FrontierOperations(Protocol):
         """Pause (no URL handed out to any harvester) or resume the job; kept in the frontier, so all see it."""
 
     def paused(self) -> bool: ...
+
+    def seeds_marked(self) -> str | None:
+        """The fingerprint of the seed list last marked in full, so a crawl start marks an unchanged one once."""
+
+    def set_seeds_marked(self, fingerprint: str) -> None: ...
 
     def close(self) -> None: ...
 

@@ -61,6 +61,7 @@ For the whole job, ``combine:{<job>}:``
                      reporting an empty frontier as a finished crawl.
 ``layout``           the key layout (LAYOUT), set with the job marker
 ``paused``           present while the job's harvesters are paused
+``seeds``            the fingerprint of the seed list last marked in full (a crawl start marks it once)
 
 A host's structures keep its URLs short: ``http://<host>`` is written ``:`` and
 ``https://<host>`` ``;``. Nothing is stored per URL but its entries in its
@@ -79,7 +80,9 @@ import math
 import os
 import random
 import re
+import signal
 import socket
+import threading
 import time
 import uuid
 import zlib
@@ -204,43 +207,92 @@ class OutageRetry(Retry):
     with its first scripts done: a take then misses the URLs it leased the
     first time (they come back when the lease ends), a mark counts its URLs
     as known. Only after ``patience`` seconds of failure does the error reach
-    the crawl. A Redis Cluster client keeps redis-py's own retries (a
-    cluster rides out the loss of a master by failing over to its replica).
+    the crawl, and once it has, later commands (the crawl's closing: the
+    beacon, the link model, the leases) are tried once, not waited for again.
+    SIGINT or SIGTERM during the wait ends it at once (the reactor, blocked in
+    the wait, could not act on them). A Redis Cluster client keeps redis-py's
+    own retries (a cluster rides out the loss of a master by failing over to
+    its replica).
     """
 
     def __init__(self, patience: float = OUTAGE_PATIENCE, cap: float = 8.0, base: float = 0.25):
         # A count this high lets redis-py drop the broken connection after each failure; time bounds the retries.
         super().__init__(ExponentialBackoff(cap=cap, base=base), retries=1_000_000)
         self.patience = patience
+        self.gave_up = False   # an outage outlasted the patience (or a signal cut it): no more waiting
 
     def call_with_retry(self, do, fail, is_retryable=None, with_failure_count=False):
         failures, started = 0, None
-        while True:
-            try:
-                result = do()
-            except redis.AuthenticationError as error:
-                raise RedisUnavailable(
-                    f"Redis refused the user name or password in REDIS_URL ({error}): correct them and run again"
-                ) from error
-            except self._supported_errors as error:
-                if is_retryable and not is_retryable(error):
+        with _StopSignals() as stop:
+            while True:
+                try:
+                    result = do()
+                except RedisUnavailable:  # a connect inside this command already waited (redis-py nests retries)
                     raise
-                failures += 1
-                fail(error, failures) if with_failure_count else fail(error)
-                now = time.monotonic()
-                started = started if started is not None else now
-                if now - started >= self.patience:
+                except redis.AuthenticationError as error:
                     raise RedisUnavailable(
-                        f"Redis unreachable for {now - started:.0f} s ({error}): start it (or correct REDIS_URL) "
-                        "and run again; nothing stored is lost"
+                        f"Redis refused the user name or password in REDIS_URL ({error}): correct them and run again"
                     ) from error
-                backoff = self._backoff.compute(failures)
-                logger.warning("Redis unreachable (%s): retry %d in %.2f s", error, failures, backoff)
-                time.sleep(backoff)
-            else:
-                if failures:
-                    logger.warning("Redis reachable again after %.1f s and %d retries", time.monotonic() - started, failures)
-                return result
+                except self._supported_errors as error:
+                    if is_retryable and not is_retryable(error):
+                        raise
+                    failures += 1
+                    fail(error, failures) if with_failure_count else fail(error)
+                    now = time.monotonic()
+                    started = started if started is not None else now
+                    if self.gave_up or stop.received or now - started >= self.patience:
+                        why = (f"unreachable, and {stop.received.name} came while waiting for it" if stop.received else
+                               "still unreachable" if self.gave_up else f"unreachable for {now - started:.0f} s")
+                        self.gave_up = True
+                        raise RedisUnavailable(
+                            f"Redis {why} ({error}): start it (or correct REDIS_URL) and run again; nothing stored is lost"
+                        ) from error
+                    backoff = min(self._backoff.compute(failures), max(self.patience - (now - started), 0.05))
+                    logger.warning("Redis unreachable (%s): waited %.0f s of %g, retry %d in %.2f s (Ctrl-C stops)",
+                                   error, now - started, self.patience, failures, backoff)
+                    stop.sleep(backoff)
+                else:
+                    if failures:
+                        logger.warning("Redis reachable again after %.1f s and %d retries", time.monotonic() - started,
+                                       failures)
+                    return result
+
+
+class _StopSignals:
+    """Notes SIGINT and SIGTERM while a Redis outage is waited out, and passes them on to the handlers before
+    (Scrapy's, which stop the crawl once the reactor runs again). Only in the main thread, where handlers run."""
+
+    #: Seconds between two looks at whether a signal came.
+    STEP = 0.1
+
+    def __init__(self) -> None:
+        self.received: signal.Signals | None = None
+        self._previous: dict[signal.Signals, object] = {}
+
+    def __enter__(self) -> _StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                previous = signal.getsignal(signum)
+                if previous is not None:  # None: installed from C, which cannot be restored
+                    self._previous[signum] = previous
+                    signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)  # type: ignore[arg-type]  # a handler getsignal gave
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.received = signal.Signals(signum)
+        previous = self._previous.get(self.received)
+        if callable(previous):
+            previous(signum, frame)
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep ``seconds``, or until a signal came."""
+        end = time.monotonic() + seconds
+        while self.received is None and (left := end - time.monotonic()) > 0:
+            time.sleep(min(self.STEP, left))
 
 
 def bucket_of(host: str, buckets: int) -> int:
@@ -919,6 +971,13 @@ class RedisFrontier:
 
     def paused(self) -> bool:
         return bool(self.server.exists(self._key("paused")))
+
+    def seeds_marked(self) -> str | None:
+        value = self.server.get(self._key("seeds"))
+        return value.decode() if value is not None else None
+
+    def set_seeds_marked(self, fingerprint: str) -> None:
+        self.server.set(self._key("seeds"), fingerprint.encode())
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
         """Overwrite the priority of marked URLs (a PageRank recomputation)."""

@@ -112,7 +112,7 @@ SCHEMA = (
     )
     """,
     """
-    CREATE TABLE IF NOT EXISTS control (          -- flags every process of the job reads: paused
+    CREATE TABLE IF NOT EXISTS control (          -- what every process of the job reads: paused, seeds
         name TEXT PRIMARY KEY,
         value TEXT NOT NULL
     )
@@ -797,3 +797,10 @@ class SqliteFrontier:
 
     def paused(self) -> bool:
         return self._db.execute("SELECT 1 FROM control WHERE name = 'paused'").fetchone() is not None
+
+    def seeds_marked(self) -> str | None:
+        row = self._db.execute("SELECT value FROM control WHERE name = 'seeds'").fetchone()
+        return row[0] if row else None
+
+    def set_seeds_marked(self, fingerprint: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO control (name, value) VALUES ('seeds', ?)", (fingerprint,))

@@ -192,6 +192,7 @@ class LinkScorer:
             return cached
         stopwords = self.definition.stopwords
         score = 0.0
+        where = f"a link to {link.url}"
         for part, text in zip(("anchor", "title", "context", "url"), key):
             prepared = " ".join(tokens(text, stopwords))
             if not prepared:
@@ -200,7 +201,7 @@ class LinkScorer:
             for term, required in self._required:
                 if not required <= present:
                     continue  # a word every match contains is not even a substring: no match
-                score += term_hits(term, prepared, LINK_REGEX_TIMEOUT) * term.weight * PART_WEIGHTS[part]
+                score += term_hits(term, prepared, LINK_REGEX_TIMEOUT, where) * term.weight * PART_WEIGHTS[part]
         if len(self._relevance) >= RELEVANCE_CACHE:
             self._relevance.clear()
         relevance = self._relevance[key] = squash(score, self._link_scale)

@@ -42,13 +42,12 @@ from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from twisted.internet.defer import Deferred
 
 from combine_scrapy.access.robots import RobotsPolicy
-from combine_scrapy.access.urls import check_url, host_of
+from combine_scrapy.access.urls import WEB_SCHEMES, check_url, host_of
 from combine_scrapy.context import CrawlComponent
 from combine_scrapy.middlewares import ROBOTS_FETCHED
 
 logger = logging.getLogger(__name__)
 
-SCHEMES = ("http", "https")
 GUESSED_PATH = "/sitemap.xml"
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -81,7 +80,7 @@ def sitemaps_in_robots(body: bytes | None, robots_url: str) -> list[str]:
     """The http(s) sitemap URLs a robots.txt names, in order, once each."""
     if not body:
         return []
-    found = (url for url in sitemap_urls_from_robots(body, base_url=robots_url) if urlsplit(url).scheme in SCHEMES)
+    found = (url for url in sitemap_urls_from_robots(body, base_url=robots_url) if urlsplit(url).scheme in WEB_SCHEMES)
     return list(dict.fromkeys(found))
 
 
@@ -119,7 +118,7 @@ def parse_sitemap(body: bytes, url: str, max_pages: int) -> SitemapContent:
     if not body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
         for line in body.decode("utf-8", "replace").splitlines():
             line = line.strip()
-            if urlsplit(line).scheme in SCHEMES:
+            if urlsplit(line).scheme in WEB_SCHEMES:
                 if len(content.pages) == max_pages:
                     content.cut = True
                     break
@@ -130,7 +129,7 @@ def parse_sitemap(body: bytes, url: str, max_pages: int) -> SitemapContent:
         kind = sitemap.type
         for entry in sitemap:
             location = urljoin(url, entry["loc"])
-            if urlsplit(location).scheme not in SCHEMES:
+            if urlsplit(location).scheme not in WEB_SCHEMES:
                 continue
             if kind == "sitemapindex":
                 content.sitemaps.append(location)

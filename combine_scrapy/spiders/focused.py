@@ -8,16 +8,21 @@ pipelines do the rest.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 
 import scrapy
-from scrapy.exceptions import CloseSpider, UsageError
+from scrapy.exceptions import CloseSpider, DontCloseSpider, UsageError
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
+from scrapy.utils.asyncio import sleep
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet.defer import Deferred
 
 from combine_scrapy import render
 from combine_scrapy.context import CrawlContext
 from combine_scrapy.extensions import PAGES_STAT
+from combine_scrapy.faults import CrawlFault, stop_crawl
 from combine_scrapy.frontier import FrontierEntry, Outcome
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import JobConfigError, load_job
@@ -26,6 +31,8 @@ from combine_scrapy.stores import record_stores
 
 #: The close reason of a crawl with nothing to start from (``scrapy crawl`` then exits with status 2).
 NO_USABLE_SEED = "no_usable_seed"
+#: Seeds marked in one frontier transaction; the reactor runs (signals, the log) between two.
+SEED_BATCH = 10_000
 #: What `scrapy crawl focused` without ``-a job=`` says.
 NAME_THE_JOB = "name the job to crawl: scrapy crawl focused -a job=NAME"
 
@@ -34,6 +41,8 @@ class FocusedSpider(scrapy.Spider):
     name = "focused"
     #: Why the crawl had no usable seed, for the summary; None while it has one.
     seed_problem: str | None = None
+    #: The seeds' marking, running in the background of the crawl (None before it starts).
+    seed_marking: Deferred[None] | None = None
 
     #: How a focused crawl fetches: Scrapy settings of this spider alone (see :meth:`update_settings`).
     crawl_settings: dict[str, Any] = {
@@ -55,6 +64,9 @@ class FocusedSpider(scrapy.Spider):
         # about a millisecond a page under the profiler. The spider's two callbacks return nothing (a test checks).
         "WARN_ON_GENERATOR_RETURN_VALUE": False,
         "DOWNLOAD_MAXSIZE": 16 * 1024 * 1024,
+        # AddressGuardMiddleware refuses every scheme but http(s) and a job's ftp URLs; without these handlers a
+        # request that got past it still could not read a local file or an S3 bucket.
+        "DOWNLOAD_HANDLERS": {"file": None, "data": None, "s3": None},
         "DOWNLOAD_WARNSIZE": 4 * 1024 * 1024,
     }
     #: The crawl's components, by component priority dictionary setting (see :meth:`update_settings`).
@@ -144,6 +156,7 @@ class FocusedSpider(scrapy.Spider):
             crawler.stats.inc_value("stores/unrecorded")
         crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.seeds_all_refused, scrapy.signals.spider_idle)
+        crawler.signals.connect(spider.seeds_still_being_marked, scrapy.signals.spider_idle)
         spider.seed_set = frozenset(job.seeds)
         spider.seeds_refused_by_robots = set()
         return spider
@@ -153,7 +166,7 @@ class FocusedSpider(scrapy.Spider):
         return self.context.job
 
     async def start(self):
-        """Seeds enter through the scheduler, which marks them in the frontier.
+        """Start marking the seeds in the frontier, which the scheduler then hands out; yields no request itself.
 
         Each seed the URL rules refuse is named in a warning. Without a usable
         seed and with an empty frontier there is nothing to crawl: a
@@ -172,8 +185,47 @@ class FocusedSpider(scrapy.Spider):
             self.seed_problem += " and the frontier is empty: nothing to crawl"
             self.logger.error("job %s: %s", job.name, self.seed_problem)
             raise CloseSpider(NO_USABLE_SEED)
-        for url in job.seeds:
-            yield scrapy.Request(url, dont_filter=True)
+        self.seed_marking = deferred_from_coro(self._mark_seeds())
+        return
+        yield  # Spider.start is an async generator; the frontier hands out every URL
+
+    async def _mark_seeds(self) -> None:
+        """Mark the seeds SEED_BATCH at a time, the reactor free between batches, in the background of the crawl.
+
+        Pages are fetched meanwhile; a signal (or max_pages) stops the marking
+        between two batches. An unchanged seed list is marked once: the
+        frontier keeps the fingerprint of the list it marked in full.
+        """
+        job, frontier, stats = self.job, self.context.frontier, self.crawler.stats
+        started = time.monotonic()
+        try:
+            fingerprint = hashlib.sha256("\n".join(job.seeds).encode()).hexdigest()
+            if frontier.seeds_marked() == fingerprint:
+                self.logger.info("the %d seeds of seeds.txt were marked by an earlier run: not marked again", len(job.seeds))
+                return
+            for start in range(0, len(job.seeds), SEED_BATCH):
+                if not self.crawler.crawling:  # stopped while the seeds were marked: the next run marks them all
+                    self.logger.info("seeds marked: %d of %d when the crawl stopped", start, len(job.seeds))
+                    return
+                marked, refused = self.context.mark_seeds(job.seeds[start:start + SEED_BATCH])
+                stats.inc_value("frontier/marked", marked)
+                stats.inc_value("seeds/marked", marked)
+                if refused:
+                    stats.inc_value("urls/rejected/host_full", refused)
+                await sleep(0)
+            frontier.set_seeds_marked(fingerprint)
+            self.logger.info("the %d seeds of seeds.txt marked in %.1f s (%d new)", len(job.seeds),
+                             time.monotonic() - started, stats.get_value("seeds/marked", 0))
+        except CrawlFault as fault:
+            stop_crawl(self.crawler, fault)
+        except Exception:  # a bug must not pass unseen in a background task: logged with its traceback, counted
+            stats.inc_value("seeds/mark_failed")
+            self.logger.exception("marking the seeds of job %s failed", job.name)
+
+    def seeds_still_being_marked(self, spider) -> None:
+        """On idle: the crawl waits while seeds are still being marked."""
+        if spider is self and self.seed_marking is not None and not self.seed_marking.called:
+            raise DontCloseSpider
 
     def seeds_all_refused(self, spider) -> None:
         """On idle: when robots.txt refused every seed and nothing was fetched, end with no_usable_seed."""

@@ -88,15 +88,16 @@ class _Tally:
         return Classification(relevant, score, normalized, tuple(kept), matched, algorithm)
 
 
-def term_hits(term: TopicTerm, text: str, timeout: float = REGEX_TIMEOUT) -> int:
+def term_hits(term: TopicTerm, text: str, timeout: float = REGEX_TIMEOUT, where: str = "a page") -> int:
     """Matches of a term in prepared text: an ``@and`` term counts its rarest part.
 
-    A part that runs past ``timeout`` seconds is logged and counts 0.
+    A part that runs past ``timeout`` seconds is logged (``where`` names the
+    page or link, so the operator can try the term on it) and counts 0.
     """
     try:
         return min(len(pattern.findall(text, timeout=timeout)) for pattern in term.patterns)
     except TimeoutError:
-        logger.warning("topic term on line %d (%s) took too long on a page and was skipped", term.line, term.text)
+        logger.warning("topic term on line %d (%s) took too long on %s and was skipped", term.line, term.text, where)
         return 0
 
 
@@ -129,6 +130,7 @@ class PlainMatcher:
 
     def classify(self, document: Document) -> Classification:
         tally = _Tally()
+        page = f"page {document.url}"
         for location, words in self.locations(document).items():
             if not words:
                 continue
@@ -137,7 +139,7 @@ class PlainMatcher:
             for term, literals in self._literals:
                 if any(literal not in text for literal in literals):
                     continue  # a plain word or phrase that is not even a substring cannot match
-                hits = term_hits(term, text)
+                hits = term_hits(term, text, where=page)
                 if hits:
                     points = hits * term.weight * weight
                     tally.add(term, points, points / len(words))

@@ -2,7 +2,10 @@
 
 Reading is open to whoever reaches the port (127.0.0.1 unless ``--bind``
 says otherwise); actions (seed, pause, resume, stop) need the console's
-token as ``Authorization: Bearer TOKEN``. Every page, script and style comes
+token as ``Authorization: Bearer TOKEN``. A request whose ``Host`` is not a
+name the console was started for (the loopback names, the bound address,
+``--host-name``) gets 421: a page elsewhere that makes a browser resolve its
+own name to this machine (DNS rebinding) reads nothing. Every page, script and style comes
 from this server, and the Content-Security-Policy forbids anything else.
 All database work runs in one worker thread, so a slow query never blocks
 the event loop and SQLite connections stay in the thread that opened them.
@@ -17,11 +20,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from combine_scrapy.frontier import seed_priority
 from combine_scrapy.operations.console.data import SEARCH_CANDIDATES, BadRequest, ConsoleData, SearchFilters
-from combine_scrapy.operations.console.oai import OaiProvider
+from combine_scrapy.operations.console.oai import MAX_ARGUMENTS, MAX_REQUEST_BYTES, OaiProvider
 from combine_scrapy.operations.console.pages import console_page, not_found_page, record_page, search_page
 
 logger = logging.getLogger(__name__)
@@ -36,14 +41,25 @@ SECURITY_HEADERS = {
 SEED_LIMIT = 100_000
 #: Records on one page of the search form's results.
 SEARCH_PAGE = 50
+#: Host header names a console always answers (with the address it is bound to and those --host-name adds).
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def host_name(header: str) -> str:
+    """The name in a Host header, without its port or IPv6 brackets, lower-case (``[::1]:8080`` gives ``::1``)."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:header.find("]")] if "]" in header else header
+    return header.rpartition(":")[0].rstrip(".") if ":" in header else header.rstrip(".")
 
 
 class Console:
     """The application's state: the job's data (opened in the worker thread), the token, the OAI provider."""
 
     def __init__(self, job: str, open_data: Callable[[], ConsoleData], token: str, *, admin_email: str,
-                 oai_page_size: int = 100):
+                 oai_page_size: int = 100, host_names: frozenset[str] = LOOPBACK_NAMES):
         self.job = job
+        self.host_names = frozenset(name.lower().strip("[]").rstrip(".") for name in host_names)
         self.open_data = open_data
         self.token = token
         self.admin_email = admin_email
@@ -78,7 +94,13 @@ def console_of(request: web.Request) -> Console:
 
 @web.middleware
 async def security(request: web.Request, handler):
-    """Actions need the token; every answer carries the headers that keep the page to this server."""
+    """Only the console's own host names; actions need the token; every answer carries the headers that keep the
+    page to this server."""
+    if host_name(request.host) not in console_of(request).host_names:
+        response = web.json_response({"error": f"this console answers for {', '.join(sorted(console_of(request).host_names))}"
+                                      " only (scrapy serve --host-name adds a name)"}, status=421)
+        response.headers.update(SECURITY_HEADERS)
+        return response
     if request.method == "POST" and request.path.startswith("/api/"):
         if not console_of(request).authorized(request):
             response = web.json_response({"error": "this action needs the console's token (Authorization: Bearer TOKEN)"},
@@ -200,9 +222,13 @@ async def api_seed(request: web.Request) -> web.Response:
     console = console_of(request)
     try:
         body = await request.json()
-        urls, priority = body["urls"], float(body.get("priority", 0.0))
+        urls, priority = body["urls"], body.get("priority", 0.0)
     except (ValueError, KeyError, TypeError, AttributeError):
         raise BadRequest('send {"urls": ["http://...", ...], "priority": 0} as JSON') from None
+    try:
+        priority = seed_priority(priority)
+    except ValueError as e:
+        raise BadRequest(str(e)) from None
     if not isinstance(urls, list) or not all(isinstance(url, str) for url in urls) or len(urls) > SEED_LIMIT:
         raise BadRequest(f"urls must be a list of at most {SEED_LIMIT} strings")
     urls = [url.strip() for url in urls if url.strip()]
@@ -231,12 +257,24 @@ async def api_stop(request: web.Request) -> web.Response:
 
 
 async def oai(request: web.Request) -> web.Response:
+    """Every OAI-PMH request gets 200 and the protocol's XML, an oversized or unreadable one a badArgument."""
     console = console_of(request)
-    arguments = list(request.query.items())
-    if request.method == "POST":
-        arguments = [(name, value) for name, value in (await request.post()).items() if isinstance(value, str)]
     base_url = str(request.url.with_query(None))
-    body = await console.run(console.oai.respond, arguments, base_url)
+    query = request.query_string
+    if request.method == "POST":
+        if (request.content_length or 0) > MAX_REQUEST_BYTES:
+            query = None
+        else:
+            body = await request.content.read(MAX_REQUEST_BYTES + 1)
+            query = body.decode("utf-8", "replace") if len(body) <= MAX_REQUEST_BYTES else None
+    try:
+        if query is None or len(query) > MAX_REQUEST_BYTES:
+            raise ValueError(f"the request's arguments exceed {MAX_REQUEST_BYTES} bytes")
+        arguments = parse_qsl(query, keep_blank_values=True, max_num_fields=MAX_ARGUMENTS, errors="replace")
+    except ValueError as e:  # too large, or more than MAX_ARGUMENTS fields
+        body = console.oai.refuse(f"{e}; OAI-PMH takes at most {MAX_ARGUMENTS} arguments", base_url)
+    else:
+        body = await console.run(console.oai.respond, arguments, base_url)
     return web.Response(body=body, content_type="text/xml", charset="utf-8")
 
 

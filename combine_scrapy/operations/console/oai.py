@@ -9,7 +9,10 @@ gone; the store's ``changed``), to the second, UTC. Lists longer than the page
 size go in pages joined by resumption tokens; deleted records are listed
 (``status="deleted"``) when the store keeps tombstones. Errors are the
 protocol's codes. Responses validate against schemas/OAI-PMH.xsd and the
-oai_dc schema.
+oai_dc schema, whatever the request: an argument XML cannot hold (a control
+character, U+FFFE) or of the wrong syntax is a badArgument, a forged token a
+badResumptionToken, and the request's arguments are echoed only when they
+are valid (section 3.6 of the protocol).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 import time
 from collections.abc import Callable
@@ -50,10 +54,24 @@ VERBS = {
     "ListRecords": ({"metadataPrefix"}, {"from", "until", "set", "resumptionToken"}),
 }
 
+#: Arguments and bytes of a request at most (the protocol has six arguments; a request with more is a badArgument).
+MAX_ARGUMENTS = 16
+MAX_REQUEST_BYTES = 16 * 1024
+#: Largest id, cursor or position a resumption token may carry (SQLite's integers); the moments a from or until
+#: argument can give (0001-01-01 to the day after 9999-12-31).
+_MAX_INTEGER = 2**63 - 1
+_MOMENTS = (-62_135_596_800, 253_402_387_200)
+
 _SET_SEGMENT = re.compile(r"[A-Za-z0-9\-_.!~*'()]+")
 _SET_UNSAFE = re.compile(r"[^A-Za-z0-9\-_!*'()]")  # '.' separates classes, '~' starts an escape
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-_SECOND = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_SECOND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+#: The schema's metadataPrefix; an identifier is a URI with a scheme (RFC 3986 characters, escapes well formed,
+#: and non-ASCII ones, as anyURI takes an IRI).
+_PREFIX = re.compile(r"[A-Za-z0-9\-_.!~*'()]+")
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2}|[^\x00-\x7f])+")
+# What XML 1.0 cannot hold: most control characters, surrogates, U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 class OaiError(Exception):
@@ -62,6 +80,11 @@ class OaiError(Exception):
     def __init__(self, code: str, message: str):
         super().__init__(message)
         self.code = code
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters, with what XML cannot hold escaped."""
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", repr(text[:limit]))
 
 
 def set_spec(topic_class: str) -> str | None:
@@ -82,14 +105,14 @@ def topic_class(spec: str) -> str:
     """The topic class a setSpec names (the inverse of ``set_spec``); OaiError for a malformed spec."""
     segments = spec.split(":")
     if not all(_SET_SEGMENT.fullmatch(segment) for segment in segments):
-        raise OaiError("badArgument", f"set {spec!r} is not a setSpec")
+        raise OaiError("badArgument", f"set {shown(spec)} is not a setSpec")
     try:
         return ".".join(
             re.sub(rb"~([0-9A-F]{2})", lambda m: bytes([int(m.group(1), 16)]), segment.encode()).decode("utf-8")
             for segment in segments
         )
     except UnicodeDecodeError:
-        raise OaiError("badArgument", f"set {spec!r} is not a setSpec this repository writes") from None
+        raise OaiError("badArgument", f"set {shown(spec)} is not a setSpec this repository writes") from None
 
 
 def datestamp(moment: float) -> str:
@@ -103,11 +126,11 @@ def parse_datestamp(text: str, name: str) -> tuple[float, int]:
     elif _DAY.fullmatch(text):
         pattern, step = "%Y-%m-%d", DAY
     else:
-        raise OaiError("badArgument", f"{name} {text!r}: use YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ")
+        raise OaiError("badArgument", f"{name} {shown(text)}: use YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ")
     try:
         moment = datetime.strptime(text, pattern).replace(tzinfo=UTC)
     except ValueError:
-        raise OaiError("badArgument", f"{name} {text!r} is not a date") from None
+        raise OaiError("badArgument", f"{name} {shown(text)} is not a date") from None
     return moment.timestamp(), step
 
 
@@ -129,20 +152,34 @@ class ListRequest:
 
     @classmethod
     def from_token(cls, token: str) -> ListRequest:
+        """The list a token continues; badResumptionToken for anything this repository could not have written
+        (NaN or Infinity, a negative or huge cursor, a moment past year 9999, the wrong types)."""
         try:
-            state = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+            if len(token) > MAX_REQUEST_BYTES:
+                raise ValueError
+            state = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)), parse_constant=_no_constant)
             prefix, since, until, topic_class, after_id, deleted_from, cursor = state
-            request = cls(prefix, since, until, topic_class, int(after_id), deleted_from, int(cursor))
             if not isinstance(prefix, str) or (topic_class is not None and not isinstance(topic_class, str)):
                 raise ValueError
             for moment in (since, until):
-                if moment is not None and not isinstance(moment, (int, float)):
+                if moment is not None and not (_is_number(moment) and _MOMENTS[0] <= moment <= _MOMENTS[1]):
                     raise ValueError
-            if deleted_from is not None and not isinstance(deleted_from, int):
+            for count in (after_id, cursor, 0 if deleted_from is None else deleted_from):
+                if not (isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= _MAX_INTEGER):
+                    raise ValueError
+            if _NOT_XML.search(prefix) or (topic_class is not None and _NOT_XML.search(topic_class)):
                 raise ValueError
-            return request
+            return cls(prefix, since, until, topic_class, after_id, deleted_from, cursor)
         except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
-            raise OaiError("badResumptionToken", f"resumptionToken {token[:80]!r} is not one this repository gave") from None
+            raise OaiError("badResumptionToken", f"resumptionToken {shown(token)} is not one this repository gave") from None
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} in a resumption token")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 class OaiProvider:
@@ -182,10 +219,7 @@ class OaiProvider:
 
     def respond(self, arguments: list[tuple[str, str]], base_url: str) -> bytes:
         """The response document to one request (its arguments in the order they came)."""
-        root = etree.Element(f"{{{OAI_NAMESPACE}}}OAI-PMH", nsmap={None: OAI_NAMESPACE, "xsi": XSI_NAMESPACE})
-        root.set(f"{{{XSI_NAMESPACE}}}schemaLocation", f"{OAI_NAMESPACE} {OAI_SCHEMA}")
-        self._add(root, "responseDate", datestamp(self.clock()))
-        request = self._add(root, "request", base_url)
+        root, request = self._envelope(base_url)
         try:
             verb, values = self._check(arguments)
             for name, value in values.items():
@@ -199,19 +233,40 @@ class OaiProvider:
             error.set("code", e.code)
         return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
+    def refuse(self, message: str, base_url: str) -> bytes:
+        """A badArgument answer to a request that was not even read (too large, too many arguments)."""
+        root, _ = self._envelope(base_url)
+        self._add(root, "error", message).set("code", "badArgument")
+        return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
+
+    def _envelope(self, base_url: str) -> tuple[etree._Element, etree._Element]:
+        """The response's root with its responseDate, and its (still empty) request element."""
+        root = etree.Element(f"{{{OAI_NAMESPACE}}}OAI-PMH", nsmap={None: OAI_NAMESPACE, "xsi": XSI_NAMESPACE})
+        root.set(f"{{{XSI_NAMESPACE}}}schemaLocation", f"{OAI_NAMESPACE} {OAI_SCHEMA}")
+        self._add(root, "responseDate", datestamp(self.clock()))
+        return root, self._add(root, "request", _NOT_XML.sub("", base_url))
+
     def _check(self, arguments: list[tuple[str, str]]) -> tuple[str, dict[str, str]]:
+        """The verb and its arguments, each of a syntax the schema lets the response echo."""
         values: dict[str, str] = {}
         for name, value in arguments:
             if name in values:
-                raise OaiError("badArgument" if name != "verb" else "badVerb", f"argument {name} is repeated")
+                raise OaiError("badArgument" if name != "verb" else "badVerb", f"argument {shown(name)} is repeated")
             values[name] = value
         verb = values.pop("verb", None)
         if verb not in VERBS:
-            raise OaiError("badVerb", "no verb given" if verb is None else f"{verb!r} is not an OAI-PMH verb")
+            raise OaiError("badVerb", "no verb given" if verb is None else f"{shown(verb)} is not an OAI-PMH verb")
         required, optional = VERBS[verb]
         unknown = set(values) - required - optional
         if unknown:
-            raise OaiError("badArgument", f"{verb} takes no argument {', '.join(sorted(unknown))}")
+            raise OaiError("badArgument", f"{verb} takes no argument {', '.join(map(shown, sorted(unknown)))}")
+        for name, value in values.items():
+            if _NOT_XML.search(value):
+                raise OaiError("badArgument", f"{name} {shown(value)} holds a character XML cannot carry")
+        if "metadataPrefix" in values and not _PREFIX.fullmatch(values["metadataPrefix"]):
+            raise OaiError("badArgument", f"metadataPrefix {shown(values['metadataPrefix'])} is not a metadataPrefix")
+        if "identifier" in values and not _IDENTIFIER.fullmatch(values["identifier"]):
+            raise OaiError("badArgument", f"identifier {shown(values['identifier'])} is not a URI")
         if "resumptionToken" in values:
             if len(values) > 1:
                 raise OaiError("badArgument", "resumptionToken is an exclusive argument")
@@ -243,7 +298,7 @@ class OaiProvider:
         if "identifier" in values:
             key = self._key(values["identifier"])
             if self.index.head(key) is None and not self._tombstone(key):
-                raise OaiError("idDoesNotExist", f"no record {values['identifier']!r}")
+                raise OaiError("idDoesNotExist", f"no record {shown(values['identifier'])}")
         element = etree.Element(f"{{{OAI_NAMESPACE}}}ListMetadataFormats")
         for prefix, (schema, namespace) in FORMATS.items():
             entry = self._add(element, "metadataFormat")
@@ -284,7 +339,7 @@ class OaiProvider:
                 return element
         stone = self._tombstone(key)
         if stone is None:
-            raise OaiError("idDoesNotExist", f"no record {values['identifier']!r}")
+            raise OaiError("idDoesNotExist", f"no record {shown(values['identifier'])}")
         element.append(self._deleted(stone, with_metadata=True))
         return element
 
@@ -405,13 +460,13 @@ class OaiProvider:
 
     def _key(self, identifier: str) -> str:
         if not identifier.startswith(self.identifier_prefix):
-            raise OaiError("idDoesNotExist", f"{identifier!r} is not an identifier of this repository")
+            raise OaiError("idDoesNotExist", f"{shown(identifier)} is not an identifier of this repository")
         return identifier[len(self.identifier_prefix):]
 
     @staticmethod
     def _format(prefix: str) -> None:
         if prefix not in FORMATS:
-            raise OaiError("cannotDisseminateFormat", f"metadataPrefix {prefix!r}: this repository offers {', '.join(FORMATS)}")
+            raise OaiError("cannotDisseminateFormat", f"metadataPrefix {shown(prefix)}: this repository offers {', '.join(FORMATS)}")
 
     @staticmethod
     def _add(parent: etree._Element, name: str, text: str | None = None) -> etree._Element:
