@@ -34,3 +34,4 @@ class Fetch:
     distance: int = 0            # link hops since the last relevant page on the best known path (from the frontier)
     stored_key: str | None = None  # key of the record RecordPipeline stored the page in (a near-duplicate's is another's)
     novel: bool | None = None    # a stored relevant page made a new record (False: it joined a stored one as a duplicate)
+    rendered: bool = False       # the body is the page rendered in a browser (Render), not the fetched one

@@ -175,6 +175,7 @@ class RecordPipeline(CrawlComponent):
             text=page.text,
             mime_type=page.mime_type,
             main_text=page.main_text,
+            rendered=item.rendered,
             headings=list(page.headings),
             meta={name: list(values) for name, values in page.meta.items()},
             links=[RecordLink(link.url, link.anchor, link.kind) for link in page.links],

@@ -4,6 +4,7 @@ then crawls of a loopback site whose topical pages exist only after their script
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import signal
@@ -231,6 +232,12 @@ def test_a_site_built_by_scripts_is_found_only_when_rendered(render_web, tmp_pat
         referred = responses[re.search(r"WARC-Refers-To: (\S+)", conversion).group(1)]
         target = re.search(r"WARC-Target-URI: (\S+)", conversion).group(1)
         assert f"WARC-Target-URI: {target}" in referred
+    # Each record says whether its page was rendered, and scrapy export writes it.
+    with auto_dir.records() as db:
+        rendered = {title: bool(flag) for title, flag in db.execute("SELECT title, rendered FROM records")}
+    assert {title for title, flag in rendered.items() if flag} == set(TOPICAL_TITLES)
+    exported = [json.loads(line) for line in auto_dir.scrapy("export", auto_dir.name).stdout.splitlines()]
+    assert {line["title"] for line in exported if line["rendered"]} == set(TOPICAL_TITLES)
 
 
 @pytest.mark.crawl

@@ -289,7 +289,7 @@ def test_upgrade_from_version_6_compresses_documents_against_their_texts(backend
     sixth.close()
 
     upgraded = backend()
-    assert upgraded.schema() == SCHEMA_VERSION == 9
+    assert upgraded.schema() == SCHEMA_VERSION == 10
     assert stored_html_column(upgraded, old.key) == compress_document(old.html, old.text)
     assert upgraded.get(old.key) == old and upgraded.get(bare.key) == bare
     assert [hit.url for hit in upgraded.search("sticky glands")] == ["http://a/1"]
@@ -312,7 +312,7 @@ def test_upgrade_from_version_8_adds_the_main_content(backend):
     eighth.close()
 
     upgraded = backend()
-    assert upgraded.schema() == SCHEMA_VERSION == 9
+    assert upgraded.schema() == SCHEMA_VERSION == 10
     assert upgraded.get(old.key) == dataclasses.replace(old, main_text=None)
     new = record("http://a/2", text=f"Menu Shop\n{ARTICLE} Ünïcode ✓", html="<p>x</p>", main_text=f"{ARTICLE} Ünïcode ✓")
     upgraded.store(new)
@@ -321,6 +321,23 @@ def test_upgrade_from_version_8_adds_the_main_content(backend):
     assert len(stored_column(upgraded, new.key, "main_text")) < len(compress(new.main_text)) / 3
     upgraded.close()
     assert backend().schema() == SCHEMA_VERSION  # opened again: nothing left to do
+
+
+def test_upgrade_from_version_9_notes_which_pages_were_rendered(backend):
+    """Schema 10 notes whether a page was rendered in a browser (Render); records stored before were not."""
+    ninth = backend(type("NinthStore", (SqliteRecordStore if backend.kind == "sqlite" else MysqlRecordStore,), {"schema_version": 9}))
+    old = record("http://a/1", rendered=True)
+    ninth.store(old)
+    assert ninth.get(old.key).rendered is False  # a version 9 store has no place for it
+    ninth.close()
+
+    upgraded = backend()
+    assert upgraded.schema() == SCHEMA_VERSION == 10
+    assert upgraded.get(old.key) == dataclasses.replace(old, rendered=False)
+    new = record("http://a/2", text="sundews rendered by a script", rendered=True)
+    upgraded.store(new)
+    assert upgraded.get(new.key) == new and upgraded.get(new.key).rendered is True
+    upgraded.close()
 
 
 def test_near_duplicate_joins_the_stored_record_and_a_different_page_does_not(store):

@@ -67,6 +67,7 @@ class Record:
     pagerank: float | None = None   # rank in the records' link graph, from scrapy rank (None: not ranked)
     ipagerank: float | None = None  # the same, topic-weighted (iPageRank)
     off_topic: bool = False         # scrapy reclassify --flag found it no longer passes the topic filter
+    rendered: bool = False          # the page was rendered in a browser (Render) before it was parsed
     # When what an export writes of it last changed (stored, checked again, rescored, ranked, a URL added or gone):
     # its datestamp for export --since and OAI-PMH. Set by the store; not part of what a record is (compare=False).
     changed: float | None = field(default=None, compare=False)

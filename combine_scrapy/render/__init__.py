@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: The flag of a response that is a rendered page (``Response.flags``): its record notes it.
+RENDERED = "rendered"
+
 #: The setting that says a crawl renders: the job asks for it and the browser is there.
 ENABLED = "COMBINE_RENDERING"
 #: The name of the browser context every render opens its page in.

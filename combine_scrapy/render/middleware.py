@@ -45,7 +45,7 @@ from combine_scrapy.access.robots import RobotsPolicy, policy_from_response
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.context import CrawlComponent
 from combine_scrapy.middlewares import HopDeferred
-from combine_scrapy.render import CONTEXT, ENABLED
+from combine_scrapy.render import CONTEXT, ENABLED, RENDERED
 from combine_scrapy.render.detect import HostRenderLedger, PageShape, brought_something, page_shape, script_built
 from combine_scrapy.render.guard import IN_BROWSER_SCHEMES, address_refusal, scheme_of, static_refusal
 
@@ -113,8 +113,9 @@ class RenderMiddleware(CrawlComponent):
             self.stats.inc_value("render/host_given_up")
             logger.info("host %s: its last %d renders showed nothing the fetched pages did not: no longer rendered",
                         host, self.ledger.limit)
-        # The page's own URL: a script may have moved the browser's address elsewhere (history.pushState).
-        return rendered.replace(url=response.url)
+        # The page's own URL: a script may have moved the browser's address elsewhere (history.pushState). The flag
+        # tells the spider, and through it the page's record, that what is parsed is the rendered page.
+        return rendered.replace(url=response.url, flags=[*rendered.flags, RENDERED])
 
     async def _render(self, request: Request, response: Response) -> HtmlResponse | None:
         """The page rendered, or None (counted and logged) when it was not: the fetched page is kept."""

@@ -280,6 +280,7 @@ class FocusedSpider(scrapy.Spider):
             body=response.body,
             response_url=response.url if response.url != entry.url else None,
             distance=entry.distance,
+            rendered=render.RENDERED in response.flags,
         )
         if self.max_pages and stats.get_value(PAGES_STAT) == self.max_pages:
             raise CloseSpider("closespider_pagecount")

@@ -179,6 +179,9 @@ _V8 = [
 # stored before have none.
 _V9 = ["ALTER TABLE {p}records ADD COLUMN main_text LONGBLOB"]
 
+# Version 10: whether a page was rendered in a browser before it was parsed (Render).
+_V10 = ["ALTER TABLE {p}records ADD COLUMN rendered TINYINT NOT NULL DEFAULT 0"]
+
 
 def retry_delays(timeout: float, first: float = 0.2, longest: float = 5.0) -> Iterator[float]:
     """Pauses between reconnection attempts: doubling from ``first`` to ``longest``, for ``timeout`` seconds in all."""
@@ -412,4 +415,5 @@ MIGRATIONS: list[tuple[int, str, list]] = [
     (7, "original document compressed against the text, links' URL hash virtual, pages compressed (MariaDB)", _V7),
     (8, "datestamps: when a record last changed", _V8),
     (9, "main content, compressed against the text", _V9),
+    (10, "whether a page was rendered in a browser", _V10),
 ]

@@ -45,7 +45,7 @@ from combine_scrapy.records.store.search import SearchHit, query_words, snippet
 T = TypeVar("T")
 
 #: The schema this program writes; each backend lists the migrations that lead to it.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 #: The first version with tombstones of deleted records and the rank and off-topic columns.
 TOMBSTONES_VERSION = 5
 #: The first version with the text compressed and a search index that does not hold it a second time.
@@ -56,6 +56,8 @@ DOCUMENT_DICTIONARY_VERSION = 7
 CHANGED_VERSION = 8
 #: The first version with the main content of a page (records stored before have none).
 MAIN_TEXT_VERSION = 9
+#: The first version that notes whether a page was rendered in a browser (records stored before were not).
+RENDERED_VERSION = 10
 #: zlib level of the stored text and original document: 9 saves under 1% more and takes twice the time.
 COMPRESSION_LEVEL = 6
 #: The flag of a zlib stream's second byte that says it was compressed against a preset dictionary.
@@ -131,6 +133,7 @@ def record_row(record: Record, compress_text: bool = True, document_dictionary: 
         html=html,
         fingerprint=None if fingerprint is None else neardup.to_signed(fingerprint),
         main_text=None if record.main_text is None else compress_document(record.main_text, record.text),
+        rendered=int(record.rendered),
     )
     row.update(zip(_BANDS, neardup.bands(fingerprint) if fingerprint is not None else (None,) * neardup.BANDS))
     return row
@@ -254,7 +257,8 @@ class SqlRecordStore:
         if self._datestamps:
             row["changed"] = record.checked
         names = ("`key`", *_FIELDS, *_BANDS, *indexed, *(("changed",) if self._datestamps else ()),
-                 *(("main_text",) if self.schema_version >= MAIN_TEXT_VERSION else ()))
+                 *(("main_text",) if self.schema_version >= MAIN_TEXT_VERSION else ()),
+                 *(("rendered",) if self.schema_version >= RENDERED_VERSION else ()))
         values = [row[name.strip("`")] for name in names]
         self._run(cursor, f"INSERT INTO {{p}}records ({', '.join(names)}) VALUES ({self._marks(len(names))})", values)
         record_id = cursor.lastrowid
@@ -521,7 +525,10 @@ class SqlRecordStore:
     def _records(self, cursor, where: str, parameters: Sequence) -> list[tuple[int, Record]]:
         """``(id, record)`` of the records ``where`` selects, with their links and topics (three queries in all)."""
         main_text = "main_text" if self.schema_version >= MAIN_TEXT_VERSION else "NULL"
-        rows = self._all(cursor, f"SELECT {', '.join(_COLUMNS)}, {main_text} FROM {{p}}records WHERE {where}", parameters)
+        rendered = "rendered" if self.schema_version >= RENDERED_VERSION else "0"
+        rows = self._all(
+            cursor, f"SELECT {', '.join(_COLUMNS)}, {main_text}, {rendered} FROM {{p}}records WHERE {where}", parameters
+        )
         if not rows:
             return []
         ids = [row[0] for row in rows]
@@ -543,9 +550,10 @@ class SqlRecordStore:
 
     @staticmethod
     def _record(row: tuple, links: list[RecordLink], classes: list[TopicClass]) -> Record:
-        values = dict(zip(("id", "key", *_FIELDS, *_LATER, "main_text"), row))
+        values = dict(zip(("id", "key", *_FIELDS, *_LATER, "main_text", "rendered"), row))
         del values["id"]
         values["off_topic"] = bool(values["off_topic"])
+        values["rendered"] = bool(values["rendered"])
         html, fingerprint, text, main_text = values["html"], values["fingerprint"], stored_text(values["text"]), values["main_text"]
         values.update(
             headings=json.loads(values["headings"]),

@@ -237,6 +237,9 @@ _V8 = [
 # stored before have none.
 _V9 = ["ALTER TABLE records ADD COLUMN main_text BLOB"]
 
+# Version 10: whether a page was rendered in a browser before it was parsed (Render).
+_V10 = ["ALTER TABLE records ADD COLUMN rendered INTEGER NOT NULL DEFAULT 0"]
+
 
 #: (version, what it brings, how) in order; each runs in one transaction.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
@@ -249,6 +252,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (7, "original document compressed against the text", _upgrade_to_v7),
     (8, "datestamps: when a record last changed", _statements(_V8)),
     (9, "main content, compressed against the text", _statements(_V9)),
+    (10, "whether a page was rendered in a browser", _statements(_V10)),
 ]
 assert MIGRATIONS[-1][0] == SCHEMA_VERSION
 
