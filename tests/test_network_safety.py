@@ -20,8 +20,8 @@ from conftest import free_port
 
 from combine_scrapy.access.addresses import (
     AddressPolicy,
-    _endpoint,
     canonical_endpoint,
+    endpoint,
     non_public,
     parse_ip,
     scheme_refusal,
@@ -400,4 +400,4 @@ def test_retry_after_on_robots_txt_holds_the_host_until_then_not_for_a_day(job_d
 @pytest.mark.parametrize("url", ["http://example.org/", "https://example.org:8443/a", "http://127.0.0.2:8000/x?y",
                                  "http://[::1]:8080/", "https://[2001:db8::7]/", "ftp://files.example/pub/", "http://a.b"])
 def test_the_endpoint_of_a_canonical_url_is_read_as_urlsplit_reads_it(url):
-    assert canonical_endpoint(url) == _endpoint(url)
+    assert canonical_endpoint(url) == endpoint(url)

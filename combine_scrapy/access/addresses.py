@@ -118,8 +118,8 @@ def non_public(address: Address) -> str | None:
     return next((name for name, applies in checks if applies), None)
 
 
-def _endpoint(url: str) -> tuple[str, int | None]:
-    """``(host, port)`` of a URL, the port made explicit from the scheme."""
+def endpoint(url: str) -> tuple[str, int | None]:
+    """``(host, port)`` of a URL, the host lower-cased, the port made explicit from the scheme."""
     parts = urlsplit(url)
     try:
         port = parts.port
@@ -129,7 +129,7 @@ def _endpoint(url: str) -> tuple[str, int | None]:
 
 
 def canonical_endpoint(url: str) -> tuple[str, int | None]:
-    """:func:`_endpoint` of a canonical URL (a seed: scheme://host[:port]/...), by splitting the string:
+    """:func:`endpoint` of a canonical URL (a seed: scheme://host[:port]/...), by splitting the string:
     a million seeds take a fraction of a second, not the seconds urlsplit would hold the reactor."""
     scheme, _, rest = url.partition("://")
     server = rest.split("/", 1)[0]
@@ -158,14 +158,14 @@ def _rule_matches(rule: UrlRule, url: str, host: str) -> bool:
 
 def _names(rule: UrlRule, url: str) -> bool:
     """Whether an allow rule names the URL's host: it matches it, and matches none of the probe hosts."""
-    if not _rule_matches(rule, url, _endpoint(url)[0]):
+    if not _rule_matches(rule, url, endpoint(url)[0]):
         return False
     return not any(_rule_matches(rule, *_with_host(url, probe)) for probe in _PROBE_HOSTS)
 
 
 def written_non_public(url: str) -> bool:
     """Whether the URL's host is written as a non-public address (no name resolution: cheap enough for every link)."""
-    address = parse_ip(_endpoint(url)[0])
+    address = parse_ip(endpoint(url)[0])
     return address is not None and non_public(address) is not None
 
 
@@ -197,7 +197,7 @@ class AddressPolicy:
         """Whether the job names the URL's host itself, so that it may be a private one."""
         if self.allow_all:
             return True
-        host, port = _endpoint(url)
+        host, port = endpoint(url)
         if (host, port) in self.endpoints or host in self.hosts:
             return True
         netloc = urlsplit(url).netloc.rpartition("@")[2].lower()
@@ -211,7 +211,7 @@ class AddressPolicy:
         The host's literal address is always checked; ``addresses`` are what
         its name resolved to. One non-public address is enough to refuse.
         """
-        host, _ = _endpoint(url)
+        host, _ = endpoint(url)
         literal = parse_ip(host)
         candidates = [literal] if literal is not None else list(addresses)
         for address in candidates:

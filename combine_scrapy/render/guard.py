@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from combine_scrapy.access.addresses import PRIVATE_ADDRESS, Address, AddressPolicy
-from combine_scrapy.access.urls import DEFAULT_PORTS, UrlRules, check_url
+from combine_scrapy.access.addresses import PRIVATE_ADDRESS, Address, AddressPolicy, endpoint
+from combine_scrapy.access.urls import UrlRules, check_url
 
 #: Resource types (Playwright's ``Request.resource_type``) the browser never loads.
 UNLOADED_TYPES = frozenset({"image", "font", "media"})
@@ -33,15 +33,6 @@ RESOURCE_TYPE = "resource_type"
 SCHEME = "scheme"
 URL_RULES = "url_rules"
 OTHER_PORT = "other_port"
-
-
-def _endpoint(url: str) -> tuple[str, int | None]:
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return (parts.hostname or "").rstrip(".").lower(), port or DEFAULT_PORTS.get(parts.scheme.lower())
 
 
 def scheme_of(url: str) -> str:
@@ -62,8 +53,8 @@ def static_refusal(url: str, resource_type: str, page_url: str, rules: UrlRules,
         return RESOURCE_TYPE
     if not check_url(url, rules).ok:
         return URL_RULES
-    host, port = _endpoint(url)
-    page_host, page_port = _endpoint(page_url)
+    host, port = endpoint(url)
+    page_host, page_port = endpoint(page_url)
     if host == page_host and port != page_port and not addresses.trusts(url):
         return OTHER_PORT
     return address_refusal(url, addresses)
