@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -75,9 +77,15 @@ def record_stores(settings: Any, job: str) -> None:
                 job, what, before[name]["url"], path.parent,
             )
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.part")
-    partial.write_text(json.dumps(stores, indent=1) + "\n")
-    partial.replace(path)
+    # A file of this writer's own, then renamed: harvesters starting together each write whole files.
+    handle, partial = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as file:
+            file.write(json.dumps(stores, indent=1) + "\n")
+        os.replace(partial, path)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
 
 
 def _read(path: Path) -> dict[str, Any]:

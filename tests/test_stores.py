@@ -63,3 +63,28 @@ def test_a_job_never_crawled_or_a_damaged_file_takes_the_settings_alone(tmp_path
     (tmp_path / "j" / "stores.json").write_text("{not json")
     assert with_recorded_stores(settings_in(tmp_path), "j") == []
     assert "stores.json cannot be read" in caplog.text
+
+
+def test_harvesters_starting_together_each_record_the_stores_whole(tmp_path):
+    """Two harvesters of one job start at once: each writes stores.json through a file of its own (a shared
+    temporary name made one's rename fail, and its crawl with it)."""
+    import threading
+
+    settings = Settings({"COMBINE_DATA_DIR": str(tmp_path), "REDIS_URL": "redis://127.0.0.1:6379/0"})
+    failures: list[BaseException] = []
+
+    def record() -> None:
+        try:
+            for _ in range(200):
+                record_stores(settings, "t")
+        except BaseException as e:  # the test reports what a writer raised
+            failures.append(e)
+
+    writers = [threading.Thread(target=record) for _ in range(4)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert failures == []
+    assert json.loads((tmp_path / "t" / "stores.json").read_text())["REDIS_URL"]["url"] == "redis://127.0.0.1:6379/0"
+    assert [path.name for path in (tmp_path / "t").iterdir()] == ["stores.json"]

@@ -153,7 +153,8 @@ class FocusedSpider(scrapy.Spider):
             record_stores(settings, job.name)  # the job's commands read the stores this crawl uses
         except OSError as e:
             spider.logger.warning("cannot record the job's stores in %s: %s; its commands need the same -s", e.filename, e.strerror)
-            crawler.stats.inc_value("stores/unrecorded")
+            # The crawl's stats exist from its start on: counted then.
+            crawler.signals.connect(spider.count_unrecorded_stores, scrapy.signals.spider_opened)
         crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)
         crawler.signals.connect(spider.seeds_all_refused, scrapy.signals.spider_idle)
         crawler.signals.connect(spider.seeds_still_being_marked, scrapy.signals.spider_idle)
@@ -226,6 +227,10 @@ class FocusedSpider(scrapy.Spider):
         """On idle: the crawl waits while seeds are still being marked."""
         if spider is self and self.seed_marking is not None and not self.seed_marking.called:
             raise DontCloseSpider
+
+    def count_unrecorded_stores(self, spider) -> None:
+        """The job's stores could not be recorded when the crawl was made (logged then): counted once it starts."""
+        self.crawler.stats.inc_value("stores/unrecorded")
 
     def seeds_all_refused(self, spider) -> None:
         """On idle: when robots.txt refused every seed and nothing was fetched, end with no_usable_seed."""
