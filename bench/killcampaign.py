@@ -41,6 +41,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+from bench.children import ends_with_bench
 from bench.report import RESULTS, environment, write_report
 from combine_scrapy.operations.harvestlog import HarvestLog, log_path
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
@@ -111,7 +112,7 @@ class Campaign:
         log = (self.logs / f"{self.started:03d}-{words[0]}.log").open("w")
         return subprocess.Popen(
             self.command(*words), cwd=PROJECT, env={**os.environ, "PYTHONPATH": str(PROJECT)},
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, preexec_fn=ends_with_bench(),
         )
 
     def crawl(self) -> subprocess.Popen:

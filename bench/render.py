@@ -39,6 +39,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.children import ends_with_bench
 from bench.report import RESULTS, environment, write_report
 from bench.virtualweb.web import VirtualWeb
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
@@ -137,7 +138,7 @@ def crawl(label: str, web: LoopbackWeb, hosts: list[str], mode: str, timeout: fl
         with tempfile.TemporaryFile("w+") as err:
             started = time.monotonic()
             process = subprocess.Popen(command, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=err,
-                                       env={**os.environ, "PYTHONPATH": str(PROJECT)})
+                                       env={**os.environ, "PYTHONPATH": str(PROJECT)}, preexec_fn=ends_with_bench())
             peak = 0
             while True:
                 pid, status, usage = os.wait4(process.pid, os.WNOHANG)

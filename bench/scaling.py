@@ -51,6 +51,7 @@ from pathlib import Path
 
 import redis
 
+from bench.children import ends_with_bench
 from bench.politeness import most_in_window
 from bench.report import RESULTS, environment, write_report
 from bench.roundtrips import count_at, read_samples
@@ -138,7 +139,7 @@ class PrivateRedis:
         self._process = subprocess.Popen(
             [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--dir", str(self.directory)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=ends_with_bench(),
         )
         self.url = f"redis://127.0.0.1:{port}/0"
         client = redis.Redis.from_url(self.url)
@@ -208,7 +209,8 @@ def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Names
     load_before = load_average()
     started = time.monotonic()
     with output.open("w") as out:
-        process = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   preexec_fn=ends_with_bench())
     try:
         pids = wait_until(lambda: harvester_pids(output, harvesters), 60, "the harvesters started", process)
         first = wait_until(lambda: served.log(since)[:1], 120, "the first request", process)[0]["t"]

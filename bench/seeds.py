@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.children import ends_with_bench
 from bench.report import environment, write_report
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
@@ -36,7 +37,8 @@ def crawl(topics: Path, data: Path, log: Path) -> subprocess.Popen:
     command = [sys.executable, "-m", "scrapy", "crawl", "focused", "-a", "job=t", "-s", f"COMBINE_TOPICS_DIR={topics}",
                "-s", f"COMBINE_DATA_DIR={data}", "-s", "COMBINE_MAX_URLS_PER_HOST=0", "-s", "COMBINE_IDLE_HORIZON=5"]
     with log.open("w") as output:
-        return subprocess.Popen(command, cwd=PROJECT, stdout=output, stderr=subprocess.STDOUT)
+        return subprocess.Popen(command, cwd=PROJECT, stdout=output, stderr=subprocess.STDOUT,
+                                preexec_fn=ends_with_bench())
 
 
 def timed_run(topics: Path, data: Path, log: Path) -> float:

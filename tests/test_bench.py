@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import PROJECT
@@ -271,3 +272,36 @@ def test_a_threads_profile_is_scaled_to_the_cpu_it_used():
     scaled = ThreadProfile(stats, cpu_seconds=1.5).stats  # 3 s of wall clock, half of it waiting for the GIL
     assert scaled[parse][2:4] == (1.5, 2.0) and scaled[parse][4][wait] == (2, 2, 1.5, 2.0)
     assert ThreadProfile(stats, cpu_seconds=None).stats[parse][2] == 3.0  # no reading: left as measured
+
+
+@pytest.mark.crawl
+def test_a_killed_benchmark_leaves_no_crawler_behind(tmp_path):
+    """A bench stopped by SIGKILL (a timeout, an impatient user) took its crawler child with it."""
+    pid_file = tmp_path / "child.pid"
+    child = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    bench = subprocess.Popen([sys.executable, "-c", (
+        "import sys; from bench.virtualweb.harness import run_crawl; "
+        f"run_crawl([sys.executable, '-c', {child!r}], proxy='http://127.0.0.1:9', timeout=120)"
+    )], cwd=PROJECT, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    try:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the bench's child did not start"
+            time.sleep(0.05)
+        crawler = int(pid_file.read_text())
+    finally:
+        bench.kill()
+        bench.wait(timeout=30)
+    deadline = time.monotonic() + 5
+    while alive(crawler):
+        assert time.monotonic() < deadline, "the crawler outlived its benchmark"
+        time.sleep(0.05)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

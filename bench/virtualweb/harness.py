@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.children import ends_with_bench
 from bench.report import RESULTS
 from bench.virtualweb.job import write_job
 from bench.virtualweb.web import COPY, VirtualWeb
@@ -49,7 +50,8 @@ class ServedWeb:
                 "--latency", f"{self.latency:g}"]
 
     def __enter__(self) -> ServedWeb:
-        self._process = subprocess.Popen(self.serve_command(), stdout=subprocess.PIPE, text=True, cwd=PROJECT)
+        self._process = subprocess.Popen(self.serve_command(), stdout=subprocess.PIPE, text=True, cwd=PROJECT,
+                                         preexec_fn=ends_with_bench())
         line = self._process.stdout.readline()
         if "127.0.0.1:" not in line:
             self._process.kill()
@@ -134,7 +136,7 @@ def run_crawl(
     env = {**os.environ, "http_proxy": proxy, "no_proxy": "", "PYTHONPATH": str(PROJECT)}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.monotonic()
-        process = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=out, stderr=err)
+        process = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=out, stderr=err, preexec_fn=ends_with_bench())
         asked = started
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
