@@ -14,23 +14,12 @@ SYSTEM_PACKAGES=(
   chromium chromium-driver  # rendering (Render in combine.cfg, through Playwright) and the console's browser tests
                             # (selenium drives Debian's chromium): nothing downloaded
 )
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-
-missing=()
-for pkg in "${SYSTEM_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "setup: installing system packages: ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash scripts/install-missing.sh setup "${SYSTEM_PACKAGES[@]}"
 
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   if ! "$PYTHON" -m venv --help >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv python3-dev >/dev/null
+    bash scripts/install-missing.sh setup python3-venv python3-dev
   fi
   echo "setup: creating .venv with $("$PYTHON" --version)"
   "$PYTHON" -m venv .venv

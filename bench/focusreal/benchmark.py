@@ -434,8 +434,8 @@ def describe_topics() -> dict[str, dict]:
 
 
 def install_packages() -> None:
-    """Install the documentation packages the doc web serves, if missing (bench/focusreal/setup.sh)."""
-    subprocess.run(["bash", str(Path(__file__).with_name("setup.sh")), *packages()], check=True, cwd=PROJECT)
+    """Install the documentation packages the doc web serves, if missing."""
+    subprocess.run(["bash", "scripts/install-missing.sh", "focusreal", *packages()], check=True, cwd=PROJECT)
 
 
 def topic_keys(text: str) -> list[str]:
