@@ -18,10 +18,10 @@ from scrapy.settings import BaseSettings
 from combine_scrapy.access.addresses import PRIVATE_ADDRESS, AddressPolicy, written_non_public
 from combine_scrapy.access.politeness import HostPace
 from combine_scrapy.access.urls import UrlChecker, host_of
-from combine_scrapy.faults import CrawlFault
+from combine_scrapy.faults import OUTAGE_PATIENCE, CrawlFault
 from combine_scrapy.frontier import LEASE_SECONDS, Frontier, FrontierEntry
 from combine_scrapy.frontier.pagerank import pagerank
-from combine_scrapy.frontier.redis import OUTAGE_PATIENCE, RedisFrontier
+from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.frontier.strategy import strategy_named
 from combine_scrapy.job import ONE_WORD_HOST, Job, one_word_host
@@ -92,19 +92,20 @@ class CrawlContext:
         max_urls_per_host: int | None = None,
         redis_url: str | None = None,
         lease_seconds: float = LEASE_SECONDS,
-        redis_outage_patience: float = OUTAGE_PATIENCE,
+        outage_patience: float = OUTAGE_PATIENCE,
         mysql_url: str | None = None,
         settings=None,
     ) -> CrawlContext:
         """Open the job's backends: the frontier in Redis when ``redis_url`` is given (shared by
         every harvester), the records in MySQL when ``mysql_url`` is, else both in ``data_dir/<job>/``;
         the job's maxUrlsPerHost wins over the setting. The Redis client is made from the Scrapy
-        ``settings`` as scrapy-redis makes it (REDIS_URL, REDIS_PARAMS)."""
+        ``settings`` as scrapy-redis makes it (REDIS_URL, REDIS_PARAMS). Either server, when it cannot be
+        reached, is waited for ``outage_patience`` seconds."""
         directory = Path(data_dir) / job.name
         if redis_url:
             frontier = RedisFrontier.from_settings(
                 settings if settings is not None else {"REDIS_URL": redis_url}, job.name,
-                max_attempts=job.fetching.harvest_retries, outage_patience=redis_outage_patience,
+                max_attempts=job.fetching.harvest_retries, outage_patience=outage_patience,
                 lease_seconds=lease_seconds, lease_ahead=True,
             )
         else:
@@ -113,7 +114,7 @@ class CrawlContext:
         return cls(
             job=job,
             frontier=frontier,
-            store=open_store(job.name, data_dir, mysql_url),
+            store=open_store(job.name, data_dir, mysql_url, outage_patience=outage_patience),
             max_urls_per_host=job.crawling.max_urls_per_host or max_urls_per_host,
             link_scorer=link_scorer_for(job, url_checker),
             lease_seconds=lease_seconds,
@@ -121,20 +122,20 @@ class CrawlContext:
         )
 
     @classmethod
-    def from_settings(cls, settings: BaseSettings, job: Job, *, redis_outage_patience: float | None = None) -> CrawlContext:
+    def from_settings(cls, settings: BaseSettings, job: Job, *, outage_patience: float | None = None) -> CrawlContext:
         """Open the job's backends where the Scrapy settings put them, as every harvester and command of the job does:
         COMBINE_DATA_DIR, REDIS_URL (with REDIS_PARAMS), MYSQL_URL, COMBINE_LEASE_SECONDS,
-        COMBINE_MAX_URLS_PER_HOST, and COMBINE_REDIS_OUTAGE_PATIENCE unless ``redis_outage_patience`` is given
-        (a command gives up on Redis sooner than a harvester)."""
-        if redis_outage_patience is None:
-            redis_outage_patience = settings.getfloat("COMBINE_REDIS_OUTAGE_PATIENCE")
+        COMBINE_MAX_URLS_PER_HOST, and COMBINE_OUTAGE_PATIENCE unless ``outage_patience`` is given
+        (a command gives up on Redis and MySQL sooner than a harvester)."""
+        if outage_patience is None:
+            outage_patience = settings.getfloat("COMBINE_OUTAGE_PATIENCE")
         return cls.open(
             job,
             data_directory(settings),
             max_urls_per_host=settings.getint("COMBINE_MAX_URLS_PER_HOST") or None,
             redis_url=settings.get("REDIS_URL"),
             lease_seconds=settings.getfloat("COMBINE_LEASE_SECONDS"),
-            redis_outage_patience=redis_outage_patience,
+            outage_patience=outage_patience,
             mysql_url=settings.get("MYSQL_URL"),
             settings=settings,
         )

@@ -323,6 +323,22 @@ class CrawlFaults(CrawlComponent):
             stop_crawl(self.crawler, failure.value)
 
 
+def summary_head(job: str, stats: dict, reason: str) -> list[str]:
+    """The first lines of a crawl's summary: how it finished, what it fetched."""
+    relevant = stats.get("topic/relevant", 0)
+    rate = format_rate(harvest_rate(relevant, relevant + stats.get("topic/irrelevant", 0)))
+    return [
+        f"== combine-scrapy: job {job} finished ({reason}) ==",
+        f"pages fetched: {stats.get(PAGES_STAT, 0)}   relevant: {relevant}   harvest rate: {rate}",
+    ]
+
+
+def fault_summary(job: str, stats: dict, reason: str, why: str | None) -> str:
+    """The summary of a crawl stopped before it was done (a fault, or a signal before the crawl started): only
+    what this process counted, and why it stopped (its backends may not answer)."""
+    return "\n".join([*summary_head(job, stats, reason), f"stopped: {why}"])
+
+
 class HarvestSummary(CrawlComponent):
     """Print what the crawl did when it ends: fetched, relevant, stored, harvest rate, and where it went."""
 
@@ -342,14 +358,10 @@ class HarvestSummary(CrawlComponent):
         """What the crawl did; after a fault, only what this process counted (its backends may not answer)."""
         fetched = stats.get(PAGES_STAT, 0)
         relevant = stats.get("topic/relevant", 0)
-        rate = format_rate(harvest_rate(relevant, relevant + stats.get("topic/irrelevant", 0)))
         job = context.job.name
-        head = [
-            f"== combine-scrapy: job {job} finished ({reason}) ==",
-            f"pages fetched: {fetched}   relevant: {relevant}   harvest rate: {rate}",
-        ]
         if reason in FAULT_REASONS:
-            return "\n".join([*head, f"stopped: {stats.get('fault/message')}"])
+            return fault_summary(job, stats, reason, stats.get("fault/message"))
+        head = summary_head(job, stats, reason)
         if reason == SATURATED:
             head.append(f"saturated (StopWhenSaturated = {context.job.crawling.stop_when_saturated}): "
                         f"{stats.get('saturation/reason')}")

@@ -1,6 +1,7 @@
 """Faults a crawl cannot go on after, and how they stop it.
 
-A full disk, a damaged or read-only file, a Redis that stays unreachable, or a
+A full disk, a damaged or read-only file, a Redis or MySQL that stays unreachable (a server away for less
+than OUTAGE_PATIENCE is waited for), or a
 frontier that vanished from Redis make every further fetch useless or harmful (fetched pages could not be
 stored, or would be fetched again from nothing). Such a fault is a
 :class:`CrawlFault`: the crawl logs one line naming what failed and what to do,
@@ -14,8 +15,12 @@ from __future__ import annotations
 import errno
 import functools
 import logging
+import signal
 import sqlite3
-from collections.abc import Callable, Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, Self, TypeVar, overload
 
@@ -34,6 +39,10 @@ _CursorT = TypeVar("_CursorT", bound=sqlite3.Cursor)
 
 #: Exit status of a crawl stopped by a CrawlFault.
 FAULT_EXIT_STATUS = 1
+
+#: Seconds a harvester waits out a Redis or MySQL server that is restarted or unreachable, retrying with back-off,
+#: before it gives up (COMBINE_OUTAGE_PATIENCE).
+OUTAGE_PATIENCE = 600.0
 
 
 class CrawlFault(Exception):
@@ -57,7 +66,73 @@ class FrontierVanished(CrawlFault):
 
 
 #: Close reasons that mean the crawl stopped on a fault, not because it was done or asked to stop.
-FAULT_REASONS = frozenset({"storage_full", "storage_error", FrontierVanished.reason, "frontier_unreachable"})
+FAULT_REASONS = frozenset({"storage_full", "storage_error", FrontierVanished.reason, "frontier_unreachable",
+                           "records_unreachable"})
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM came while a crawl was being prepared (see :func:`interrupting_signals`). A
+    BaseException, as KeyboardInterrupt is: no ``except Exception`` on the way takes it for an error."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signal = signal.Signals(signum)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise Interrupted(signum)
+
+
+@contextmanager
+def interrupting_signals() -> Iterator[None]:
+    """Inside, SIGINT and SIGTERM raise Interrupted wherever the main thread is: a crawl being prepared (its job
+    loaded, a million seeds checked) has no reactor yet to stop, and the default SIGTERM ends the process without
+    a word. A server outage waited out inside (StopSignals) ends as the fault it is instead."""
+    previous = {signum: signal.signal(signum, _interrupt) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+class StopSignals:
+    """Notes SIGINT and SIGTERM while a server outage is waited out, and passes them on to the handlers before
+    (Scrapy's, which stop the crawl once the reactor runs again; not those that raise, Python's KeyboardInterrupt
+    or interrupting_signals', which would cut the wait short without the fault). Only in the main thread, where
+    handlers run."""
+
+    #: Seconds between two looks at whether a signal came.
+    STEP = 0.1
+
+    def __init__(self) -> None:
+        self.received: signal.Signals | None = None
+        self._previous: dict[signal.Signals, object] = {}
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                previous = signal.getsignal(signum)
+                if previous is not None:  # None: installed from C, which cannot be restored
+                    self._previous[signum] = previous
+                    signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)  # type: ignore[arg-type]  # a handler getsignal gave
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.received = signal.Signals(signum)
+        previous = self._previous.get(self.received)
+        if callable(previous) and previous not in (signal.default_int_handler, _interrupt):
+            previous(signum, frame)
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep ``seconds``, or until a signal came."""
+        end = time.monotonic() + seconds
+        while self.received is None and (left := end - time.monotonic()) > 0:
+            time.sleep(min(self.STEP, left))
 
 # SQLite's primary result codes (https://sqlite.org/rescode.html) that no retry mends.
 _SQLITE_PERM, _SQLITE_BUSY, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT = 3, 5, 8, 10, 11

@@ -25,8 +25,9 @@ COMBINE_LEASE_SECONDS = 60
 REDIS_PARAMS = {}
 # Buckets a new Redis frontier spreads its hosts over (each one slot of a Redis Cluster); a frontier keeps its own.
 COMBINE_REDIS_BUCKETS = 32
-# Seconds a harvester waits out a Redis restart or outage (retrying with back-off) before it fails.
-COMBINE_REDIS_OUTAGE_PATIENCE = 600
+# Seconds a harvester waits out a Redis or MySQL restart or outage, at its start or later (retrying with back-off,
+# a log line each time), before it fails; Ctrl-C or SIGTERM ends the wait at once.
+COMBINE_OUTAGE_PATIENCE = 600
 # A harvester sharing a Redis frontier looks for work the others marked at least this often (seconds).
 COMBINE_SHARED_POLL_INTERVAL = 1.0
 # PageRank strategies: recompute the ranks after this many hand-outs.

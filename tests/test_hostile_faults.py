@@ -8,8 +8,12 @@
 | frontier.sqlite read-only | error naming the file as not writable, exit 1 |
 | records.sqlite read-only | the same |
 | data directory cannot be made | error naming the directory, exit 1 |
-| MariaDB down at start | `error: cannot reach MySQL`, exit 1 |
-| MariaDB wrong credentials | `error: cannot reach MySQL: ... Access denied`, exit 1 |
+| MariaDB down at start | waited for (`MySQL unreachable ... waited N s of P`), then `error: cannot reach MySQL`, the summary, exit 1 |
+| MariaDB down at start, SIGTERM or SIGINT while waiting | the wait ends at once, summary printed, exit 1 |
+| MariaDB wrong credentials | `error: cannot reach MySQL: ... Access denied`, exit 1 at once |
+| MariaDB gone mid-crawl (a cut proxy) | waited for, `MySQL reachable again`, the crawl goes on |
+| MariaDB gone mid-crawl, SIGTERM while waiting | exit within 5 s, summary, not running; the next crawl stores every page once |
+| SIGTERM or SIGINT while a 200,000-line seeds.txt is checked | exit within 5 s with the summary |
 | Redis down at start | `Redis unreachable for N s ...`, exit 1 |
 | Redis down, SIGTERM or SIGINT while waiting | the wait ends at once, summary printed, exit 1 |
 | Redis wrong password | `Redis refused the user name or password`, exit 1 at once |
@@ -36,9 +40,11 @@ import time
 import uuid
 from pathlib import Path
 
+import MySQLdb
 import pytest
 import redis
 from conftest import PROJECT, SCRAPY, JobDir, free_port
+from crawling import crawl_command
 from harvesters import (
     TOPIC,
     delete_job_keys,
@@ -51,6 +57,7 @@ from harvesters import (
     stored_urls,
     wait_for,
 )
+from tcpproxy import TcpProxy
 from test_store import MYSQL_URL, drop_mysql_tables, mysql_admin
 
 from combine_scrapy.frontier.redis import RedisFrontier
@@ -168,15 +175,160 @@ def test_a_data_directory_that_cannot_be_made_is_one_line(crawled, tmp_path):
 
 @pytest.mark.services
 @pytest.mark.parametrize("url, says", [
-    ("mysql://root@127.0.0.1:1/test", "error: cannot reach MySQL: "),
+    ("mysql://root:wrong@127.0.0.1:1/test", "error: cannot reach MySQL: MySQL at mysql://root:***@127.0.0.1:1/test"),
     ("mysql://nobody:wrong@127.0.0.1:3306/test", "Access denied"),
 ])
 def test_mariadb_down_or_refusing_at_start_is_one_line(crawled, tmp_path, url, says):
+    """Down: waited for COMBINE_OUTAGE_PATIENCE (before: one line at once, while Redis was waited for 600 s);
+    refusing the user or password: one line at once."""
     job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
-    result = job_dir.run_crawl("-s", f"MYSQL_URL={url}")
+    result = job_dir.run_crawl("-s", f"MYSQL_URL={url}", "-s", "COMBINE_OUTAGE_PATIENCE=2")
     assert result.returncode == 1
-    assert says in result.stderr and "Traceback" not in result.stderr
-    assert "wrong" not in result.stderr  # the password is not printed
+    assert says in result.stderr and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert "wrong" not in result.stderr + result.stdout  # the password is not printed
+    if ":1/" in url:
+        assert re.search(r"MySQL unreachable \(.*\): waited 0 s of 2, retry 1 in 0.25 s \(Ctrl-C stops\)", result.stderr)
+        assert "== combine-scrapy: job t finished (records_unreachable) ==" in result.stdout
+
+
+#: A MariaDB user with a password, which no log line, summary or message may show.
+OUTAGE_USER, OUTAGE_PASSWORD = "combine_outage", "outage-pw-7c1d"
+
+
+@pytest.fixture(scope="module")
+def mysql_user():
+    with mysql_admin() as db:
+        cursor = db.cursor()
+        cursor.execute(f"CREATE USER IF NOT EXISTS '{OUTAGE_USER}'@'%' IDENTIFIED BY '{OUTAGE_PASSWORD}'")
+        cursor.execute(f"GRANT ALL PRIVILEGES ON test.* TO '{OUTAGE_USER}'@'%'")
+    return f"mysql://{OUTAGE_USER}:{OUTAGE_PASSWORD}@127.0.0.1:{{port}}/test"
+
+
+def start_crawl(command: list[str], tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path, Path]:
+    """The crawl's process, its log (stderr) and its output (stdout: the summary)."""
+    log, out = tmp_path / f"{name}.log", tmp_path / f"{name}.out"
+    with log.open("w") as stderr, out.open("w") as stdout:
+        return subprocess.Popen(command, cwd=PROJECT, stdout=stdout, stderr=stderr), log, out
+
+
+def stopped_within(process: subprocess.Popen, signum: signal.Signals, seconds: float) -> float:
+    """Send ``signum``; how long the process took to end (it is killed after ``seconds`` * 6)."""
+    signalled = time.monotonic()
+    process.send_signal(signum)
+    try:
+        process.wait(timeout=seconds * 6)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    return time.monotonic() - signalled
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_the_wait_for_an_unreachable_mysql_at_start_with_the_summary(crawled, tmp_path, signum):
+    """Before: one line at once, whatever the outage; now the harvester waits (600 s by default) as for Redis."""
+    job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
+    url = f"mysql://{OUTAGE_USER}:{OUTAGE_PASSWORD}@127.0.0.1:{free_port('127.0.0.1')}/test"  # nothing listens
+    process, log, out = start_crawl(harvester_command(job_dir, None, f"MYSQL_URL={url}"), tmp_path, "crawl")
+    try:
+        wait_for(lambda: "MySQL unreachable" in log.read_text(), 60, "the wait for MySQL")
+        took = stopped_within(process, signum, 5)
+    finally:
+        process.kill()
+        process.wait()
+    text, summary = log.read_text(), out.read_text()
+    assert took < 5 and process.returncode == 1, text[-3000:]
+    assert re.search(r"waited \d+ s of 600, retry 1 in [\d.]+ s \(Ctrl-C stops\)", text)
+    assert f"unreachable, and {signum.name} came while waiting for it" in text
+    assert "== combine-scrapy: job t finished (records_unreachable) ==" in summary
+    assert OUTAGE_PASSWORD not in text + summary and "Traceback" not in text
+    assert not list((job_dir.data / job_dir.name).rglob("*.pid"))   # not listed as running
+
+
+def mysql_urls(prefix: str) -> list[str]:
+    """The URLs on the job's records in MariaDB (none while its tables are not made yet)."""
+    with mysql_admin() as db:
+        cursor = db.cursor()
+        try:
+            cursor.execute(f"SELECT url FROM `{prefix}record_urls`")
+        except MySQLdb.ProgrammingError:  # no such table yet
+            return []
+        return [url for (url,) in cursor.fetchall()]
+
+
+@pytest.mark.services
+def test_mysql_going_away_mid_crawl_is_waited_out_and_sigterm_ends_the_wait(tmp_path, mysql_user):
+    """MariaDB behind a proxy the test cuts: the first outage is waited out and the crawl goes on; SIGTERM
+    during the second ends the crawl within 5 s with the summary. Nothing stored is lost, the next crawl
+    stores every page once, and the password is in no log line. Before: a write waited 60 s with the
+    reactor blocked and SIGTERM unheard, then the item failed and the crawl went on without its records."""
+    hosts = [f"127.0.0.{n}" for n in range(104, 107)]
+    port = free_port(hosts[0])
+    sites = hosts_web(hosts, port, 40)
+    for site in sites.values():
+        for page in site.values():
+            page.delay = 0.2  # the crawl lasts long enough for two outages
+    job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name=f"outage{uuid.uuid4().hex[:8]}")
+    prefix = table_prefix(job_dir.name)
+    try:
+        with LoopbackWeb(sites, port=port) as served, TcpProxy(("127.0.0.1", 3306)) as proxy:
+            job_dir.write("WaitIntervalHost = 0.05\nAllowPrivateAddresses = 1\n", TOPIC, [served.url(hosts[0])])
+            command = harvester_command(job_dir, None, f"MYSQL_URL={mysql_user.format(port=proxy.port)}",
+                                        "COMBINE_LEASE_SECONDS=1")
+            first, log, out = start_crawl(command, tmp_path, "first")
+            wait_for(lambda: len(mysql_urls(prefix)) >= 5 or first.poll() is not None, 60, "5 records")
+            proxy.cut()
+            wait_for(lambda: "MySQL unreachable" in log.read_text() or first.poll() is not None, 60, "the wait")
+            time.sleep(2)
+            proxy.restore()
+            wait_for(lambda: "MySQL reachable again" in log.read_text() or first.poll() is not None, 60, "reconnecting")
+            stored = len(mysql_urls(prefix))
+            wait_for(lambda: len(mysql_urls(prefix)) > stored or first.poll() is not None, 60, "the crawl to go on")
+            proxy.cut()
+            waits = log.read_text().count("retry 1 in")
+            wait_for(lambda: log.read_text().count("retry 1 in") > waits or first.poll() is not None, 60, "a 2nd wait")
+            took = stopped_within(first, signal.SIGTERM, 5)
+            text, summary = log.read_text(), out.read_text()
+            assert took < 5 and first.returncode == 1, text[-3000:]
+            assert "unreachable, and SIGTERM came while waiting for it" in text, text[-3000:]
+            assert "== combine-scrapy: job " in summary and "finished (records_unreachable) ==" in summary
+            assert not list((job_dir.data / job_dir.name).rglob("*.pid"))
+            status = job_dir.scrapy("status", job_dir.name, "-s", f"MYSQL_URL={MYSQL_URL}")
+            assert "harvesters:      0 running here" in status.stdout, status.stdout + status.stderr
+            proxy.restore()
+            kept = mysql_urls(prefix)
+            second, second_log, _ = start_crawl(command, tmp_path, "second")
+            second.wait(timeout=120)
+            fetched = page_fetches(list(served.hits))
+        assert second.returncode == 0, second_log.read_text()[-3000:]
+        assert OUTAGE_PASSWORD not in text + summary + second_log.read_text()
+        assert "Traceback" not in second_log.read_text()
+        urls = mysql_urls(prefix)
+        assert set(kept) <= set(urls)                                   # nothing stored was lost
+        assert len(urls) == len(set(urls)) == len(expected_urls(sites))  # every page stored once
+        assert set(fetched) == expected_urls(sites)
+    finally:
+        drop_mysql_tables(prefix)
+
+
+def test_a_signal_while_a_big_seeds_file_is_checked_ends_the_crawl_with_the_summary(tmp_path):
+    """200,000 seeds take seconds to check against the URL rules when the job loads, before Scrapy stands (its
+    handlers stand once the reactor runs). Before: SIGTERM there ended the process at once without a word (status
+    -15), SIGINT with a traceback; and the spider loaded the job a second time."""
+    port = free_port("127.0.0.2")
+    job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data")
+    job_dir.write("WaitIntervalHost = 1000\nAllowPrivateAddresses = 1\n", TOPIC,
+                  [f"http://127.0.0.2:{port}/s{n}.html" for n in range(200_000)])
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        process, log, out = start_crawl(crawl_command(job_dir), tmp_path, signum.name)
+        wait_for(lambda: "Scrapy" in log.read_text() and "started" in log.read_text(), 60, "the command to start")
+        time.sleep(1)
+        assert process.poll() is None   # still checking the seeds
+        took = stopped_within(process, signum, 5)
+        summary = out.read_text()
+        assert took < 5 and process.returncode == 0, log.read_text()[-3000:]
+        assert "== combine-scrapy: job t finished (shutdown) ==" in summary
+        assert f"stopped: {signum.name} came while the job was loading, before the crawl started" in summary
+        assert "Traceback" not in log.read_text()
 
 
 @pytest.mark.services
@@ -188,7 +340,7 @@ def test_mariadb_down_or_refusing_at_start_is_one_line(crawled, tmp_path, url, s
 def test_redis_down_refusing_or_misnamed_at_start_is_one_line(crawled, tmp_path, url, status, says):
     job_dir = JobDir(topics=crawled.topics, data=tmp_path / "data", name=crawled.name)
     started = time.monotonic()
-    result = job_dir.run_crawl("-s", f"REDIS_URL={url}", "-s", "COMBINE_REDIS_OUTAGE_PATIENCE=1")
+    result = job_dir.run_crawl("-s", f"REDIS_URL={url}", "-s", "COMBINE_OUTAGE_PATIENCE=1")
     assert result.returncode == status, result.stderr[-3000:]
     assert says in result.stderr and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert time.monotonic() - started < 60

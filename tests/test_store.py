@@ -16,7 +16,13 @@ import pytest
 from combine_scrapy.document import neardup
 from combine_scrapy.records.record import Record, RecordLink, TopicClass, content_key
 from combine_scrapy.records.store import Deletion, Stored, open_store
-from combine_scrapy.records.store.mysql import TABLES, MysqlRecordStore, connection_arguments, table_prefix
+from combine_scrapy.records.store.mysql import (
+    TABLES,
+    MysqlRecordStore,
+    MysqlUnavailable,
+    connection_arguments,
+    table_prefix,
+)
 from combine_scrapy.records.store.sql import SCHEMA_VERSION, compress, compress_document, inflate_document, url_hash
 from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
@@ -558,8 +564,14 @@ def test_server_away_for_a_while_is_waited_for_and_then_given_up_on(mysql_backen
     store.reconnect_timeout = 0.5
     store._arguments["port"] = 1
     kill(store.connection_id)
-    with pytest.raises(MySQLdb.OperationalError):
+    with pytest.raises(MysqlUnavailable, match=r"unreachable for \d+ s .*nothing stored is lost"):
         store.store(record("http://a/3", text="third text"))
+    store._arguments["port"] = port
+    started = time.monotonic()
+    with pytest.raises(MysqlUnavailable, match="unreachable for 0 s"):  # given up on: tried once, not waited for
+        store._arguments["port"] = 1
+        store.count()
+    assert time.monotonic() - started < 0.5
     store._arguments["port"] = port
 
 

@@ -5,7 +5,9 @@ wrong, and exit status 2, instead of a traceback from inside the engine. A
 crawl that ends for want of a usable seed exits with status 2 as well. A
 crawl stopped by a fault (a full disk, a vanished frontier: see
 combine_scrapy.faults) exits with status 1, so scripts and ``scrapy harvest``
-see that it did not finish.
+see that it did not finish. SIGINT or SIGTERM while the job loads (a big
+seeds.txt takes a while to check) or its stores open ends the command at
+once with the summary; the job is loaded once, here, and handed to the spider.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import redis
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from combine_scrapy.context import CrawlContext
-from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault
+from combine_scrapy.extensions import fault_summary
+from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault, Interrupted, interrupting_signals
 from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
 from combine_scrapy.spiders.focused import NAME_THE_JOB, NO_USABLE_SEED, FocusedSpider
 
@@ -31,10 +34,18 @@ class Command(ScrapyCrawlCommand):
             try:
                 if not opts.spargs.get("job"):
                     raise CommandError(NAME_THE_JOB, exitcode=2)
-                self._check_backends(load_checked_job(opts.spargs["job"], self.settings))
+                with interrupting_signals():
+                    job = load_checked_job(opts.spargs["job"], self.settings)
+                    self._check_backends(job)
             except CommandError as e:
                 print_error(self, e)
                 return
+            except Interrupted as stop:
+                print(fault_summary(opts.spargs["job"], {}, "shutdown",
+                                    f"{stop.signal.name} came while the job was loading, before the crawl started: "
+                                    "nothing was fetched"), flush=True)
+                return
+            opts.spargs["job"] = job  # not loaded again by the spider
         super().run(args, opts)
         reason = self.crawler.stats.get_value("finish_reason") if self.crawler is not None else None
         if reason == NO_USABLE_SEED:
@@ -55,6 +66,9 @@ class Command(ScrapyCrawlCommand):
         try:
             CrawlContext.from_settings(self.settings, job).close()
         except CrawlFault as e:
+            if isinstance(e, ConnectionError):  # MySQL unreachable for the outage patience, or a signal came meanwhile
+                print(fault_summary(job.name, {}, e.reason, str(e)), flush=True)
+                raise CommandError(f"cannot reach MySQL: {e}", exitcode=FAULT_EXIT_STATUS) from e
             raise CommandError(str(e), exitcode=FAULT_EXIT_STATUS) from e
         except ValueError as e:  # a malformed MYSQL_URL; the message names it
             raise CommandError(str(e), exitcode=2) from e

@@ -80,9 +80,7 @@ import math
 import os
 import random
 import re
-import signal
 import socket
-import threading
 import time
 import uuid
 import zlib
@@ -98,7 +96,7 @@ from scrapy.utils.misc import load_object
 from scrapy_redis.connection import get_redis_from_settings
 
 from combine_scrapy.access.urls import host_of
-from combine_scrapy.faults import CrawlFault, FrontierVanished, StorageFault
+from combine_scrapy.faults import OUTAGE_PATIENCE, CrawlFault, FrontierVanished, StopSignals, StorageFault
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierCounts, FrontierEntry, MarkResult
 from combine_scrapy.frontier.strategy import (
     STRIDE_POWER,
@@ -111,9 +109,6 @@ from combine_scrapy.frontier.strategy import (
 )
 
 logger = logging.getLogger(__name__)
-
-#: Seconds a harvester keeps retrying while Redis is restarted or unreachable, before it gives up.
-OUTAGE_PATIENCE = 600.0
 
 #: Seconds between two looks at the job marker while the frontier has work (with none, every time).
 MARKER_CHECK_INTERVAL = 1.0
@@ -223,7 +218,7 @@ class OutageRetry(Retry):
 
     def call_with_retry(self, do, fail, is_retryable=None, with_failure_count=False):
         failures, started = 0, None
-        with _StopSignals() as stop:
+        with StopSignals() as stop:
             while True:
                 try:
                     result = do()
@@ -256,43 +251,6 @@ class OutageRetry(Retry):
                         logger.warning("Redis reachable again after %.1f s and %d retries", time.monotonic() - started,
                                        failures)
                     return result
-
-
-class _StopSignals:
-    """Notes SIGINT and SIGTERM while a Redis outage is waited out, and passes them on to the handlers before
-    (Scrapy's, which stop the crawl once the reactor runs again). Only in the main thread, where handlers run."""
-
-    #: Seconds between two looks at whether a signal came.
-    STEP = 0.1
-
-    def __init__(self) -> None:
-        self.received: signal.Signals | None = None
-        self._previous: dict[signal.Signals, object] = {}
-
-    def __enter__(self) -> _StopSignals:
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                previous = signal.getsignal(signum)
-                if previous is not None:  # None: installed from C, which cannot be restored
-                    self._previous[signum] = previous
-                    signal.signal(signum, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for signum, previous in self._previous.items():
-            signal.signal(signum, previous)  # type: ignore[arg-type]  # a handler getsignal gave
-
-    def _handle(self, signum: int, frame: object) -> None:
-        self.received = signal.Signals(signum)
-        previous = self._previous.get(self.received)
-        if callable(previous):
-            previous(signum, frame)
-
-    def sleep(self, seconds: float) -> None:
-        """Sleep ``seconds``, or until a signal came."""
-        end = time.monotonic() + seconds
-        while self.received is None and (left := end - time.monotonic()) > 0:
-            time.sleep(min(self.STEP, left))
 
 
 def bucket_of(host: str, buckets: int) -> int:

@@ -195,7 +195,7 @@ def opening_errors_as_command_errors() -> Iterator[None]:
 def open_context(job: Job, settings) -> Iterator[CrawlContext]:
     """Open the job's backends from the settings (REDIS_URL, MYSQL_URL, else the data dir).
 
-    A command does not wait out a Redis outage as a harvester does: an
+    A command does not wait out a Redis or MySQL outage as a harvester does: an
     unreachable or misnamed server is one CommandError line at once.
     """
     redis_url = settings.get("REDIS_URL")
@@ -205,7 +205,7 @@ def open_context(job: Job, settings) -> Iterator[CrawlContext]:
         except ValueError as e:
             raise CommandError(f"bad REDIS_URL {redis_url!r}: {e}", exitcode=2) from e
     with opening_errors_as_command_errors():
-        context = CrawlContext.from_settings(settings, job, redis_outage_patience=0)
+        context = CrawlContext.from_settings(settings, job, outage_patience=0)
     try:
         if redis_url:
             context.frontier.server.ping()

@@ -25,7 +25,7 @@ from combine_scrapy.extensions import PAGES_STAT
 from combine_scrapy.faults import CrawlFault, stop_crawl
 from combine_scrapy.frontier import FrontierEntry, Outcome
 from combine_scrapy.items import Fetch
-from combine_scrapy.job import JobConfigError, load_job
+from combine_scrapy.job import Job, JobConfigError, load_job
 from combine_scrapy.middlewares import RobotsDisallowed, RobotsPending, UrlRejected
 from combine_scrapy.stores import record_stores
 
@@ -128,11 +128,13 @@ class FocusedSpider(scrapy.Spider):
             if (settings.getpriority(name) or 0) < SETTINGS_PRIORITIES["cmdline"]:
                 settings.set(name, {**components, **settings.getdict(name)}, priority="spider")
 
-    def __init__(self, job: str | None = None, max_pages: str | None = None, continuous: str = "0", **kwargs):
+    def __init__(self, job: str | Job | None = None, max_pages: str | None = None, continuous: str = "0", **kwargs):
+        """``job``: its name, or the job itself when ``scrapy crawl`` has loaded it already."""
         super().__init__(**kwargs)
         if not job:
             raise UsageError(NAME_THE_JOB)
-        self.job_name = job
+        self.loaded_job = job if isinstance(job, Job) else None
+        self.job_name = job.name if isinstance(job, Job) else job
         self.max_pages = int(max_pages) if max_pages else None
         self.continuous = continuous.lower() in ("1", "yes", "true")
 
@@ -141,7 +143,7 @@ class FocusedSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         try:
-            job = load_job(spider.job_name, settings.get("COMBINE_TOPICS_DIR"))
+            job = spider.loaded_job or load_job(spider.job_name, settings.get("COMBINE_TOPICS_DIR"))
         except JobConfigError as e:
             raise UsageError(f"bad job: {e}") from e
         for name, value in render.crawl_settings(job, settings).items():

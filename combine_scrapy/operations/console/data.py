@@ -175,8 +175,9 @@ class ConsoleData:
 
     @classmethod
     def open(cls, job: Job, settings) -> ConsoleData:
-        """The job's backends where the settings put them; a Redis outage is waited out 5 s, not a harvester's 10 min."""
-        context = CrawlContext.from_settings(settings, job, redis_outage_patience=5)
+        """The job's backends where the settings put them; a Redis or MySQL outage is waited out 5 s, not a
+        harvester's 10 min."""
+        context = CrawlContext.from_settings(settings, job, outage_patience=5)
         return cls(job, context, data_directory(settings))
 
     def close(self) -> None:

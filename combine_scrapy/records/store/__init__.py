@@ -139,15 +139,21 @@ class RecordStore(RecordWriter, RecordReader, RecordSearch, RecordMaintenance, P
     def close(self) -> None: ...
 
 
-def open_store(job: str, data_dir: str | Path, mysql_url: str | None = None, *, create: bool = True) -> RecordStore:
+def open_store(job: str, data_dir: str | Path, mysql_url: str | None = None, *, create: bool = True,
+               outage_patience: float | None = None) -> RecordStore:
     """The job's record store: its tables in MySQL when ``mysql_url`` is given, else ``data_dir/<job>/records.sqlite``.
 
     With ``create=False`` a job without records raises FileNotFoundError instead of starting an empty file.
+    ``outage_patience``: seconds a MySQL server that cannot be reached is waited for, at the start and later
+    (a harvester's COMBINE_OUTAGE_PATIENCE); without it, not at the start and up to a minute later.
     """
     if mysql_url:
         from combine_scrapy.records.store.mysql import MysqlRecordStore  # MySQLdb only when asked for
 
-        return MysqlRecordStore.from_url(mysql_url, job)
+        if outage_patience is None:
+            return MysqlRecordStore.from_url(mysql_url, job)
+        return MysqlRecordStore.from_url(mysql_url, job, reconnect_timeout=outage_patience,
+                                         connect_patience=outage_patience)
     from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
     path = Path(data_dir) / job / RECORDS_FILE

@@ -6,8 +6,11 @@ database. Text is utf8mb4, so any crawled character fits.
 
 Every operation is one InnoDB transaction, retried whole when the connection
 is lost (a server restarted, a connection killed): the store reconnects,
-waiting up to ``reconnect_timeout`` seconds for the server, and runs the
-transaction again. A transaction cut off before its COMMIT was rolled back by
+waiting up to ``reconnect_timeout`` seconds for the server (a harvester:
+COMBINE_OUTAGE_PATIENCE, also when the server cannot be reached at its start),
+logging how long it has waited, and runs the transaction again. SIGINT or
+SIGTERM ends the wait at once; the store then gives up (MysqlUnavailable, a
+CrawlFault that stops the crawl) and does not wait again. A transaction cut off before its COMMIT was rolled back by
 the server; one whose COMMIT went through but whose answer was lost finds its
 work done when it runs again (the MD5 and URL keys make every write
 idempotent), so no record is lost or stored twice.
@@ -19,14 +22,14 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import MySQLdb
 
 from combine_scrapy.document import neardup
-from combine_scrapy.faults import StorageFault
+from combine_scrapy.faults import StopSignals, StorageFault
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store.search import index_words
 from combine_scrapy.records.store.sql import PAGE, SCHEMA_VERSION, SqlRecordStore, compress, url_hash
@@ -50,6 +53,8 @@ FATAL = {
     1290: "the database server is read-only: make it writable and run the crawl again",
 }
 RECONNECT_TIMEOUT = 60.0
+#: The longest pause between two attempts to reach a server that is away.
+LONGEST_PAUSE = 8.0
 
 # How a job's tables store their pages ({storage}: one of the two below, by server).
 _TABLE_OPTIONS = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci {storage}"
@@ -183,15 +188,6 @@ _V9 = ["ALTER TABLE {p}records ADD COLUMN main_text LONGBLOB"]
 _V10 = ["ALTER TABLE {p}records ADD COLUMN rendered TINYINT NOT NULL DEFAULT 0"]
 
 
-def retry_delays(timeout: float, first: float = 0.2, longest: float = 5.0) -> Iterator[float]:
-    """Pauses between reconnection attempts: doubling from ``first`` to ``longest``, for ``timeout`` seconds in all."""
-    deadline = time.monotonic() + timeout
-    delay = first
-    while time.monotonic() < deadline:
-        yield min(delay, max(deadline - time.monotonic(), 0))
-        delay = min(delay * 2, longest)
-
-
 def table_prefix(job: str) -> str:
     """``combine_<job>_``; a job name that is not a plain identifier (or is long) gets a hash to stay unique."""
     safe = re.sub(r"\W", "_", job, flags=re.ASCII)
@@ -220,6 +216,7 @@ def connection_arguments(url: str) -> dict[str, Any]:
         "database": unquote(database),
         "charset": "utf8mb4",
         "autocommit": False,
+        "connect_timeout": 5,   # a server that does not answer is an outage, waited out as one that refuses
     }
 
 
@@ -232,27 +229,60 @@ def _redacted(url: str) -> str:
     return parts._replace(netloc=netloc).geturl()
 
 
+class MysqlUnavailable(ConnectionError, StorageFault):
+    """The MySQL server unreachable for longer than the patience, or a signal came while it was waited for: the
+    crawl stops (a CrawlFault); a command reports it as the connection error it also is."""
+
+    reason = "records_unreachable"
+
+    def __init__(self, message: str):
+        ConnectionError.__init__(self, message)
+
+
 class MysqlRecordStore(SqlRecordStore):
     """A job's records in its own tables of a MySQL or MariaDB database."""
 
     placeholder = "%s"
 
-    def __init__(self, arguments: dict[str, Any], job: str, *, location: str, reconnect_timeout: float = RECONNECT_TIMEOUT):
+    def __init__(self, arguments: dict[str, Any], job: str, *, location: str, reconnect_timeout: float = RECONNECT_TIMEOUT,
+                 connect_patience: float = 0.0):
+        """Connect (waiting ``connect_patience`` seconds for a server that cannot be reached yet) and bring the
+        job's tables to the current schema; a lost connection is then waited for ``reconnect_timeout`` seconds."""
         super().__init__()
         self.prefix = table_prefix(job)
         self.location = f"{location} (tables {self.prefix}*)"
         self.reconnect_timeout = reconnect_timeout
         self._arguments = arguments
+        self._gave_up = False   # an outage outlasted the patience (or a signal cut it): no more waiting
+        self._db = None
         try:
-            self._db = self._connect()
+            self._db = self._reach(connect_patience)
         except MySQLdb.Error as e:
             raise ConnectionError(f"{self.location}: cannot connect: {e}") from e
         self.storage = PAGE_COMPRESSED if "mariadb" in self._db.get_server_info().lower() else ROW_COMPRESSED
         self._migrate()
 
     @classmethod
-    def from_url(cls, url: str, job: str, *, reconnect_timeout: float = RECONNECT_TIMEOUT) -> MysqlRecordStore:
-        return cls(connection_arguments(url), job, location=_redacted(url), reconnect_timeout=reconnect_timeout)
+    def from_url(cls, url: str, job: str, *, reconnect_timeout: float = RECONNECT_TIMEOUT,
+                 connect_patience: float = 0.0) -> MysqlRecordStore:
+        return cls(connection_arguments(url), job, location=_redacted(url), reconnect_timeout=reconnect_timeout,
+                   connect_patience=connect_patience)
+
+    def _reach(self, patience: float):
+        """A new connection, waiting up to ``patience`` seconds while the server cannot be reached."""
+        outage: _Outage | None = None
+        while True:
+            try:
+                db = self._connect()
+            except (MySQLdb.OperationalError, MySQLdb.InterfaceError) as e:
+                if not _lost(e):
+                    raise
+                outage = outage or _Outage(self.location, patience, self._gave_up)
+                self._wait(outage, e)
+            else:
+                if outage is not None:
+                    outage.ended()
+                return db
 
     def _connect(self):
         db = MySQLdb.connect(**self._arguments)
@@ -273,7 +303,7 @@ class MysqlRecordStore(SqlRecordStore):
 
     def _write(self, work: Callable[[Any], T]) -> T:
         """Run ``work`` as one transaction; on a lost connection reconnect and run it again."""
-        delays = None
+        outage: _Outage | None = None
         transient = 0
         while True:
             try:
@@ -283,20 +313,18 @@ class MysqlRecordStore(SqlRecordStore):
                 try:
                     result = work(cursor)
                     self._db.commit()
-                    return result
                 except BaseException:
                     self._rollback()
                     raise
+                if outage is not None:
+                    outage.ended()
+                return result
             except (MySQLdb.OperationalError, MySQLdb.InterfaceError, MySQLdb.IntegrityError) as e:
                 code = e.args[0] if e.args else 0
-                if isinstance(e, MySQLdb.InterfaceError) or code in LOST_CONNECTION:
-                    delays = delays or retry_delays(self.reconnect_timeout)
-                    delay = next(delays, None)
-                    if delay is None:
-                        raise
-                    logger.warning("lost the connection to %s (%s); reconnecting in %.1f s", self.location, e, delay)
+                if _lost(e):
                     self._drop_connection()
-                    time.sleep(delay)
+                    outage = outage or _Outage(self.location, self.reconnect_timeout, self._gave_up)
+                    self._wait(outage, e)
                 elif code in TRANSIENT and transient < TRANSIENT_RETRIES:
                     transient += 1
                     logger.info("%s: %s; running the transaction again", self.location, e)
@@ -304,6 +332,14 @@ class MysqlRecordStore(SqlRecordStore):
                     self._raise_fault(e)
             except MySQLdb.Error as e:
                 self._raise_fault(e)
+
+    def _wait(self, outage: _Outage, error: MySQLdb.Error) -> None:
+        """Wait before the next attempt; once the outage outlasts its patience (or a signal came) give up for good."""
+        try:
+            outage.wait(error)
+        except MysqlUnavailable:
+            self._gave_up = True
+            raise
 
     def _raise_fault(self, error: MySQLdb.Error) -> NoReturn:
         """Raise ``error`` as the StorageFault it means (a full disk, a lost server), else as it is."""
@@ -402,6 +438,46 @@ class MysqlRecordStore(SqlRecordStore):
                     )
         finally:
             cursor.execute("SELECT RELEASE_LOCK(%s)", (lock,))
+
+
+def _lost(error: MySQLdb.Error) -> bool:
+    """Whether the error means the server cannot be reached (the connection is gone or cannot be made)."""
+    code = error.args[0] if error.args else 0
+    return isinstance(error, MySQLdb.InterfaceError) or code in LOST_CONNECTION
+
+
+class _Outage:
+    """One stretch of time in which the server cannot be reached, waited out with doubling pauses (up to
+    LONGEST_PAUSE) for ``patience`` seconds, each pause announced in the log; SIGINT or SIGTERM ends it at once.
+    ``gave_up``: an earlier outage already outlasted its patience, so this one is tried once, not waited for."""
+
+    def __init__(self, location: str, patience: float, gave_up: bool = False):
+        self.location = location
+        self.patience = 0.0 if gave_up else patience
+        self.started = time.monotonic()
+        self.failures = 0
+
+    def wait(self, error: MySQLdb.Error) -> None:
+        """After a failed attempt: sleep until the next one, or raise MysqlUnavailable when the patience is spent."""
+        self.failures += 1
+        waited = time.monotonic() - self.started
+        with StopSignals() as stop:
+            if waited < self.patience:
+                pause = min(0.25 * 2 ** (self.failures - 1), LONGEST_PAUSE, self.patience - waited)
+                logger.warning("MySQL unreachable (%s): waited %.0f s of %g, retry %d in %.2f s (Ctrl-C stops)",
+                               error, waited, self.patience, self.failures, pause)
+                stop.sleep(pause)
+                if stop.received is None:
+                    return
+        why = (f"unreachable, and {stop.received.name} came while waiting for it" if stop.received else
+               f"unreachable for {time.monotonic() - self.started:.0f} s")
+        raise MysqlUnavailable(f"MySQL at {self.location} {why} ({error}): start it (or correct MYSQL_URL) and run "
+                               "again; nothing stored is lost") from error
+
+    def ended(self) -> None:
+        """The server answered again."""
+        logger.warning("MySQL reachable again after %.1f s and %d retries", time.monotonic() - self.started,
+                       self.failures)
 
 
 #: (version, what it brings, steps: SQL or a store method run in a transaction) in order.
