@@ -1,7 +1,7 @@
 """Faults a crawl cannot go on after, and how they stop it.
 
-A full disk, a damaged or read-only file, a Redis or MySQL that stays unreachable (a server away for less
-than OUTAGE_PATIENCE is waited for), or a
+A full disk, a damaged or read-only file, a Redis or MySQL that stays
+unreachable (a server away for less than OUTAGE_PATIENCE is waited for), or a
 frontier that vanished from Redis make every further fetch useless or harmful (fetched pages could not be
 stored, or would be fetched again from nothing). Such a fault is a
 :class:`CrawlFault`: the crawl logs one line naming what failed and what to do,
