@@ -8,9 +8,10 @@ one page is fetched, then the host is locked and the crawl ends as idle
 (COMBINE_IDLE_HORIZON=5) once its seeds are marked (it does not end while
 they are being marked). Three runs of ``scrapy crawl`` as a user runs it:
 the first marks the seeds (in batches, the reactor free between them), the
-second finds them marked and does not mark them again, and a third, on a
-fresh data directory, gets SIGTERM while it marks. Writes
-bench/results/seeds.{json,md}.
+second finds them marked and does not mark them again, a third, on a
+fresh data directory, gets SIGTERM while it marks, and a fourth gets SIGTERM
+while the job loads (its seeds checked against the URL rules, before the
+crawl starts). Writes bench/results/seeds.{json,md}.
 """
 
 from __future__ import annotations
@@ -41,6 +42,18 @@ def crawl(topics: Path, data: Path, log: Path) -> subprocess.Popen:
                                 preexec_fn=ends_with_bench())
 
 
+def stopped_after(process: subprocess.Popen, log: Path, mark: str, delay: float) -> float:
+    """Send SIGTERM ``delay`` seconds after ``mark`` is in the log; seconds until the process ended."""
+    deadline = time.monotonic() + 600
+    while mark not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(delay)
+    signalled = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=600)
+    return time.monotonic() - signalled
+
+
 def timed_run(topics: Path, data: Path, log: Path) -> float:
     started = time.monotonic()
     process = crawl(topics, data, log)
@@ -62,16 +75,12 @@ def main() -> None:
         (job / "seeds.txt").write_text("".join(f"{web.url(HOST, f'/s{n}.html')}\n" for n in range(args.seeds)))
         first = timed_run(topics, root / "data", root / "first.log")
         second = timed_run(topics, root / "data", root / "second.log")
-        process = crawl(topics, root / "data3", root / "third.log")
-        deadline = time.monotonic() + 600
-        while "Spider opened" not in (root / "third.log").read_text() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        time.sleep(1)
-        signalled = time.monotonic()
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=600)
-        stopped_after = time.monotonic() - signalled
-    first_log, second_log, third_log = ((root / name).read_text() for name in ("first.log", "second.log", "third.log"))
+        while_marking = stopped_after(crawl(topics, root / "data3", root / "third.log"), root / "third.log",
+                                      "Spider opened", 1)
+        while_loading = stopped_after(crawl(topics, root / "data4", root / "fourth.log"), root / "fourth.log",
+                                      "Scrapy", 5)
+    first_log, second_log, third_log, fourth_log = (
+        (root / name).read_text() for name in ("first.log", "second.log", "third.log", "fourth.log"))
     marked = MARKED.search(first_log)
     result = {
         **environment(f"python -m bench.seeds --seeds {args.seeds}"),
@@ -80,9 +89,12 @@ def main() -> None:
         "seeds_marked_seconds": float(marked.group(2)) if marked else None,
         "second_run_seconds": round(second, 1),
         "second_run_marked_again": "not marked again" not in second_log,
-        "sigterm_while_marking_exit_seconds": round(stopped_after, 2),
+        "sigterm_while_marking_exit_seconds": round(while_marking, 2),
         "sigterm_summary_printed": "== combine-scrapy: job t finished" in third_log,
-        "closed_database_errors": sum(log.count("Cannot operate on a closed database") for log in (first_log, second_log, third_log)),
+        "sigterm_while_loading_exit_seconds": round(while_loading, 2),
+        "sigterm_while_loading_summary_printed": "== combine-scrapy: job t finished" in fourth_log
+        and "Spider opened" not in fourth_log,
+        "closed_database_errors": sum(log.count("Cannot operate on a closed database") for log in (first_log, second_log, third_log, fourth_log)),
     }
     rows = [
         ("seeds in seeds.txt", f"{args.seeds:,}"),
@@ -92,7 +104,10 @@ def main() -> None:
         ("second run marked the seeds again", "yes" if result["second_run_marked_again"] else "no"),
         ("SIGTERM 1 s after 'Spider opened' (marking): exit after", f"{result['sigterm_while_marking_exit_seconds']} s"),
         ("summary printed after that SIGTERM", "yes" if result["sigterm_summary_printed"] else "no"),
-        ("'Cannot operate on a closed database' in the three logs", str(result["closed_database_errors"])),
+        ("SIGTERM 5 s after the start (the job loading, its seeds checked): exit after",
+         f"{result['sigterm_while_loading_exit_seconds']} s"),
+        ("summary printed after that SIGTERM, before the crawl started", "yes" if result["sigterm_while_loading_summary_printed"] else "no"),
+        ("'Cannot operate on a closed database' in the four logs", str(result["closed_database_errors"])),
     ]
     body = ["", "| figure | value |", "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)]
     write_report("seeds", result, "A million seeds: marked in batches, once", body)
