@@ -98,9 +98,9 @@ def interrupting_signals() -> Iterator[None]:
 
 class StopSignals:
     """Notes SIGINT and SIGTERM while a server outage is waited out, and passes them on to the handlers before
-    (Scrapy's, which stop the crawl once the reactor runs again; not those that raise, Python's KeyboardInterrupt
-    or interrupting_signals', which would cut the wait short without the fault). Only in the main thread, where
-    handlers run."""
+    (Scrapy's, which stop the crawl once the reactor runs again). A handler that raises (Python's
+    KeyboardInterrupt, interrupting_signals') would cut the wait short without the fault: it is called on
+    leaving, unless a fault is leaving too. Only in the main thread, where handlers run."""
 
     #: Seconds between two looks at whether a signal came.
     STEP = 0.1
@@ -118,9 +118,14 @@ class StopSignals:
                     signal.signal(signum, self._handle)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)  # type: ignore[arg-type]  # a handler getsignal gave
+        if exc_type is None and self.received is not None:
+            if self._previous.get(self.received) is signal.default_int_handler:
+                signal.default_int_handler(self.received, None)
+            elif self._previous.get(self.received) is _interrupt:
+                _interrupt(self.received, None)
 
     def _handle(self, signum: int, frame: object) -> None:
         self.received = signal.Signals(signum)

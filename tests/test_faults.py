@@ -3,10 +3,12 @@ from Redis, and the harvest log's counts after a SIGKILL."""
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,7 @@ from harvesters import (
 )
 from test_recovery import private_redis  # noqa: F401  (a fixture)
 
-from combine_scrapy.faults import StorageFault, connect
+from combine_scrapy.faults import Interrupted, StopSignals, StorageFault, connect, interrupting_signals
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
 
 HOSTS = [f"127.0.0.{n}" for n in range(61, 65)]
@@ -52,6 +54,28 @@ def test_a_rollback_after_sqlite_undid_the_transaction_does_not_hide_the_error(t
     db.execute("INSERT INTO t VALUES (1)")
     db.execute("ROLLBACK")                 # a real transaction is still rolled back
     assert db.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 0
+
+
+def test_a_signal_while_a_crawl_is_prepared_interrupts_it_and_a_waited_out_outage_ends_as_its_fault():
+    """interrupting_signals: SIGTERM raises Interrupted. Inside it, StopSignals (a server outage waited out)
+    notes the signal at once and raises Interrupted when it is left, unless a fault is leaving: the fault
+    stands. Outside, the handlers are as they were."""
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Interrupted, match="SIGTERM"), interrupting_signals():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # cut short
+    with pytest.raises(Interrupted), interrupting_signals():
+        with StopSignals() as stop:
+            os.kill(os.getpid(), signal.SIGTERM)
+            stop.sleep(5)  # cut short, without an exception inside
+            assert stop.received is signal.SIGTERM
+        pytest.fail("left StopSignals without the Interrupted it owes")
+    with pytest.raises(StorageFault, match="unreachable"), interrupting_signals():
+        with StopSignals() as stop:
+            os.kill(os.getpid(), signal.SIGTERM)
+            stop.sleep(5)
+            raise StorageFault("MySQL unreachable, and SIGTERM came while waiting for it")
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 def wordy_web(hosts: list[str], port: int, pages: int, words: int, seed: int = 1) -> dict[str, dict[str, Page]]:

@@ -10,8 +10,8 @@ waiting up to ``reconnect_timeout`` seconds for the server (a harvester:
 COMBINE_OUTAGE_PATIENCE, also when the server cannot be reached at its start),
 logging how long it has waited, and runs the transaction again. SIGINT or
 SIGTERM ends the wait at once; the store then gives up (MysqlUnavailable, a
-CrawlFault that stops the crawl) and does not wait again. A transaction cut off before its COMMIT was rolled back by
-the server; one whose COMMIT went through but whose answer was lost finds its
+CrawlFault that stops the crawl) and does not wait again. A transaction cut
+off before its COMMIT was rolled back by the server; one whose COMMIT went through but whose answer was lost finds its
 work done when it runs again (the MD5 and URL keys make every write
 idempotent), so no record is lost or stored twice.
 """
@@ -271,18 +271,19 @@ class MysqlRecordStore(SqlRecordStore):
     def _reach(self, patience: float):
         """A new connection, waiting up to ``patience`` seconds while the server cannot be reached."""
         outage: _Outage | None = None
-        while True:
-            try:
-                db = self._connect()
-            except (MySQLdb.OperationalError, MySQLdb.InterfaceError) as e:
-                if not _lost(e):
-                    raise
-                outage = outage or _Outage(self.location, patience, self._gave_up)
-                self._wait(outage, e)
-            else:
-                if outage is not None:
-                    outage.ended()
-                return db
+        with StopSignals() as stop:
+            while True:
+                try:
+                    db = self._connect()
+                except (MySQLdb.OperationalError, MySQLdb.InterfaceError) as e:
+                    if not _lost(e):
+                        raise
+                    outage = outage or _Outage(self.location, patience, self._gave_up)
+                    self._wait(outage, e, stop)
+                else:
+                    if outage is not None:
+                        outage.ended()
+                    return db
 
     def _connect(self):
         db = MySQLdb.connect(**self._arguments)
@@ -305,38 +306,39 @@ class MysqlRecordStore(SqlRecordStore):
         """Run ``work`` as one transaction; on a lost connection reconnect and run it again."""
         outage: _Outage | None = None
         transient = 0
-        while True:
-            try:
-                if self._db is None:
-                    self._db = self._connect()
-                cursor = self._db.cursor()
+        with StopSignals() as stop:  # a signal while an attempt runs ends the wait it would start
+            while True:
                 try:
-                    result = work(cursor)
-                    self._db.commit()
-                except BaseException:
-                    self._rollback()
-                    raise
-                if outage is not None:
-                    outage.ended()
-                return result
-            except (MySQLdb.OperationalError, MySQLdb.InterfaceError, MySQLdb.IntegrityError) as e:
-                code = e.args[0] if e.args else 0
-                if _lost(e):
-                    self._drop_connection()
-                    outage = outage or _Outage(self.location, self.reconnect_timeout, self._gave_up)
-                    self._wait(outage, e)
-                elif code in TRANSIENT and transient < TRANSIENT_RETRIES:
-                    transient += 1
-                    logger.info("%s: %s; running the transaction again", self.location, e)
-                else:
+                    if self._db is None:
+                        self._db = self._connect()
+                    cursor = self._db.cursor()
+                    try:
+                        result = work(cursor)
+                        self._db.commit()
+                    except BaseException:
+                        self._rollback()
+                        raise
+                    if outage is not None:
+                        outage.ended()
+                    return result
+                except (MySQLdb.OperationalError, MySQLdb.InterfaceError, MySQLdb.IntegrityError) as e:
+                    code = e.args[0] if e.args else 0
+                    if _lost(e):
+                        self._drop_connection()
+                        outage = outage or _Outage(self.location, self.reconnect_timeout, self._gave_up)
+                        self._wait(outage, e, stop)
+                    elif code in TRANSIENT and transient < TRANSIENT_RETRIES:
+                        transient += 1
+                        logger.info("%s: %s; running the transaction again", self.location, e)
+                    else:
+                        self._raise_fault(e)
+                except MySQLdb.Error as e:
                     self._raise_fault(e)
-            except MySQLdb.Error as e:
-                self._raise_fault(e)
 
-    def _wait(self, outage: _Outage, error: MySQLdb.Error) -> None:
+    def _wait(self, outage: _Outage, error: MySQLdb.Error, stop: StopSignals) -> None:
         """Wait before the next attempt; once the outage outlasts its patience (or a signal came) give up for good."""
         try:
-            outage.wait(error)
+            outage.wait(error, stop)
         except MysqlUnavailable:
             self._gave_up = True
             raise
@@ -457,18 +459,18 @@ class _Outage:
         self.started = time.monotonic()
         self.failures = 0
 
-    def wait(self, error: MySQLdb.Error) -> None:
-        """After a failed attempt: sleep until the next one, or raise MysqlUnavailable when the patience is spent."""
+    def wait(self, error: MySQLdb.Error, stop: StopSignals) -> None:
+        """After a failed attempt: sleep until the next one, or raise MysqlUnavailable when the patience is spent
+        or a signal came (``stop`` notes them)."""
         self.failures += 1
         waited = time.monotonic() - self.started
-        with StopSignals() as stop:
-            if waited < self.patience:
-                pause = min(0.25 * 2 ** (self.failures - 1), LONGEST_PAUSE, self.patience - waited)
-                logger.warning("MySQL unreachable (%s): waited %.0f s of %g, retry %d in %.2f s (Ctrl-C stops)",
-                               error, waited, self.patience, self.failures, pause)
-                stop.sleep(pause)
-                if stop.received is None:
-                    return
+        if waited < self.patience and stop.received is None:
+            pause = min(0.25 * 2 ** (self.failures - 1), LONGEST_PAUSE, self.patience - waited)
+            logger.warning("MySQL unreachable (%s): waited %.0f s of %g, retry %d in %.2f s (Ctrl-C stops)",
+                           error, waited, self.patience, self.failures, pause)
+            stop.sleep(pause)
+            if stop.received is None:
+                return
         why = (f"unreachable, and {stop.received.name} came while waiting for it" if stop.received else
                f"unreachable for {time.monotonic() - self.started:.0f} s")
         raise MysqlUnavailable(f"MySQL at {self.location} {why} ({error}): start it (or correct MYSQL_URL) and run "
