@@ -17,6 +17,7 @@ crawl starts). Writes bench/results/seeds.{json,md}.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import signal
 import subprocess
@@ -65,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=1_000_000)
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]   # other work on the machine slows every figure below
     root = Path(tempfile.mkdtemp(prefix="bench-seeds-"))
     topics, job = root / "topics", root / "topics" / "t"
     job.mkdir(parents=True)
@@ -94,6 +96,7 @@ def main() -> None:
         "sigterm_while_loading_exit_seconds": round(while_loading, 2),
         "sigterm_while_loading_summary_printed": "== combine-scrapy: job t finished" in fourth_log
         and "Spider opened" not in fourth_log,
+        "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "closed_database_errors": sum(log.count("Cannot operate on a closed database") for log in (first_log, second_log, third_log, fourth_log)),
     }
     rows = [
@@ -108,6 +111,7 @@ def main() -> None:
          f"{result['sigterm_while_loading_exit_seconds']} s"),
         ("summary printed after that SIGTERM, before the crawl started", "yes" if result["sigterm_while_loading_summary_printed"] else "no"),
         ("'Cannot operate on a closed database' in the four logs", str(result["closed_database_errors"])),
+        ("machine load (1-minute load average) before / after", " / ".join(map(str, result["load_average_1min"]))),
     ]
     body = ["", "| figure | value |", "| --- | --- |", *(f"| {name} | {value} |" for name, value in rows)]
     write_report("seeds", result, "A million seeds: marked in batches, once", body)
