@@ -82,3 +82,4 @@ class TcpProxy:
                 end.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+        source.close()  # the other direction's thread closes ``sink``, its source
