@@ -72,6 +72,21 @@ def link_scorer_for(job: Job, url_checker: UrlChecker | None = None) -> LinkScor
     )
 
 
+#: The name COMBINE_OUTAGE_PATIENCE had when it covered Redis alone; still read, with a warning.
+FORMER_OUTAGE_PATIENCE = "COMBINE_REDIS_OUTAGE_PATIENCE"
+
+
+def outage_patience_setting(settings: BaseSettings) -> float:
+    """COMBINE_OUTAGE_PATIENCE, or the former COMBINE_REDIS_OUTAGE_PATIENCE when that one is set and the new one
+    is left at its default."""
+    former = settings.get(FORMER_OUTAGE_PATIENCE)
+    if former is not None and settings.getfloat("COMBINE_OUTAGE_PATIENCE") == OUTAGE_PATIENCE:
+        logger.warning("%s is now called COMBINE_OUTAGE_PATIENCE (it covers Redis and MySQL): rename it in your "
+                       "settings", FORMER_OUTAGE_PATIENCE)
+        return settings.getfloat(FORMER_OUTAGE_PATIENCE)
+    return settings.getfloat("COMBINE_OUTAGE_PATIENCE")
+
+
 @dataclass
 class CrawlContext:
     job: Job
@@ -128,7 +143,7 @@ class CrawlContext:
         COMBINE_MAX_URLS_PER_HOST, and COMBINE_OUTAGE_PATIENCE unless ``outage_patience`` is given
         (a command gives up on Redis and MySQL sooner than a harvester)."""
         if outage_patience is None:
-            outage_patience = settings.getfloat("COMBINE_OUTAGE_PATIENCE")
+            outage_patience = outage_patience_setting(settings)
         return cls.open(
             job,
             data_directory(settings),

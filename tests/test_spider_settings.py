@@ -8,6 +8,7 @@ from scrapy.settings import Settings
 from scrapy.utils.conf import build_component_list
 
 from combine_scrapy.commands.trial import TrialSpider
+from combine_scrapy.context import outage_patience_setting
 from combine_scrapy.spiders.focused import FocusedSpider
 
 
@@ -77,3 +78,15 @@ def test_the_trial_runs_no_component_that_touches_the_jobs_own_state():
     ]
     ours = [path for path in components(settings, "EXTENSIONS") if path.startswith("combine_scrapy.")]
     assert ours == ["combine_scrapy.extensions.HarvestProgress", "combine_scrapy.extensions.CrawlFaults"]
+
+
+def test_the_former_name_of_the_outage_patience_still_counts_with_a_warning(caplog):
+    """COMBINE_REDIS_OUTAGE_PATIENCE (before it covered MySQL too) set in a project is not silently ignored."""
+    settings = Settings()
+    settings.setmodule("combine_scrapy.settings", priority="project")
+    assert outage_patience_setting(settings) == 600
+    settings.set("COMBINE_REDIS_OUTAGE_PATIENCE", "30", priority="project")
+    assert outage_patience_setting(settings) == 30
+    assert "COMBINE_REDIS_OUTAGE_PATIENCE is now called COMBINE_OUTAGE_PATIENCE" in caplog.text
+    settings.set("COMBINE_OUTAGE_PATIENCE", "90", priority="cmdline")
+    assert outage_patience_setting(settings) == 90
