@@ -16,7 +16,6 @@ from scrapy import Request, signals
 from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddleware
 from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, StopDownload
 from scrapy.http import Response
-from scrapy.http.request import NO_CALLBACK
 from scrapy.utils._compression import _DecompressionMaxSizeExceeded
 from scrapy.utils.asyncio import sleep
 from scrapy.utils.datatypes import LocalCache
@@ -31,6 +30,7 @@ from combine_scrapy.access.politeness import OVERLOAD_STATUSES, parse_retry_afte
 from combine_scrapy.access.robots import MAX_BODY_BYTES, RobotsPolicy, policy_from_response
 from combine_scrapy.access.urls import SCHEME, SCHEMES, WEB_SCHEMES, check_url, host_of
 from combine_scrapy.context import CrawlComponent
+from combine_scrapy.siderequests import side_request
 
 logger = logging.getLogger(__name__)
 
@@ -197,18 +197,7 @@ class RobotsMiddleware(CrawlComponent):
         url, hops = self._robots_redirects.pop(host, (f"{parts.scheme}://{parts.netloc}/robots.txt", 0))
         if not hops:
             self.crawler.stats.inc_value("robots/requests")
-        request = Request(
-            url,
-            priority=self.DOWNLOAD_PRIORITY,
-            callback=NO_CALLBACK,
-            meta={
-                "dont_obey_robotstxt": True,
-                "handle_httpstatus_all": True,
-                "dont_redirect": True,
-                "download_timeout": self.context.job.fetching.timeout,
-                "robots_bytes": 0,
-            },
-        )
+        request = side_request(url, self.DOWNLOAD_PRIORITY, self.context.job.fetching.timeout, robots_bytes=0)
         try:
             response = await self.crawler.engine.download_async(request)
         except Exception as e:  # any download failure means "unreachable"

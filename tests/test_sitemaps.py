@@ -7,6 +7,7 @@ import re
 
 import pytest
 from conftest import PROJECT, JobDir, free_port
+from scrapy.http.request import NO_CALLBACK
 
 from combine_scrapy.links.sitemaps import (
     SitemapError,
@@ -16,6 +17,7 @@ from combine_scrapy.links.sitemaps import (
     sitemaps_in_robots,
 )
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
+from combine_scrapy.siderequests import side_request
 
 TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
 A, B = "127.0.0.2", "127.0.0.3"
@@ -116,6 +118,14 @@ AllowPrivateAddresses = 1
 Sitemaps = 1
 SitemapGuess = 1
 """
+
+
+def test_side_requests_pass_the_robots_check_keep_every_status_and_follow_no_redirect():
+    """robots.txt and sitemaps are asked for by one builder: what each adds joins what both need."""
+    request = side_request("http://h.example/sitemap.xml", 900, 7.5, download_maxsize=1024)
+    assert request.callback is NO_CALLBACK and request.priority == 900
+    assert request.meta == {"dont_obey_robotstxt": True, "handle_httpstatus_all": True, "dont_redirect": True,
+                            "download_timeout": 7.5, "download_maxsize": 1024}
 
 
 @pytest.mark.crawl

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections import Counter
 
 from combine_scrapy.operations.control import JobCommand
-from combine_scrapy.records.store.maintenance import record_document, same_classification
+from combine_scrapy.records.record import record_document
+from combine_scrapy.records.store.maintenance import same_classification
 
 #: Records no longer on topic listed by name in the summary.
 LISTED = 20

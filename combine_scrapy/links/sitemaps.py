@@ -32,9 +32,8 @@ from typing import Self
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
-from scrapy import Request, Spider, signals
+from scrapy import Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.http.request import NO_CALLBACK
 from scrapy.utils._compression import _DecompressionMaxSizeExceeded
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.gz import gunzip
@@ -45,6 +44,7 @@ from combine_scrapy.access.robots import RobotsPolicy
 from combine_scrapy.access.urls import WEB_SCHEMES, check_url, host_of
 from combine_scrapy.context import CrawlComponent
 from combine_scrapy.middlewares import ROBOTS_FETCHED
+from combine_scrapy.siderequests import side_request
 
 logger = logging.getLogger(__name__)
 
@@ -218,18 +218,7 @@ class SitemapReader(CrawlComponent):
     async def _read(self, url: str, limits: SitemapLimits, room: int) -> SitemapContent | None:
         """One sitemap's content, or None (counted and logged) when it cannot be had or read."""
         self.stats.inc_value("sitemaps/requests")
-        request = Request(
-            url,
-            priority=self.DOWNLOAD_PRIORITY,
-            callback=NO_CALLBACK,
-            meta={
-                "dont_obey_robotstxt": True,
-                "handle_httpstatus_all": True,
-                "dont_redirect": True,
-                "download_maxsize": limits.max_bytes,
-                "download_timeout": self.context.job.fetching.timeout,
-            },
-        )
+        request = side_request(url, self.DOWNLOAD_PRIORITY, self.context.job.fetching.timeout, download_maxsize=limits.max_bytes)
         try:
             response = await self.crawler.engine.download_async(request)
         except Exception as e:  # unreachable, refused by the address guard, over the size bound: never fatal

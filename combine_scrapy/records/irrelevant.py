@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from combine_scrapy.context import CrawlComponent
-from combine_scrapy.document import content
 from combine_scrapy.frontier import Outcome
 from combine_scrapy.items import Fetch
-from combine_scrapy.records.record import Record
+from combine_scrapy.records.record import record_document
 from combine_scrapy.records.store import open_store
 from combine_scrapy.sqlitetx import use_write_ahead_log
 from combine_scrapy.stores import data_directory
@@ -108,13 +107,6 @@ class IrrelevantPages:
 
     def close(self) -> None:
         self._db.close()
-
-
-def record_document(record: Record, main_content: bool = False) -> Document:
-    """A stored record as the topic filter reads a page (its main content block with ``main_content``)."""
-    meta = " ".join(value for values in record.meta.values() for value in values)
-    text = content.main_content(record.html) if main_content and record.html is not None else record.text
-    return Document(record.url, record.title, meta, " ".join(record.headings), text)
 
 
 def crawl_examples(

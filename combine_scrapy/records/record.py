@@ -10,6 +10,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from combine_scrapy.access.urls import host_of
+from combine_scrapy.document import content
+from combine_scrapy.topic.text import NON_TOPICAL_META, Document
+
 
 def content_key(title: str, text: str, url: str, mime_type: str) -> str:
     """Upper-case hex MD5 of text plus title with all whitespace removed.
@@ -71,3 +75,26 @@ class Record:
     # When what an export writes of it last changed (stored, checked again, rescored, ranked, a URL added or gone):
     # its datestamp for export --since and OAI-PMH. Set by the store; not part of what a record is (compare=False).
     changed: float | None = field(default=None, compare=False)
+
+
+def record_document(record: Record, main_content: bool = False) -> Document:
+    """A stored record as the topic filter read its page when it was crawled (:meth:`Document.from_page`): meta
+    elements that instruct the browser left out, the host for sitesOK.txt, and with ``main_content`` (topicText =
+    main) the page's main content block (the stored one, else found again in the kept HTML with saveHTML = 1).
+
+    Training examples (``scrapy train``) and ``scrapy reclassify`` both read a record through it.
+    """
+    text = record.text
+    if main_content:
+        if record.main_text is not None:
+            text = record.main_text
+        elif record.html is not None:
+            text = content.main_content(record.html)
+    return Document(
+        url=record.url,
+        title=record.title,
+        meta=" ".join(value for name, values in record.meta.items() if name not in NON_TOPICAL_META for value in values),
+        headings=" ".join(record.headings),
+        text=text,
+        host=host_of(record.url),
+    )

@@ -3,8 +3,8 @@
 ``check_sanity`` compares the records' URLs with the frontier and the job's
 URL rules; ``find_aliases`` finds hosts that serve the same content under the
 same paths (server aliases); ``add_serveralias`` writes them into combine.cfg;
-``record_document`` gives the topic filter a stored record to judge again
-(reclassify); ``rank_records`` ranks the records in their link graph (rank).
+``same_classification`` tells whether the topic filter judges a stored record again as it did
+(reclassify; ``records.record.record_document`` reads the record as the filter read its page); ``rank_records`` ranks the records in their link graph (rank).
 The commands (sanity, delete, aliases, reclassify, rank) apply the results to the stores.
 """
 
@@ -20,12 +20,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from combine_scrapy.access.urls import UrlRules, check_url, host_of
-from combine_scrapy.document import content
 from combine_scrapy.frontier import Outcome, outcome_for_status
 from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.records.record import Record
 from combine_scrapy.topic.matching import Classification
-from combine_scrapy.topic.text import Document
 
 #: Record URLs looked up in the frontier at a time.
 CHUNK = 500
@@ -135,22 +133,6 @@ def add_serveralias(config: Path, groups: list[list[str]]) -> None:
 
 
 # -- reclassify and rank (combineUtil's reclassify, and PageRank over the records) --------------------------
-
-
-def record_document(record: Record, main_content: bool = False) -> Document:
-    """The parts of a stored record the topic filter reads, as it read them of the page when it was crawled.
-
-    With ``main_content`` (topicText = main) and the original document kept
-    (saveHTML = 1), the text is the page's main content block.
-    """
-    return Document(
-        url=record.url,
-        title=record.title,
-        meta=" ".join(value for values in record.meta.values() for value in values),
-        headings=" ".join(record.headings),
-        text=content.main_content(record.html) if main_content and record.html is not None else record.text,
-        host=host_of(record.url),
-    )
 
 
 def same_classification(record: Record, classification: Classification) -> bool:
