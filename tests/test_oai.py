@@ -202,7 +202,7 @@ def respond(provider: OaiProvider, **arguments: str) -> etree._Element:
 
 def test_deleted_records_are_listed_after_the_others_and_got_as_deleted(store_with_deletions):
     store, records, deleted = store_with_deletions
-    provider = OaiProvider.for_job(store.listing, "t", "ops@example.org", page_size=2)
+    provider = OaiProvider.for_job(store, "t", "ops@example.org", page_size=2)
     assert respond(provider, verb="Identify").findtext(f"{OAI}Identify/{OAI}deletedRecord") == "transient"
 
     headers, document = [], respond(provider, verb="ListIdentifiers", metadataPrefix="oai_dc")
@@ -234,7 +234,7 @@ def test_identify_says_deletions_are_transient_and_names_the_earliest_datestamp(
     store = SqliteRecordStore(tmp_path / "records.sqlite")
     try:
         store.store(make_record(1, 1_700_000_000, ("CP",)))
-        provider = OaiProvider.for_job(store.listing, "t", "ops@example.org")
+        provider = OaiProvider.for_job(store, "t", "ops@example.org")
         assert respond(provider, verb="Identify").findtext(f"{OAI}Identify/{OAI}deletedRecord") == "transient"
         assert respond(provider, verb="Identify").findtext(f"{OAI}Identify/{OAI}earliestDatestamp") == "2023-11-14T22:13:20Z"
     finally:
@@ -253,7 +253,7 @@ def provider(tmp_path_factory):
     store = SqliteRecordStore(tmp_path_factory.mktemp("oai-fuzz") / "records.sqlite")
     for number in range(3):
         store.store(make_record(number, 1_700_000_000 + number * 100, ("CP", "CP.Drosera")))
-    yield OaiProvider.for_job(store.listing, "t", "ops@example.org", page_size=2)
+    yield OaiProvider.for_job(store, "t", "ops@example.org", page_size=2)
     store.close()
 
 

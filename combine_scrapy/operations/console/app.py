@@ -73,7 +73,7 @@ class Console:
 
     async def start(self, app: web.Application) -> None:
         self.data = await self.run(self.open_data)
-        self.oai = OaiProvider.for_job(self.data.index, self.job, self.admin_email, self.oai_page_size)
+        self.oai = OaiProvider.for_job(self.data.context.store, self.job, self.admin_email, self.oai_page_size)
 
     async def stop(self, app: web.Application) -> None:
         if self.data is not None:

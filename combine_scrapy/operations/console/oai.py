@@ -26,12 +26,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
 from urllib.parse import quote
 
 from lxml import etree
 
 from combine_scrapy.records.export.dc import DC_NAMESPACE, OAI_DC_NAMESPACE, dc_fields
-from combine_scrapy.records.store.listing import RecordHead, RecordListing, Tombstone
+from combine_scrapy.records.store import RecordListings, RecordReader
+from combine_scrapy.records.store.listing import RecordHead, Tombstone
 
 OAI_NAMESPACE = "http://www.openarchives.org/OAI/2.0/"
 XSI_NAMESPACE = "http://www.w3.org/2001/XMLSchema-instance"
@@ -182,12 +184,16 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+class ListedRecords(RecordReader, RecordListings, Protocol):
+    """What the provider reads of a record store: its lists, and the records and URLs they name."""
+
+
 class OaiProvider:
     """Answers OAI-PMH requests from a job's records: ``respond(arguments, base_url)`` gives the XML."""
 
     def __init__(
         self,
-        index: RecordListing,
+        store: ListedRecords,
         *,
         repository_name: str,
         identifier_prefix: str,
@@ -197,8 +203,8 @@ class OaiProvider:
     ):
         if page_size < 1:
             raise ValueError(f"OAI page size must be at least 1, got {page_size}")
-        self.index = index
-        self.store = index.store
+        self.index = store.listing
+        self.store = store
         self.repository_name = repository_name
         self.identifier_prefix = identifier_prefix
         self.admin_email = admin_email
@@ -206,9 +212,9 @@ class OaiProvider:
         self.clock = clock
 
     @classmethod
-    def for_job(cls, index: RecordListing, job: str, admin_email: str, page_size: int = 100) -> OaiProvider:
+    def for_job(cls, store: ListedRecords, job: str, admin_email: str, page_size: int = 100) -> OaiProvider:
         return cls(
-            index,
+            store,
             repository_name=f"combine-scrapy job {job}",
             identifier_prefix=f"oai:combine-scrapy:{quote(job, safe='')}:",
             admin_email=admin_email,

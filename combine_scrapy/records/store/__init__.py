@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from combine_scrapy.records.record import Record, TopicClass
+from combine_scrapy.records.store.listing import RecordListing
 from combine_scrapy.records.store.search import SearchHit
 
 RECORDS_FILE = "records.sqlite"
@@ -133,7 +134,14 @@ class RecordMaintenance(Protocol):
         """Store the ranks of records by key, in one transaction; records missing from a map get none."""
 
 
-class RecordStore(RecordWriter, RecordReader, RecordSearch, RecordMaintenance, Protocol):
+class RecordListings(Protocol):
+    """A store's selective lists of its records (the console, OAI-PMH)."""
+
+    @property
+    def listing(self) -> RecordListing: ...
+
+
+class RecordStore(RecordWriter, RecordReader, RecordSearch, RecordMaintenance, RecordListings, Protocol):
     """Records keyed by the MD5 of their content, each with all the URLs that served it (SQLite, MySQL/MariaDB)."""
 
     def close(self) -> None: ...

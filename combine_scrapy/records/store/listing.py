@@ -4,17 +4,22 @@ Selective lists (by check date, topic class, host, after an id) for OAI-PMH
 paging and search filters, run as SQL on the store's own tables so a page of
 100 records costs one query, not a scan. They go through the SQL layer the
 SQLite and MySQL stores share (``{p}`` table prefix, ``?`` parameters, one
-read transaction), so both backends answer them.
+read transaction), so both backends answer them: the store hands :class:`SqlRecordListing` a function that runs
+one read query, and one that lists its tombstones, so this module needs nothing of the store's.
+
+:class:`RecordListing` is what a consumer (the console, the OAI-PMH provider) may call: ``store.listing``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from combine_scrapy.records.store.sql import SqlRecordStore
+#: Runs one read query of the store (``{p}`` table prefix, ``?`` parameters) and returns its rows.
+ReadQuery = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
+#: The store's tombstones deleted in ``[since, until)``, oldest first.
+ReadTombstones = Callable[[float | None, float | None], list["Tombstone"]]
 
 
 @dataclass(frozen=True)
@@ -38,7 +43,7 @@ def _like_prefix(text: str) -> str:
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
 
 
-def class_condition(topic_class: str | None) -> tuple[str, list]:
+def class_condition(topic_class: str | None) -> tuple[str, list[Any]]:
     """SQL selecting records of a class or any of its sub-classes (``CP`` takes ``CP.Drosera``)."""
     if topic_class is None:
         return "", []
@@ -53,14 +58,49 @@ def on_host(host_port: str, host: str) -> bool:
     return host_port == host or host_port.rpartition(":")[0] == host
 
 
-class RecordListing:
-    """Lists over a SQL record store (SQLite or MySQL): ``store.listing``."""
+class RecordListing(Protocol):
+    """Selective lists of a job's records, by datestamp, topic class and host: what the console and OAI-PMH page through."""
 
-    def __init__(self, store: SqlRecordStore):
-        self.store = store
+    def heads(
+        self, *, since: float | None = None, until: float | None = None, topic_class: str | None = None,
+        host: str | None = None, after_id: int = 0, limit: int = 100, newest_first: bool = False,
+    ) -> list[RecordHead]:
+        """Records changed (their datestamp) in ``[since, until)``, of a class and with a URL on a host, by id."""
 
-    def _rows(self, text: str, parameters: Iterable = ()) -> list[tuple]:
-        return self.store._read(lambda cursor: self.store._all(cursor, text, list(parameters)))
+    def count(
+        self, *, since: float | None = None, until: float | None = None, topic_class: str | None = None,
+        host: str | None = None,
+    ) -> int: ...
+
+    def head(self, key: str) -> RecordHead | None: ...
+
+    def head_by_id(self, record_id: int) -> RecordHead | None: ...
+
+    def earliest(self) -> float | None:
+        """The earliest datestamp (None: no record)."""
+
+    def classes(self) -> list[tuple[str, int]]:
+        """Every topic class with the number of records that have it, by name."""
+
+    def hosts(self, limit: int = 1000) -> list[tuple[str, int]]:
+        """Hosts with stored URLs, most records first."""
+
+    def outlinks(self, record_id: int) -> list[tuple[str, str, str]]:
+        """``(url, anchor, kind)`` of the record's links, in page order."""
+
+    def tombstones(self, since: float | None = None, until: float | None = None) -> list[Tombstone]:
+        """Records deleted in ``[since, until)``, oldest first."""
+
+
+class SqlRecordListing:
+    """:class:`RecordListing` over a SQL record store (SQLite or MySQL), through its read query and tombstones."""
+
+    def __init__(self, read: ReadQuery, tombstones: ReadTombstones) -> None:
+        self._read = read
+        self._tombstones = tombstones
+
+    def _rows(self, text: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._read(text, list(parameters))
 
     def heads(
         self,
@@ -92,7 +132,8 @@ class RecordListing:
         host: str | None = None,
     ) -> int:
         where, parameters = self._where(since, until, topic_class, host)
-        return self._rows(f"SELECT COUNT(*) FROM {{p}}records r WHERE 1 = 1{where}", parameters)[0][0]
+        count: int = self._rows(f"SELECT COUNT(*) FROM {{p}}records r WHERE 1 = 1{where}", parameters)[0][0]
+        return count
 
     def head(self, key: str) -> RecordHead | None:
         rows = self._with_classes(self._rows("SELECT r.id, r.`key`, r.changed FROM {p}records r WHERE r.`key` = ?", [key]))
@@ -103,7 +144,8 @@ class RecordListing:
         return rows[0] if rows else None
 
     def earliest(self) -> float | None:
-        return self._rows("SELECT MIN(changed) FROM {p}records")[0][0]
+        earliest: float | None = self._rows("SELECT MIN(changed) FROM {p}records")[0][0]
+        return earliest
 
     def classes(self) -> list[tuple[str, int]]:
         """Every topic class with the number of records that have it, by name."""
@@ -120,18 +162,21 @@ class RecordListing:
 
     def outlinks(self, record_id: int) -> list[tuple[str, str, str]]:
         """``(url, anchor, kind)`` of the record's links, in page order."""
-        return [tuple(row) for row in self._rows(
+        return [(url, anchor, kind) for url, anchor, kind in self._rows(
             "SELECT url, anchor, kind FROM {p}links WHERE record = ? ORDER BY position", [record_id]
         )]
 
     def tombstones(self, since: float | None = None, until: float | None = None) -> list[Tombstone]:
         """Records deleted in ``[since, until)``, oldest first (the store drops a tombstone when the
         record is stored again)."""
-        return [Tombstone(deletion.key, deletion.deleted) for deletion in self.store.deleted_since(since, until)]
+        return self._tombstones(since, until)
 
     @staticmethod
-    def _where(since, until, topic_class, host) -> tuple[str, list]:
-        where, parameters = "", []
+    def _where(
+        since: float | None, until: float | None, topic_class: str | None, host: str | None
+    ) -> tuple[str, list[Any]]:
+        where = ""
+        parameters: list[Any] = []
         if since is not None:
             where, parameters = where + " AND r.changed >= ?", [*parameters, since]
         if until is not None:
@@ -143,7 +188,7 @@ class RecordListing:
             parameters += [host, _like_prefix(host) + ":%"]
         return where, parameters
 
-    def _with_classes(self, rows: list[tuple]) -> list[RecordHead]:
+    def _with_classes(self, rows: list[tuple[Any, ...]]) -> list[RecordHead]:
         if not rows:
             return []
         ids = [row[0] for row in rows]

@@ -39,7 +39,7 @@ from combine_scrapy.access.urls import host_of
 from combine_scrapy.document import neardup
 from combine_scrapy.records.record import Record, RecordLink, TopicClass
 from combine_scrapy.records.store import RANK_ORDERS, Deletion, Stored
-from combine_scrapy.records.store.listing import RecordListing
+from combine_scrapy.records.store.listing import RecordListing, SqlRecordListing, Tombstone
 from combine_scrapy.records.store.search import SearchHit, query_words, snippet
 
 T = TypeVar("T")
@@ -154,7 +154,10 @@ class SqlRecordStore:
     @property
     def listing(self) -> RecordListing:
         """Selective lists of the records by date, class and host, for the console and OAI-PMH."""
-        return RecordListing(self)
+        return SqlRecordListing(
+            lambda text, parameters: self._read(lambda cursor: self._all(cursor, text, parameters)),
+            lambda since, until: [Tombstone(deletion.key, deletion.deleted) for deletion in self.deleted_since(since, until)],
+        )
 
     # -- what a backend supplies -------------------------------------------------
 
