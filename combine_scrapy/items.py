@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from combine_scrapy.document.analyse import Analysis
+    from combine_scrapy.document.parse import ParsedPage
+    from combine_scrapy.frontier import Outcome
+    from combine_scrapy.topic.matching import Classification
 
 
 @dataclass
@@ -23,13 +29,13 @@ class Fetch:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     error: str | None = None
-    outcome: Any = None          # a frontier.Outcome: the errback's, else OutcomePipeline's from the status
+    outcome: Outcome | None = None  # the errback's, else OutcomePipeline's from the status
     postponed: bool = False      # the fetch was put off (robots.txt read first)
     response_url: str | None = None  # where a followed redirect ended: the base of the page's relative links
     retry_after: float | None = None  # seconds a 429/503 asked to wait (Retry-After), set by OutcomePipeline
-    page: Any = None             # parse.ParsedPage, set by ParsePipeline
-    classification: Any = None   # topic.Classification, set by TopicPipeline
-    analysis: Any = None         # analyse.Analysis (language, country), set by AnalysePipeline with doAnalyse
+    page: ParsedPage | None = None  # set by ParsePipeline
+    classification: Classification | None = None  # set by TopicPipeline
+    analysis: Analysis | None = None  # language and country, set by AnalysePipeline with doAnalyse
     record_key: str | None = None  # MD5 of the content, the key of its record; set by ParsePipeline
     distance: int = 0            # link hops since the last relevant page on the best known path (from the frontier)
     stored_key: str | None = None  # key of the record RecordPipeline stored the page in (a near-duplicate's is another's)

@@ -11,7 +11,7 @@ import pytest
 from conftest import JobDir, free_port
 
 from combine_scrapy.context import link_scorer_for
-from combine_scrapy.extensions import HarvestSummary
+from combine_scrapy.extensions.summary import HarvestSummary
 from combine_scrapy.job import JobConfigError, Links, load_job
 from combine_scrapy.links.scoring import DynamicThreshold, LinkCandidate
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page

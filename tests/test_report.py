@@ -10,7 +10,7 @@ import struct
 import pytest
 from conftest import PROJECT, JobDir, free_port
 
-from combine_scrapy.extensions import PageRate, Progress, TerminalLine
+from combine_scrapy.extensions.progress import PageRate, Progress, TerminalLine
 from combine_scrapy.frontier import FrontierCounts
 from combine_scrapy.operations.harvestlog import FetchRow, HarvestLog, HostRow
 from combine_scrapy.operations.report import ReportData, render, thin, windowed_rate

@@ -57,7 +57,7 @@ def test_the_focused_spider_gets_its_own_under_what_settings_py_and_the_command_
     pipelines = components(settings, "ITEM_PIPELINES")
     assert pipelines[0] == "combine_scrapy.pipelines.OutcomePipeline"
     assert pipelines[-3:] == [
-        f"{__name__}.ProjectPipeline", "combine_scrapy.extensions.HarvestLogWriter", "combine_scrapy.pipelines.FrontierPipeline"
+        f"{__name__}.ProjectPipeline", "combine_scrapy.itempipelines.harvestlog.HarvestLogWriter", "combine_scrapy.pipelines.FrontierPipeline"
     ]
     assert "scrapy.extensions.logstats.LogStats" not in components(settings, "EXTENSIONS")
 
@@ -77,7 +77,7 @@ def test_the_trial_runs_no_component_that_touches_the_jobs_own_state():
         "combine_scrapy.pipelines.FrontierPipeline",
     ]
     ours = [path for path in components(settings, "EXTENSIONS") if path.startswith("combine_scrapy.")]
-    assert ours == ["combine_scrapy.extensions.HarvestProgress", "combine_scrapy.extensions.CrawlFaults"]
+    assert ours == ["combine_scrapy.extensions.progress.HarvestProgress", "combine_scrapy.extensions.crawlfaults.CrawlFaults"]
 
 
 def test_the_former_name_of_the_outage_patience_still_counts_with_a_warning(caplog):

@@ -19,7 +19,7 @@ from test_store import MYSQL_URL, drop_mysql_tables
 
 from combine_scrapy.commands.newjob import create_job
 from combine_scrapy.commands.search import relative_scores
-from combine_scrapy.extensions import Progress
+from combine_scrapy.extensions.progress import Progress
 from combine_scrapy.job import GROUPS, VARIABLES, load_job
 from combine_scrapy.operations.control import CommandError
 from combine_scrapy.operations.debug import score

@@ -27,13 +27,10 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 from urllib.parse import urlsplit
 
-from combine_scrapy.access.urls import DEFAULT_PORTS, WEB_SCHEMES, UrlRule
-
-if TYPE_CHECKING:
-    from combine_scrapy.job import Job
+from combine_scrapy.access.urls import DEFAULT_PORTS, WEB_SCHEMES, UrlRule, UrlRules
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -169,6 +166,27 @@ def written_non_public(url: str) -> bool:
     return address is not None and non_public(address) is not None
 
 
+class _PrivateAddressSetting(Protocol):
+    @property
+    def allow_private_addresses(self) -> bool: ...
+
+
+class AddressesOfJob(Protocol):
+    """What the address policy reads of a job (:class:`combine_scrapy.job.Job`): the hosts it names itself."""
+
+    @property
+    def fetching(self) -> _PrivateAddressSetting: ...
+
+    @property
+    def seeds(self) -> tuple[str, ...]: ...
+
+    @property
+    def sites_ok(self) -> frozenset[str]: ...
+
+    @property
+    def url_rules(self) -> UrlRules: ...
+
+
 @dataclass(frozen=True)
 class AddressPolicy:
     """Which hosts may be (or resolve to) non-public addresses.
@@ -185,7 +203,7 @@ class AddressPolicy:
     rules: tuple[UrlRule, ...] = ()
 
     @classmethod
-    def for_job(cls, job: Job) -> AddressPolicy:
+    def for_job(cls, job: AddressesOfJob) -> AddressPolicy:
         return cls(
             allow_all=job.fetching.allow_private_addresses,
             endpoints=frozenset(map(canonical_endpoint, job.seeds)),

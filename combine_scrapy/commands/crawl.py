@@ -16,7 +16,7 @@ import redis
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from combine_scrapy.context import CrawlContext
-from combine_scrapy.extensions import fault_summary
+from combine_scrapy.extensions.summary import fault_summary
 from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault, Interrupted, interrupting_signals
 from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
 from combine_scrapy.spiders.focused import NAME_THE_JOB, NO_USABLE_SEED, FocusedSpider

@@ -69,14 +69,14 @@ def trial_config(config: JobConfig, pages: int) -> JobConfig:
 
 
 _JOB_STATE_COMPONENTS = frozenset({
-    "combine_scrapy.records.warc.middleware.WarcMiddleware",
+    "combine_scrapy.downloadermiddlewares.warc.WarcMiddleware",
     "combine_scrapy.pipelines.RecordPipeline",
-    "combine_scrapy.records.irrelevant.IrrelevantPagesPipeline",
-    "combine_scrapy.extensions.HarvestLogWriter",
-    "combine_scrapy.extensions.HarvestSummary",
-    "combine_scrapy.extensions.HarvesterPidFile",
-    "combine_scrapy.links.sitemaps.SitemapReader",
-    "combine_scrapy.operations.console.beacon.HarvesterBeacon",
+    "combine_scrapy.itempipelines.irrelevant.IrrelevantPagesPipeline",
+    "combine_scrapy.itempipelines.harvestlog.HarvestLogWriter",
+    "combine_scrapy.extensions.summary.HarvestSummary",
+    "combine_scrapy.extensions.pidfile.HarvesterPidFile",
+    "combine_scrapy.extensions.sitemaps.SitemapReader",
+    "combine_scrapy.extensions.beacon.HarvesterBeacon",
     "combine_scrapy.records.export.feeds.RecordFeeds",  # the trial stores no record, so it has none to feed
 })
 

@@ -27,10 +27,10 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import call_later
 
-from combine_scrapy.extensions import PAGES_STAT
 from combine_scrapy.faults import notes_fault_on_open, stops_crawl_on_fault
 from combine_scrapy.frontier import FrontierEntry
 from combine_scrapy.frontier.strategy import strategy_named
+from combine_scrapy.stats import PAGES_STAT
 
 logger = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ from combine_scrapy.access.addresses import Address, parse_ip
 from combine_scrapy.access.robots import RobotsPolicy, policy_from_response
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.context import CrawlComponent
-from combine_scrapy.middlewares import HopDeferred
+from combine_scrapy.exceptions import HopDeferred
 from combine_scrapy.render import CONTEXT, ENABLED, RENDERED
 from combine_scrapy.render.detect import HostRenderLedger, PageShape, brought_something, page_shape, script_built
 from combine_scrapy.render.guard import IN_BROWSER_SCHEMES, address_refusal, scheme_of, static_refusal

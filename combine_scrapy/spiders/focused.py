@@ -21,12 +21,12 @@ from twisted.internet.defer import Deferred
 
 from combine_scrapy import render
 from combine_scrapy.context import CrawlContext
-from combine_scrapy.extensions import PAGES_STAT
+from combine_scrapy.exceptions import RobotsDisallowed, RobotsPending, UrlRejected
 from combine_scrapy.faults import CrawlFault, stop_crawl
 from combine_scrapy.frontier import FrontierEntry, Outcome
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import Job, JobConfigError, load_job
-from combine_scrapy.middlewares import RobotsDisallowed, RobotsPending, UrlRejected
+from combine_scrapy.stats import PAGES_STAT
 from combine_scrapy.stores import record_stores
 
 #: The close reason of a crawl with nothing to start from (``scrapy crawl`` then exits with status 2).
@@ -72,19 +72,19 @@ class FocusedSpider(scrapy.Spider):
     #: The crawl's components, by component priority dictionary setting (see :meth:`update_settings`).
     components: dict[str, dict[str, int | None]] = {
         "DOWNLOADER_MIDDLEWARES": {
-            "combine_scrapy.middlewares.UrlRulesMiddleware": 50,
-            "combine_scrapy.middlewares.AddressGuardMiddleware": 60,
-            "combine_scrapy.middlewares.RobotsMiddleware": 100,
+            "combine_scrapy.downloadermiddlewares.urlrules.UrlRulesMiddleware": 50,
+            "combine_scrapy.downloadermiddlewares.addressguard.AddressGuardMiddleware": 60,
+            "combine_scrapy.downloadermiddlewares.robots.RobotsMiddleware": 100,
             "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None,
-            "combine_scrapy.middlewares.JobHeadersMiddleware": 400,
-            "combine_scrapy.middlewares.FetchLimitsMiddleware": 450,
+            "combine_scrapy.downloadermiddlewares.jobheaders.JobHeadersMiddleware": 400,
+            "combine_scrapy.downloadermiddlewares.fetchlimits.FetchLimitsMiddleware": 450,
             # Render = auto / always: a fetched page rendered in Chromium (scrapy-playwright) when it needs it.
             "combine_scrapy.render.middleware.RenderMiddleware": 460,
-            "combine_scrapy.middlewares.HostPacingMiddleware": 500,
+            "combine_scrapy.downloadermiddlewares.hostpacing.HostPacingMiddleware": 500,
             "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
-            "combine_scrapy.middlewares.BoundedHttpCompressionMiddleware": 590,
+            "combine_scrapy.downloadermiddlewares.httpcompression.BoundedHttpCompressionMiddleware": 590,
             # saveWARC: archives each response as it came, before BoundedHttpCompressionMiddleware decodes it.
-            "combine_scrapy.records.warc.middleware.WarcMiddleware": 595,
+            "combine_scrapy.downloadermiddlewares.warc.WarcMiddleware": 595,
         },
         "ITEM_PIPELINES": {
             "combine_scrapy.pipelines.OutcomePipeline": 50,
@@ -93,18 +93,18 @@ class FocusedSpider(scrapy.Spider):
             "combine_scrapy.pipelines.AnalysePipeline": 250,
             "combine_scrapy.pipelines.RecordPipeline": 300,
             # saveIrrelevant = 1: pages the topic filter turned down, kept apart as negative examples.
-            "combine_scrapy.records.irrelevant.IrrelevantPagesPipeline": 310,
-            "combine_scrapy.extensions.HarvestLogWriter": 850,
+            "combine_scrapy.itempipelines.irrelevant.IrrelevantPagesPipeline": 310,
+            "combine_scrapy.itempipelines.harvestlog.HarvestLogWriter": 850,
             "combine_scrapy.pipelines.FrontierPipeline": 900,
         },
         "EXTENSIONS": {
-            "combine_scrapy.extensions.HarvestProgress": 500,
-            "combine_scrapy.extensions.HarvestSummary": 510,
-            "combine_scrapy.extensions.HarvesterPidFile": 520,
-            "combine_scrapy.extensions.CrawlFaults": 540,
+            "combine_scrapy.extensions.progress.HarvestProgress": 500,
+            "combine_scrapy.extensions.summary.HarvestSummary": 510,
+            "combine_scrapy.extensions.pidfile.HarvesterPidFile": 520,
+            "combine_scrapy.extensions.crawlfaults.CrawlFaults": 540,
             # Sitemaps = 1 / SitemapGuess = 1: the sitemaps of each host whose robots.txt is read, as a link source.
-            "combine_scrapy.links.sitemaps.SitemapReader": 545,
-            "combine_scrapy.operations.console.beacon.HarvesterBeacon": 550,
+            "combine_scrapy.extensions.sitemaps.SitemapReader": 545,
+            "combine_scrapy.extensions.beacon.HarvesterBeacon": 550,
             "scrapy.extensions.logstats.LogStats": None,  # HarvestProgress says more
             # Feeds (-O, FEEDS) of the records stored, counted as records: Scrapy's FeedExporter, fed records.
             "scrapy.extensions.feedexport.FeedExporter": None,

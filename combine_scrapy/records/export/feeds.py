@@ -29,7 +29,7 @@ from __future__ import annotations
 import io
 import sqlite3
 from collections.abc import Callable, Iterator
-from typing import IO, TYPE_CHECKING, Any, Protocol, Self, cast
+from typing import IO, Any, Protocol, Self, cast
 
 from scrapy import Spider
 from scrapy.crawler import Crawler
@@ -47,9 +47,6 @@ from combine_scrapy.records.export import TEXTS, with_text, write_records
 from combine_scrapy.records.export.jsonl import record_values
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store import RecordReader
-
-if TYPE_CHECKING:
-    from combine_scrapy.context import CrawlContext
 
 
 class RecordKeys:
@@ -80,10 +77,17 @@ def stored_records(store: RecordReader, keys: RecordKeys) -> Iterator[tuple[Reco
             yield record, store.urls(key)
 
 
+class _CrawlRecords(Protocol):
+    """What the exporters read of the crawl's CrawlContext: its record store."""
+
+    @property
+    def store(self) -> RecordReader: ...
+
+
 class _HarvestingSpider(Protocol):
     """The focused spider, whose from_crawler gives it the job's CrawlContext."""
 
-    context: CrawlContext
+    context: _CrawlRecords
 
 
 class RecordFeedExporter(BaseItemExporter):

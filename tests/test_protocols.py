@@ -1,0 +1,72 @@
+"""The narrow interfaces the crawl's parts are typed against, and the backends that must satisfy them.
+
+Each consumer names the interface it needs (the robots middleware a ``RobotsCache``, the console a
+``RecordListing``...), so a backend that lacks a method of it breaks the crawl only where that consumer runs.
+mypy --strict checks this module (pyproject.toml lists it): the typed lists below fail scripts/lint.sh when a
+backend does not satisfy an interface in its signatures; the tests fail when one lacks a method outright.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Protocol
+
+import pytest
+
+from combine_scrapy.access.addresses import AddressesOfJob
+from combine_scrapy.frontier import Frontier, FrontierOperations, LinkGraph, RevisitHistory, RobotsCache, UrlQueue
+from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.frontier.sqlite import SqliteFrontier
+from combine_scrapy.job import Job
+from combine_scrapy.records.store import (
+    RecordListings,
+    RecordMaintenance,
+    RecordReader,
+    RecordSearch,
+    RecordStore,
+    RecordWriter,
+)
+from combine_scrapy.records.store.listing import RecordListing, SqlRecordListing
+from combine_scrapy.records.store.mysql import MysqlRecordStore
+from combine_scrapy.records.store.sqlite import SqliteRecordStore
+
+#: Checked by mypy: each backend as every interface it stands for (Frontier and RecordStore join all of theirs).
+FRONTIERS: list[type[Frontier]] = [SqliteFrontier, RedisFrontier]
+RECORD_STORES: list[type[RecordStore]] = [SqliteRecordStore, MysqlRecordStore]
+LISTINGS: list[type[RecordListing]] = [SqlRecordListing]
+JOBS: list[type[AddressesOfJob]] = [Job]
+
+FRONTIER_INTERFACES = [UrlQueue, RobotsCache, LinkGraph, RevisitHistory, FrontierOperations]
+STORE_INTERFACES = [RecordWriter, RecordReader, RecordSearch, RecordMaintenance, RecordListings]
+
+
+def members(protocol: type[Any], attributes: bool = True) -> set[str]:
+    """The public methods and properties a protocol declares, its base protocols' too, and with ``attributes`` its
+    data attributes (which a backend sets on its instances, so only mypy sees them on the class)."""
+    names: set[str] = set()
+    for cls in protocol.__mro__:
+        if cls in (object, Protocol, Generic) or not getattr(cls, "_is_protocol", False):
+            continue
+        names.update(name for name in vars(cls) if not name.startswith("_"))
+        if attributes:
+            names.update(name for name in vars(cls).get("__annotations__", {}) if not name.startswith("_"))
+    return names
+
+
+def test_the_joined_interfaces_are_their_parts() -> None:
+    """A consumer typed against a part asks nothing the whole lacks, and the whole adds only close()."""
+    assert set().union(*map(members, FRONTIER_INTERFACES)) == members(Frontier)
+    assert set().union(*map(members, STORE_INTERFACES)) | {"close"} == members(RecordStore)
+    assert {"listing"} == members(RecordListings)
+
+
+@pytest.mark.parametrize(
+    ("backend", "interfaces"),
+    [*((frontier, FRONTIER_INTERFACES) for frontier in FRONTIERS),
+     *((store, [*STORE_INTERFACES, RecordStore]) for store in RECORD_STORES),
+     (SqlRecordListing, [RecordListing])],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
+def test_each_backend_has_every_method_of_its_interfaces(backend: type[Any], interfaces: list[type[Any]]) -> None:
+    for interface in interfaces:
+        missing = sorted(name for name in members(interface, attributes=False) if not hasattr(backend, name))
+        assert not missing, f"{backend.__name__} lacks {interface.__name__}'s {', '.join(missing)}"
