@@ -22,7 +22,7 @@ COMBINE_LEASE_SECONDS = 60
 # redis.Redis, e.g. {"socket_timeout": 30, "password": "..."}) over this project's defaults (outage retry,
 # 5 s connect timeout, 60 s socket timeout). {"redis_cls": "redis.cluster.RedisCluster"} connects to a Redis
 # Cluster (REDIS_URL: any of its nodes).
-REDIS_PARAMS = {}
+REDIS_PARAMS: dict[str, object] = {}
 # Buckets a new Redis frontier spreads its hosts over (each one slot of a Redis Cluster); a frontier keeps its own.
 COMBINE_REDIS_BUCKETS = 32
 # Seconds a harvester waits out a Redis or MySQL restart or outage, at its start or later (retrying with back-off,
@@ -57,7 +57,7 @@ COMBINE_OAI_PAGE_SIZE = 100
 # Render = auto / always (combine.cfg): the Chromium scrapy-playwright starts (Debian's chromium package; Playwright's
 # own browser download is not used), and switches added to its command line.
 COMBINE_CHROMIUM = "/usr/bin/chromium"
-COMBINE_CHROMIUM_ARGS = []
+COMBINE_CHROMIUM_ARGS: list[str] = []
 
 LOG_LEVEL = "INFO"
 # Feeds of the records a crawl stores, as `scrapy export` writes them: scrapy crawl focused -a job=J -O out.xml:oai_dc

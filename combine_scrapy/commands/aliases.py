@@ -9,20 +9,22 @@ hosts are renamed to it, so no record is lost.
 
 from __future__ import annotations
 
+import argparse
+
 from combine_scrapy.access.urls import check_url
-from combine_scrapy.job import CONFIG_FILE
+from combine_scrapy.job import CONFIG_FILE, Job
 from combine_scrapy.operations.control import CommandError, JobCommand
 from combine_scrapy.records.store.maintenance import MIN_SHARED_PATHS, add_serveralias, find_aliases
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Find server aliases in a job's records (--write: add them to its combine.cfg)"
 
-    def long_desc(self):
+    def long_desc(self) -> str:
         return __doc__.split("\n\n", 1)[1]
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--write", action="store_true", help="add the groups to combine.cfg and rename the URLs")
         parser.add_argument(
@@ -30,7 +32,7 @@ class Command(JobCommand):
             help=f"paths two hosts must share with identical content (default {MIN_SHARED_PATHS})",
         )
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         if opts.min_shared < 1:
             raise CommandError("--min-shared must be at least 1", exitcode=2)
         with self.records(job) as store:

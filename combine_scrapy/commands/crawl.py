@@ -12,6 +12,8 @@ once with the summary; the job is loaded once, here, and handed to the spider.
 
 from __future__ import annotations
 
+import argparse
+
 import redis
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
@@ -29,7 +31,7 @@ class Command(ScrapyCrawlCommand):
         self.crawler = super()._create_crawler(spidercls)
         return self.crawler
 
-    def run(self, args, opts):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if args and args[0] == FocusedSpider.name:
             try:
                 if not opts.spargs.get("job"):

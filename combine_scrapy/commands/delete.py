@@ -9,23 +9,25 @@ keep them from coming back, exclude them in the job's combine.cfg.
 
 from __future__ import annotations
 
+import argparse
 import re
 from urllib.parse import urlsplit
 
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import CommandError, JobCommand
 
 
 class Command(JobCommand):
-    def syntax(self):
+    def syntax(self) -> str:
         return "[options] <job> (--netloc HOST | --path REGEX | --md5 KEY | --id N)"
 
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Delete a job's records by host, URL path, MD5 key or record id"
 
-    def long_desc(self):
+    def long_desc(self) -> str:
         return __doc__.split("\n\n", 1)[1]
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         which = parser.add_mutually_exclusive_group()
         which.add_argument("--netloc", metavar="HOST", help="URLs on this host (host or host:port)")
@@ -33,7 +35,7 @@ class Command(JobCommand):
         which.add_argument("--md5", metavar="KEY", help="the record with this MD5 content key")
         which.add_argument("--id", type=int, metavar="N", help="the record with this record id")
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         if not any(value is not None for value in (opts.netloc, opts.path, opts.md5, opts.id)):
             raise CommandError("say what to delete: --netloc H, --path REGEX, --md5 KEY or --id N", exitcode=2)
         try:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
 from tqdm import tqdm
 
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import CommandError, JobCommand
 from combine_scrapy.records.export import FORMATS, TEXTS, export_store
 from combine_scrapy.records.export.select import DATE_FIELDS, Selection, parse_date
@@ -14,10 +16,10 @@ from combine_scrapy.records.store import RANK_ORDERS, Deletion, RecordReader
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Export a job's records as Dublin Core, ALVIS XML, JSON Lines or Markdown"
 
-    def long_desc(self):
+    def long_desc(self) -> str:
         return (
             "Export a job's records, one at a time, in constant memory. Formats: dc (Dublin Core, one "
             "oai_dc:dc element a record), alvis (ALVIS enriched XML with the original document), "
@@ -29,7 +31,7 @@ class Command(JobCommand):
             "--reset forgets those deletions (Combine's resetOAI)."
         )
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument(
             "-f", "--format", default="jsonl", metavar="FORMAT",
@@ -60,7 +62,7 @@ class Command(JobCommand):
             help="forget every deletion recorded so far (Combine's resetOAI), and export nothing",
         )
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         try:
             selection = self._selection(opts)
         except ValueError as e:

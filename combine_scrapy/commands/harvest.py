@@ -15,6 +15,7 @@ without the supervisor that would report it.
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import os
 import signal
@@ -23,27 +24,29 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import CommandError, JobCommand
 
 
 class Command(JobCommand):
     reads_recorded_stores = False  # its harvesters run with the settings given to it, which are theirs to record
 
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Start N harvester processes of a job (sharing its Redis frontier) and wait for them"
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("-n", "--harvesters", type=int, default=1, metavar="N", help="how many harvesters to start (default 1)")
         parser.add_argument("-a", dest="spargs", action="append", default=[], metavar="NAME=VALUE",
                             help="spider argument for every harvester, e.g. -a max_pages=1000 or -a continuous=1")
         parser.add_argument("--log-dir", metavar="DIR", help="where harvester-<i>.log files go (default: the job's data directory)")
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         if opts.harvesters < 1:
             raise CommandError(f"-n must be at least 1, got {opts.harvesters}", exitcode=2)
-        if opts.harvesters > 1 and not self.settings.get("REDIS_URL"):
+        if opts.harvesters > 1 and not self.project_settings.get("REDIS_URL"):
             raise CommandError(
                 f"{opts.harvesters} harvesters need a shared frontier: set REDIS_URL "
                 "(-s REDIS_URL=redis://host:6379/0); the embedded SQLite frontier serves one process",
@@ -53,7 +56,7 @@ class Command(JobCommand):
         log_dir.mkdir(parents=True, exist_ok=True)
         self.exitcode = supervise(self._commands(job.name, opts, log_dir))
 
-    def _commands(self, job_name: str, opts, log_dir: Path) -> list[tuple[list[str], Path]]:
+    def _commands(self, job_name: str, opts: argparse.Namespace, log_dir: Path) -> list[tuple[list[str], Path]]:
         """One ``scrapy crawl`` command line and log file per harvester, with this command's settings
         (its standard output, the summary, goes beside the log file as ``.out``)."""
         settings = [arg for setting in opts.set for arg in ("-s", setting)]
@@ -92,10 +95,10 @@ def supervise(commands: list[tuple[list[str], Path]]) -> int:
 
     Returns the worst exit status.
     """
-    harvesters: list[subprocess.Popen] = []
+    harvesters: list[subprocess.Popen[bytes]] = []
     outputs: dict[int, Path] = {}
 
-    def stop(signum, frame):
+    def stop(signum: int, frame: FrameType | None) -> None:
         print(f"harvest: {signal.Signals(signum).name}: stopping {len(harvesters)} harvesters", file=sys.stderr)
         for harvester in harvesters:
             if harvester.poll() is None:

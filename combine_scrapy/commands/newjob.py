@@ -8,6 +8,7 @@ An existing job is never overwritten.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import re
 from pathlib import Path
@@ -104,16 +105,16 @@ class Command(ScrapyCommand):
     requires_crawler_process = False
     default_settings = {"LOG_ENABLED": False}
 
-    def syntax(self):
+    def syntax(self) -> str:
         return "[options] <name>"
 
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Create a new job directory with a commented combine.cfg, a topic template and seeds.txt"
 
-    def long_desc(self):
+    def long_desc(self) -> str:
         return __doc__.split("\n\n", 1)[1]
 
-    def run(self, args, opts):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
         try:
             if len(args) != 1:
                 raise CommandError("name the new job: scrapy newjob NAME", exitcode=2)

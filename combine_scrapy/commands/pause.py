@@ -8,6 +8,9 @@ resume JOB``. A harvester started while the job is paused waits too.
 
 from __future__ import annotations
 
+import argparse
+
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import JobCommand, harvesters_dir, running_harvesters
 
 
@@ -15,10 +18,10 @@ class Command(JobCommand):
     #: What the command sets the flag to.
     pause = True
 
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Pause a job: its harvesters, here and on other machines, take no new URL until resumed"
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         with self.context(job) as context:
             was_paused = context.frontier.paused()
             context.frontier.set_paused(self.pause)

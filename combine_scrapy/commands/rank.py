@@ -10,22 +10,25 @@ and every export format carries them (JSON fields, ALVIS properties).
 
 from __future__ import annotations
 
+import argparse
+
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import CommandError, JobCommand
 from combine_scrapy.records.store.maintenance import rank_records
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Rank a job's records by PageRank and iPageRank in their link graph, and store the ranks"
 
-    def long_desc(self):
+    def long_desc(self) -> str:
         return __doc__.split("\n\n", 1)[1]
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--top", type=int, default=10, metavar="N", help="list the N best records of each rank (default 10)")
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         if opts.top < 0:
             raise CommandError(f"--top must be 0 or more, got {opts.top}", exitcode=2)
         with self.records(job) as store:

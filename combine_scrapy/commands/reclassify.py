@@ -11,8 +11,10 @@ incremental exports), or with --flag kept, rescored and flagged off_topic
 
 from __future__ import annotations
 
+import argparse
 from collections import Counter
 
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import JobCommand
 from combine_scrapy.records.record import record_document
 from combine_scrapy.records.store.maintenance import same_classification
@@ -22,19 +24,19 @@ LISTED = 20
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Run a job's current topic filter over its stored records; remove (or --flag) those that fail"
 
-    def long_desc(self):
+    def long_desc(self) -> str:
         return __doc__.split("\n\n", 1)[1]
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--flag", action="store_true",
                             help="keep records that no longer pass, flagged off_topic, instead of deleting them")
         parser.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         main_content = job.topic.text == "main"
         tally: Counter[str] = Counter()
         failed: list[tuple[str, str, float]] = []

@@ -8,17 +8,19 @@ keep their state (``scrapy reharvest`` fetches the stored pages again).
 
 from __future__ import annotations
 
+import argparse
 from collections import Counter
 
+from combine_scrapy.job import Job
 from combine_scrapy.links.scoring import LinkCandidate
 from combine_scrapy.operations.control import JobCommand
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Mark the links of a job's stored records for crawling"
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         records = links = marked = 0
         rejected: Counter[str] = Counter()
         with self.context(job) as context:

@@ -7,14 +7,17 @@ the record.
 
 from __future__ import annotations
 
+import argparse
+
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import JobCommand
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Mark every stored page of a job for harvesting again"
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         records = marked = missing = 0
         with self.context(job) as context:
             for record in context.store:

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import argparse
 import logging
 import time
 from pathlib import Path
 
+from combine_scrapy.frontier import Frontier
+from combine_scrapy.job import Job
 from combine_scrapy.links.online import LinkModel, describe_feature, store_for
 from combine_scrapy.operations.control import CommandError, JobCommand
-from combine_scrapy.operations.harvestlog import HarvestLog, log_path
+from combine_scrapy.operations.harvestlog import HarvestLog, HostRow, log_path
 from combine_scrapy.operations.report import ReportData, render
 
 logger = logging.getLogger(__name__)
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Write an HTML harvest report (relevant pages against pages fetched, top hosts and classes)"
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("-o", "--output", metavar="DIR", help="write the report here (default: data/<job>/report)")
         parser.add_argument("--top", type=int, default=20, metavar="N", help="rows in the hosts and classes tables (default 20)")
@@ -27,7 +30,7 @@ class Command(JobCommand):
             help="draw this job's curve in the main plot too (another strategy on the same topic); repeatable",
         )
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         if opts.top < 1:
             raise CommandError(f"--top must be at least 1, got {opts.top}", exitcode=2)
         compared = {}
@@ -48,7 +51,7 @@ class Command(JobCommand):
             raise CommandError(f"cannot write the report to {output}: {e.strerror or e}") from e
         print(f"job {job.name}: {fetched} pages fetched; report written to {index}")
 
-    def _link_model_features(self, frontier, job: str, top: int) -> list[tuple[str, float]]:
+    def _link_model_features(self, frontier: Frontier, job: str, top: int) -> list[tuple[str, float]]:
         """The stored link model's strongest named features (none without a model or names)."""
         store = store_for(frontier, self.data_dir, job)
         stored = store.read()
@@ -71,7 +74,7 @@ class Command(JobCommand):
         finally:
             log.close()
 
-    def _read_log(self, job: str, top: int):
+    def _read_log(self, job: str, top: int) -> tuple[list[tuple[float, int, int]], list[HostRow], list[tuple[str, int]]]:
         path = log_path(self.data_dir, job)
         if not path.exists():
             return [], [], []

@@ -8,5 +8,5 @@ from combine_scrapy.commands import pause
 class Command(pause.Command):
     pause = False
 
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Resume a paused job: its harvesters take URLs again"

@@ -15,7 +15,10 @@ Exit status 1 when something was found and not restored.
 
 from __future__ import annotations
 
+import argparse
+
 from combine_scrapy.context import CrawlContext
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import JobCommand
 from combine_scrapy.records.store.maintenance import SanityReport, check_sanity
 
@@ -23,17 +26,17 @@ SHOWN = 5  # example URLs printed per problem
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Check (--restore: mend) consistency between a job's records and its frontier"
 
-    def long_desc(self):
+    def long_desc(self) -> str:
         return __doc__.split("\n\n", 1)[1]
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--restore", action="store_true", help="mend what the check finds")
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         with self.context(job) as context:
             store = context.store
             report = check_sanity(store.url_keys(), context.frontier.statuses, job.url_rules, store.orphans())

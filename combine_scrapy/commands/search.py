@@ -6,6 +6,9 @@ crawl is searchable while it runs: Combine's SearchEngine-in-a-Box.
 
 from __future__ import annotations
 
+import argparse
+
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import CommandError, JobCommand
 from combine_scrapy.records.store.search import share_of_best
 
@@ -13,13 +16,13 @@ from combine_scrapy.records.store.search import share_of_best
 class Command(JobCommand):
     extra_args = (1, 1)
 
-    def syntax(self):
+    def syntax(self) -> str:
         return '[options] <job> "<query>"'
 
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Search a job's records (ranked, with snippets)"
 
-    def long_desc(self):
+    def long_desc(self) -> str:
         return (
             "Search a job's records for any of the query's words; records with more of them, and with them "
             "in the title, rank first. Each hit's relevance is shown as a share of the best hit's score (the "
@@ -27,11 +30,11 @@ class Command(JobCommand):
             "[bracketed] in the snippets."
         )
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("-n", "--limit", type=int, default=10, metavar="N", help="show the N best records (default 10)")
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         if opts.limit < 1:
             raise CommandError("--limit must be at least 1", exitcode=2)
         query = args[0]

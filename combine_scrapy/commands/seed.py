@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 
 from combine_scrapy.frontier import seed_priority
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import CommandError, JobCommand
 
 
@@ -22,24 +24,24 @@ def priority_option(text: str) -> float:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def read_urls(lines) -> list[str]:
+def read_urls(lines: Iterable[str]) -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
 class Command(JobCommand):
     extra_args = (0, 1)
 
-    def syntax(self):
+    def syntax(self) -> str:
         return "[options] <job> [FILE|-]"
 
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Load seed URLs into a job's frontier, from a file or standard input"
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--priority", type=priority_option, default=0.0, help="priority of the new URLs (default 0)")
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         source = args[0] if args else "-"
         if source == "-":
             urls = read_urls(sys.stdin)

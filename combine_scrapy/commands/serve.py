@@ -8,6 +8,7 @@ token it prints (or ``--token``, or the COMBINE_CONSOLE_TOKEN variable).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import ipaddress
 import os
@@ -17,6 +18,7 @@ import sys
 
 from aiohttp import web
 
+from combine_scrapy.job import Job
 from combine_scrapy.operations.console.app import LOOPBACK_NAMES, Console, make_app
 from combine_scrapy.operations.console.data import ConsoleData
 from combine_scrapy.operations.control import CommandError, JobCommand
@@ -29,10 +31,10 @@ REQUEST_LINE_BYTES = 64 * 1024
 class Command(JobCommand):
     default_settings = {"LOG_ENABLED": True, "LOG_LEVEL": "INFO"}
 
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Serve a web console for a job (live counters and plots, search, actions) and an OAI-PMH endpoint"
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free port)")
         parser.add_argument("--bind", default="127.0.0.1", metavar="ADDR",
@@ -44,7 +46,7 @@ class Command(JobCommand):
                             help="a name the console is reached by, as browsers send it in Host (repeatable; always: "
                                  "localhost, 127.0.0.1, ::1 and the --bind address); others get 421")
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         if not 0 <= opts.port <= 65535:
             raise CommandError(f"--port must be 0 to 65535, got {opts.port}", exitcode=2)
         try:
@@ -54,7 +56,7 @@ class Command(JobCommand):
         if opts.token is not None and len(opts.token) < 8:
             raise CommandError("--token must be at least 8 characters", exitcode=2)
         token = opts.token or secrets.token_urlsafe(18)
-        page_size = self.settings.getint("COMBINE_OAI_PAGE_SIZE")
+        page_size = self.project_settings.getint("COMBINE_OAI_PAGE_SIZE")
         if page_size < 1:
             raise CommandError(f"COMBINE_OAI_PAGE_SIZE must be at least 1, got {page_size}", exitcode=2)
         settings = self.settings

@@ -10,6 +10,7 @@ shows what the job's topic filter makes of the page
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 
 from scrapy.commands.shell import Command as ScrapyShellCommand
@@ -22,16 +23,16 @@ from combine_scrapy.operations.debug import PageScore, score
 class Command(ScrapyShellCommand):
     job = None
 
-    def syntax(self):
+    def syntax(self) -> str:
         return "[options] [url|file]"
 
-    def long_desc(self):
+    def long_desc(self) -> str:
         return (
             "Interactive console for scraping the given url or file, with the project's settings. "
             "With --job JOB, score(response) shows what the job's topic filter makes of the page."
         )
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         project_help(parser)
         parser.add_argument("--job", metavar="JOB", help="send the job's headers; score(response) uses its topic filter")

@@ -8,21 +8,24 @@ no record has are listed with 0: a term that never matches is worth a look.
 
 from __future__ import annotations
 
+import argparse
+
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import CommandError, JobCommand
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Show how many records each topic term was found in and each class holds (termstat, classtat)"
 
-    def long_desc(self):
+    def long_desc(self) -> str:
         return __doc__.split("\n\n", 1)[1]
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--top", type=int, metavar="N", help="list only the N most frequent terms and classes")
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         if opts.top is not None and opts.top < 1:
             raise CommandError(f"--top must be at least 1, got {opts.top}", exitcode=2)
         with self.records(job) as store:

@@ -4,24 +4,26 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import CommandError, JobCommand, harvesters_dir, running_harvesters
 from combine_scrapy.operations.harvestlog import HarvestLog, format_rate, log_path
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Show a job's frontier (URLs marked, locked, done, by host), records, harvest rate and speed"
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--hosts", type=int, default=10, metavar="N", help="list the N hosts with most marked URLs")
         parser.add_argument(
             "--minutes", type=float, default=5, metavar="M", help="measure the fetch rate over the last M minutes (default 5)"
         )
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         if opts.hosts < 0 or opts.minutes <= 0:
             raise CommandError("--hosts must be 0 or more and --minutes more than 0", exitcode=2)
         now = time.time()

@@ -8,21 +8,24 @@ frontier, the summary is printed. It waits for them to exit.
 
 from __future__ import annotations
 
+import argparse
+
+from combine_scrapy.job import Job
 from combine_scrapy.operations.control import CommandError, JobCommand, harvesters_dir, running_harvesters, stop_processes
 
 
 class Command(JobCommand):
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Stop a job's running harvesters on this machine (graceful shutdown)"
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument(
             "--timeout", type=float, default=60.0, metavar="SECONDS",
             help="how long to wait for the harvesters to finish (default 60)",
         )
 
-    def run_job(self, job, args, opts):
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         if opts.timeout < 0:
             raise CommandError(f"--timeout must not be negative, got {opts.timeout:g}", exitcode=2)
         pids = running_harvesters(harvesters_dir(self.data_dir, job.name))

@@ -8,6 +8,7 @@ finds it.
 
 from __future__ import annotations
 
+import argparse
 import http.client
 import sys
 import urllib.request
@@ -92,13 +93,13 @@ class Command(ScrapyCommand):
     requires_project = True
     default_settings = {"LOG_ENABLED": False}
 
-    def syntax(self):
+    def syntax(self) -> str:
         return "[options] <job> --positive P --negative N"
 
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Train a job's SVM topic filter from pages on and off its topic"
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         project_help(parser)
         for kind, about in (("positive", "on"), ("negative", "off")):
@@ -112,7 +113,7 @@ class Command(ScrapyCommand):
                  "it kept (saveIrrelevant = 1) as negative ones",
         )
 
-    def run(self, args, opts):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
             raise UsageError("name one job: scrapy train JOB --positive P --negative N")
         user_agent = self.settings.get("USER_AGENT")

@@ -11,6 +11,7 @@ afterwards: the job's crawl state is not touched.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import tempfile
 import time
@@ -127,19 +128,19 @@ class TrialSpider(FocusedSpider):
 class Command(ScrapyCommand):
     requires_project = True
 
-    def syntax(self):
+    def syntax(self) -> str:
         return "[options] <job>"
 
-    def short_desc(self):
+    def short_desc(self) -> str:
         return "Learn a job's URL rules from a breadth-first trial crawl of its seed sites"
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         project_help(parser)
         parser.add_argument("--pages", type=int, metavar="N",
                             help="pages to fetch from each seed site (default: TrialPages of the job, 200)")
 
-    def run(self, args, opts):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
             raise UsageError("name one job: scrapy trial JOB [--pages N]")
         if opts.pages is not None and opts.pages <= 0:

@@ -4,6 +4,7 @@ one-line errors, and the pid files by which running harvesters can be found and 
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import sys
@@ -11,13 +12,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import redis
 from scrapy.commands import ScrapyCommand, ScrapyHelpFormatter
+from scrapy.settings import BaseSettings, Settings
 from scrapy.utils.log import configure_logging
 
 from combine_scrapy.context import CrawlContext
 from combine_scrapy.faults import CrawlFault
+from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.job import Job, JobConfig, JobConfigError, build_job, load_config
 from combine_scrapy.records.store import RecordStore, open_store
 from combine_scrapy.stores import data_directory, with_recorded_stores
@@ -48,7 +52,7 @@ def _bad_job() -> Iterator[None]:
         raise CommandError(f"bad job: {e}", exitcode=2) from e
 
 
-def load_checked_config(name: str, settings) -> JobConfig:
+def load_checked_config(name: str, settings: BaseSettings) -> JobConfig:
     """The configuration of job ``name`` of COMBINE_TOPICS_DIR (nothing built); a bad or missing job is a CommandError."""
     with _bad_job():
         return load_config(name, settings.get("COMBINE_TOPICS_DIR"))
@@ -60,7 +64,7 @@ def build_checked_job(config: JobConfig) -> Job:
         return build_job(config)
 
 
-def load_checked_job(name: str, settings) -> Job:
+def load_checked_job(name: str, settings: BaseSettings) -> Job:
     """The job ``name`` of COMBINE_TOPICS_DIR; a bad or missing one is a CommandError ``bad job: ...``, status 2."""
     return build_checked_job(load_checked_config(name, settings))
 
@@ -87,7 +91,7 @@ class HelpFormatter(ScrapyHelpFormatter):
         return part_strings
 
 
-def project_help(parser) -> None:
+def project_help(parser: argparse.ArgumentParser) -> None:
     """Give a command's parser the project's help layout (HelpFormatter)."""
     parser.formatter_class = HelpFormatter
 
@@ -107,15 +111,15 @@ class JobCommand(ScrapyCommand):
     #: Whether the command opens the stores the job's crawl recorded (stores.json) when the settings name none.
     reads_recorded_stores = True
 
-    def syntax(self):
+    def syntax(self) -> str:
         return "[options] <job>"
 
-    def add_options(self, parser):
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        parser.error = self.usage_error
+        parser.error = self.usage_error  # type: ignore[method-assign]  # argparse's own prints the whole usage
         project_help(parser)
 
-    def usage_error(self, message: str):
+    def usage_error(self, message: str) -> NoReturn:
         """Bad arguments: one line naming what is wrong, exit status 2 (argparse would print the whole usage)."""
         print(f"error: {message} (usage: scrapy {self.command_name} {self.syntax()}; see --help)", file=sys.stderr)
         raise SystemExit(2)
@@ -124,7 +128,7 @@ class JobCommand(ScrapyCommand):
     def command_name(self) -> str:
         return type(self).__module__.rsplit(".", 1)[-1]
 
-    def run(self, args, opts):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
         fewest, most = self.extra_args
         if not fewest + 1 <= len(args) <= most + 1:
             self.usage_error(f"{len(args)} arguments given" if args else "name the job")
@@ -147,17 +151,24 @@ class JobCommand(ScrapyCommand):
             for line in with_recorded_stores(self.settings, job):
                 print(line, file=sys.stderr)
 
-    def load_job(self, name: str) -> Job:
-        return load_checked_job(name, self.settings)
+    @property
+    def project_settings(self) -> Settings:
+        """The project's settings, which Scrapy gives every command before it runs it."""
+        if self.settings is None:
+            raise RuntimeError(f"scrapy {self.command_name} run without the project's settings")
+        return self.settings
 
-    def run_job(self, job: Job, args: list[str], opts) -> None:
+    def load_job(self, name: str) -> Job:
+        return load_checked_job(name, self.project_settings)
+
+    def run_job(self, job: Job, args: list[str], opts: argparse.Namespace) -> None:
         """Do the command's work for ``job``; ``args`` are the positional arguments after it."""
         raise NotImplementedError
 
     @contextmanager
     def context(self, job: Job) -> Iterator[CrawlContext]:
         """The job's frontier and records, as its harvesters see them (REDIS_URL, MYSQL_URL or the data dir)."""
-        with open_context(job, self.settings) as context:
+        with open_context(job, self.project_settings) as context:
             yield context
 
     @contextmanager
@@ -165,7 +176,7 @@ class JobCommand(ScrapyCommand):
         """The job's record store alone (MYSQL_URL or the data dir); a job without records is one error line."""
         try:
             with opening_errors_as_command_errors():
-                store = open_store(job.name, self.data_dir, self.settings.get("MYSQL_URL"), create=False)
+                store = open_store(job.name, self.data_dir, self.project_settings.get("MYSQL_URL"), create=False)
         except FileNotFoundError as e:
             raise CommandError(str(e)) from e
         try:
@@ -192,7 +203,7 @@ def opening_errors_as_command_errors() -> Iterator[None]:
 
 
 @contextmanager
-def open_context(job: Job, settings) -> Iterator[CrawlContext]:
+def open_context(job: Job, settings: BaseSettings) -> Iterator[CrawlContext]:
     """Open the job's backends from the settings (REDIS_URL, MYSQL_URL, else the data dir).
 
     A command does not wait out a Redis or MySQL outage as a harvester does: an
@@ -201,13 +212,13 @@ def open_context(job: Job, settings) -> Iterator[CrawlContext]:
     redis_url = settings.get("REDIS_URL")
     if redis_url:
         try:
-            redis.connection.parse_url(redis_url)
+            redis.connection.parse_url(redis_url)  # type: ignore[no-untyped-call]  # redis-py types not parse_url
         except ValueError as e:
             raise CommandError(f"bad REDIS_URL {redis_url!r}: {e}", exitcode=2) from e
     with opening_errors_as_command_errors():
         context = CrawlContext.from_settings(settings, job, outage_patience=0)
     try:
-        if redis_url:
+        if isinstance(context.frontier, RedisFrontier):
             context.frontier.server.ping()
         yield context
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as e:

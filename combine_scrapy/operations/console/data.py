@@ -23,7 +23,7 @@ from combine_scrapy.operations.console.beacon import beacon_key
 from combine_scrapy.operations.control import harvesters_dir, running_harvesters, stop_processes
 from combine_scrapy.operations.harvestlog import log_path
 from combine_scrapy.records.export.select import parse_date
-from combine_scrapy.records.store.listing import on_host
+from combine_scrapy.records.store.listing import RecordListing, on_host
 from combine_scrapy.stores import data_directory
 
 logger = logging.getLogger(__name__)
@@ -170,7 +170,7 @@ class ConsoleData:
         self.job = job
         self.context = context
         self.data_dir = data_dir
-        self.index = context.store.listing
+        self.index: RecordListing = context.store.listing
         self.log = HarvestLogReader(log_path(data_dir, job.name))
 
     @classmethod

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations, islice
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from combine_scrapy.access.urls import UrlRules, check_url, host_of
@@ -24,6 +25,8 @@ from combine_scrapy.frontier import Outcome, outcome_for_status
 from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.records.record import Record
 from combine_scrapy.topic.matching import Classification
+
+T = TypeVar("T")
 
 #: Record URLs looked up in the frontier at a time.
 CHUNK = 500
@@ -46,7 +49,7 @@ class SanityReport:
         return len(self.unknown) + len(self.gone) + len(self.rejected) + len(self.renamed) + len(self.orphans)
 
 
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk

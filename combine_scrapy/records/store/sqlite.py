@@ -283,10 +283,10 @@ class SqliteRecordStore(SqlRecordStore):
     def _read(self, work: Callable[[Any], T]) -> T:
         return work(self._db.cursor())
 
-    def _index(self, cursor, record_id: int, record: Record) -> None:
+    def _index(self, cursor: sqlite3.Cursor, record_id: int, record: Record) -> None:
         cursor.execute("INSERT INTO search (rowid, title, text) VALUES (?, ?, ?)", (record_id, record.title, record.text))
 
-    def _unindex(self, cursor, key: str) -> None:
+    def _unindex(self, cursor: sqlite3.Cursor, key: str) -> None:
         # An external-content index forgets a row given the very values it indexed.
         row = cursor.execute("SELECT id, title, text FROM records WHERE `key` = ?", (key,)).fetchone()
         if row is not None:
@@ -295,7 +295,7 @@ class SqliteRecordStore(SqlRecordStore):
                 (row[0], row[1], stored_text(row[2])),
             )
 
-    def _search_rows(self, cursor, words: list[str], limit: int) -> list[tuple]:
+    def _search_rows(self, cursor: sqlite3.Cursor, words: list[str], limit: int) -> list[tuple[Any, ...]]:
         match = " OR ".join(f'"{word}"' for word in words)  # \w+ words: no quote to escape
         return self._all(
             cursor,
@@ -310,9 +310,11 @@ class SqliteRecordStore(SqlRecordStore):
         """The schema version of the file: 0 when empty; version 1 kept it in PRAGMA user_version."""
         tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "schema_version" in tables:
-            return self._db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
+            version: int | None = self._db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+            return version or 0
         if "records" in tables:
-            return max(self._db.execute("PRAGMA user_version").fetchone()[0], 1)
+            user_version: int = self._db.execute("PRAGMA user_version").fetchone()[0]
+            return max(user_version, 1)
         return 0
 
     def _migrate(self) -> None:
