@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from pathlib import Path
 
 import pytest
 from scrapy.settings import Settings
 
+import combine_scrapy
 from combine_scrapy.stores import StoresNotGiven, data_directory, record_stores, with_recorded_stores, without_password
 
 
@@ -21,6 +24,14 @@ def test_relative_data_directory_is_made_absolute_against_the_working_directory(
     directory = data_directory(Settings({"COMBINE_DATA_DIR": "data"}))
     assert directory == tmp_path / "data" and directory.is_absolute()
     assert (directory / "job" / "harvest_log.sqlite").as_uri().startswith("file:///")
+
+
+def test_the_data_directory_setting_is_read_by_data_directory_alone():
+    """Every path under COMBINE_DATA_DIR is built on data_directory(settings), so all mean the same directory."""
+    package = Path(combine_scrapy.__file__).parent
+    setting = re.compile(r"""["']COMBINE_DATA_DIR["']""")
+    readers = sorted(str(path.relative_to(package)) for path in package.rglob("*.py") if setting.search(path.read_text()))
+    assert readers == ["stores.py"]
 
 
 @pytest.mark.parametrize(("url", "expected"), [
