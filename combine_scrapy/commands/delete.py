@@ -51,7 +51,7 @@ class Command(JobCommand):
                 urls = store.delete(key)
                 print(f"deleted record {key} and its {len(urls)} URLs")
                 return
-            if opts.netloc is not None:
+            if pattern is None:  # --netloc (the options exclude each other)
                 urls = store.urls_on_host(opts.netloc.lower().rstrip("."))
             else:
                 urls = [url for url, _ in store.url_keys() if pattern.search(_path(url))]

@@ -16,7 +16,7 @@ from collections import Counter
 
 from combine_scrapy.job import Job
 from combine_scrapy.operations.control import JobCommand
-from combine_scrapy.records.record import record_document
+from combine_scrapy.records.record import TopicClass, record_document
 from combine_scrapy.records.store.maintenance import same_classification
 
 #: Records no longer on topic listed by name in the summary.
@@ -57,7 +57,8 @@ class Command(JobCommand):
                 if classification.relevant or opts.flag:
                     store.reclassify(
                         record.key, classification.score, classification.normalized, classification.algorithm,
-                        list(classification.classes), list(classification.terms), off_topic=not classification.relevant,
+                        [TopicClass(c.name, c.absolute, c.relative, tuple(c.terms)) for c in classification.classes],
+                        list(classification.terms), off_topic=not classification.relevant,
                     )
                 else:
                     store.delete(record.key)

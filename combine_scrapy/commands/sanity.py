@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 
 from combine_scrapy.context import CrawlContext
+from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.job import Job
 from combine_scrapy.operations.control import JobCommand
 from combine_scrapy.records.store.maintenance import SanityReport, check_sanity
@@ -71,7 +72,7 @@ def _print(report: SanityReport) -> None:
 
 def _print_lost_frontier(job: str, context: CrawlContext) -> None:
     """Record URLs the frontier lacks: how to get the frontier back from the records."""
-    if context.shared and context.frontier.marker() is None:
+    if isinstance(context.frontier, RedisFrontier) and context.frontier.marker() is None:
         print("the Redis frontier has no job marker: it was lost or emptied since a harvester last worked on it "
               "(Redis restarted without persistence?)")
     print(f"to rebuild the frontier from the records: scrapy sanity {job} --restore (marks those URLs again), "

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Any
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Self
 
 import scrapy
+from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider, DontCloseSpider, UsageError
+from scrapy.http import Response
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from combine_scrapy import render
 from combine_scrapy.context import CrawlContext
@@ -43,6 +47,11 @@ class FocusedSpider(scrapy.Spider):
     seed_problem: str | None = None
     #: The seeds' marking, running in the background of the crawl (None before it starts).
     seed_marking: Deferred[None] | None = None
+    #: What the crawl shares among its components (from_crawler opens it).
+    context: CrawlContext
+    #: The job's seeds, and those robots.txt refused (from_crawler sets them).
+    seed_set: frozenset[str]
+    seeds_refused_by_robots: set[str]
 
     #: How a focused crawl fetches: Scrapy settings of this spider alone (see :meth:`update_settings`).
     crawl_settings: dict[str, Any] = {
@@ -128,7 +137,9 @@ class FocusedSpider(scrapy.Spider):
             if (settings.getpriority(name) or 0) < SETTINGS_PRIORITIES["cmdline"]:
                 settings.set(name, {**components, **settings.getdict(name)}, priority="spider")
 
-    def __init__(self, job: str | Job | None = None, max_pages: str | None = None, continuous: str = "0", **kwargs):
+    def __init__(
+        self, job: str | Job | None = None, max_pages: str | None = None, continuous: str = "0", **kwargs: Any
+    ) -> None:
         """``job``: its name, or the job itself when ``scrapy crawl`` has loaded it already."""
         super().__init__(**kwargs)
         if not job:
@@ -139,7 +150,7 @@ class FocusedSpider(scrapy.Spider):
         self.continuous = continuous.lower() in ("1", "yes", "true")
 
     @classmethod
-    def from_crawler(cls, crawler, *args, **kwargs):
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         try:
@@ -165,10 +176,10 @@ class FocusedSpider(scrapy.Spider):
         return spider
 
     @property
-    def job(self):
+    def job(self) -> Job:
         return self.context.job
 
-    async def start(self):
+    async def start(self) -> AsyncIterator[Any]:
         """Start marking the seeds in the frontier, which the scheduler then hands out; yields no request itself.
 
         Each seed the URL rules refuse is named in a warning. Without a usable
@@ -210,7 +221,7 @@ class FocusedSpider(scrapy.Spider):
                 if not self.crawler.crawling:  # stopped while the seeds were marked: the next run marks them all
                     self.logger.info("seeds marked: %d of %d when the crawl stopped", start, len(job.seeds))
                     return
-                marked, refused = self.context.mark_seeds(job.seeds[start:start + SEED_BATCH])
+                marked, refused = self.context.mark_seeds(list(job.seeds[start:start + SEED_BATCH]))
                 stats.inc_value("frontier/marked", marked)
                 stats.inc_value("seeds/marked", marked)
                 if refused:
@@ -225,16 +236,16 @@ class FocusedSpider(scrapy.Spider):
             stats.inc_value("seeds/mark_failed")
             self.logger.exception("marking the seeds of job %s failed", job.name)
 
-    def seeds_still_being_marked(self, spider) -> None:
+    def seeds_still_being_marked(self, spider: scrapy.Spider) -> None:
         """On idle: the crawl waits while seeds are still being marked."""
         if spider is self and self.seed_marking is not None and not self.seed_marking.called:
             raise DontCloseSpider
 
-    def count_unrecorded_stores(self, spider) -> None:
+    def count_unrecorded_stores(self, spider: scrapy.Spider) -> None:
         """The job's stores could not be recorded when the crawl was made (logged then): counted once it starts."""
         self.crawler.stats.inc_value("stores/unrecorded")
 
-    def seeds_all_refused(self, spider) -> None:
+    def seeds_all_refused(self, spider: scrapy.Spider) -> None:
         """On idle: when robots.txt refused every seed and nothing was fetched, end with no_usable_seed."""
         if spider is not self or not self.job.seeds or self.crawler.stats.get_value("fetch/outcome/success"):
             return
@@ -247,7 +258,7 @@ class FocusedSpider(scrapy.Spider):
 
         The entry rides in the meta, so the Fetch gets its host and distance.
         """
-        headers = {}
+        headers: dict[str, str] = {}
         if self.job.fetching.get_if_modified_since:
             if entry.last_modified:
                 headers["If-Modified-Since"] = entry.last_modified
@@ -267,7 +278,7 @@ class FocusedSpider(scrapy.Spider):
             },
         )
 
-    def parse(self, response):
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Fetch]:
         """One page fetched (any status): a Fetch item; with max_pages, the crawl ends at that many pages.
 
         Pages are counted as the summary counts them (PAGES_STAT), so robots.txt requests do not count.
@@ -292,19 +303,20 @@ class FocusedSpider(scrapy.Spider):
         if self.max_pages and stats.get_value(PAGES_STAT) == self.max_pages:
             raise CloseSpider("closespider_pagecount")
 
-    def fetch_failed(self, failure):
-        entry: FrontierEntry = failure.request.meta["frontier_entry"]
+    def fetch_failed(self, failure: Failure) -> Iterator[Fetch]:
+        request: scrapy.Request = failure.request  # type: ignore[attr-defined]  # Scrapy sets it on an errback's failure
+        entry: FrontierEntry = request.meta["frontier_entry"]
         fetch = Fetch(
             url=entry.url, host=entry.host, fetched_at=time.time(), error=str(failure.value), distance=entry.distance
         )
-        if failure.check(RobotsPending):
+        if isinstance(failure.value, RobotsPending):
             fetch.postponed = True
-        elif failure.check(RobotsDisallowed):
+        elif isinstance(failure.value, RobotsDisallowed):
             fetch.outcome = Outcome.ROBOTS
             if entry.url in self.seed_set:
                 self.seeds_refused_by_robots.add(entry.url)
                 self.logger.warning("seed %s refused: forbidden by the robots.txt of %s", entry.url, entry.host)
-        elif failure.check(UrlRejected):
+        elif isinstance(failure.value, UrlRejected):
             fetch.outcome = Outcome.NOT_FOUND
         else:
             fetch.outcome = Outcome.UNAVAILABLE
