@@ -15,19 +15,22 @@ from __future__ import annotations
 import argparse
 
 import redis
+from scrapy import Spider
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+from scrapy.crawler import Crawler
 
 from combine_scrapy.context import CrawlContext
 from combine_scrapy.extensions.summary import fault_summary
 from combine_scrapy.faults import FAULT_EXIT_STATUS, FAULT_REASONS, CrawlFault, Interrupted, interrupting_signals
-from combine_scrapy.operations.control import CommandError, load_checked_job, print_error
+from combine_scrapy.job import Job
+from combine_scrapy.operations.control import CommandError, load_checked_job, print_error, settings_of
 from combine_scrapy.spiders.focused import NAME_THE_JOB, NO_USABLE_SEED, FocusedSpider
 
 
 class Command(ScrapyCrawlCommand):
-    crawler = None
+    crawler: Crawler | None = None
 
-    def _create_crawler(self, spidercls):
+    def _create_crawler(self, spidercls: str | type[Spider]) -> Crawler:
         self.crawler = super()._create_crawler(spidercls)
         return self.crawler
 
@@ -37,7 +40,7 @@ class Command(ScrapyCrawlCommand):
                 if not opts.spargs.get("job"):
                     raise CommandError(NAME_THE_JOB, exitcode=2)
                 with interrupting_signals():
-                    job = load_checked_job(opts.spargs["job"], self.settings)
+                    job = load_checked_job(opts.spargs["job"], settings_of(self))
                     self._check_backends(job)
             except CommandError as e:
                 print_error(self, e)
@@ -55,18 +58,19 @@ class Command(ScrapyCrawlCommand):
         elif not self.exitcode and reason in FAULT_REASONS:
             self.exitcode = FAULT_EXIT_STATUS
 
-    def _check_backends(self, job) -> None:
+    def _check_backends(self, job: Job) -> None:
         """Open the job's frontier and records once before Scrapy starts: a damaged or unwritable file, an
         unreachable MySQL or a malformed URL is a CommandError (one line and an exit status), not a traceback
         from the engine. (Redis is not contacted here: a harvester waits out a Redis that is still starting.)"""
-        redis_url = self.settings.get("REDIS_URL")
+        settings = settings_of(self)
+        redis_url = settings.get("REDIS_URL")
         try:
             if redis_url:
-                redis.connection.parse_url(redis_url)
+                redis.connection.parse_url(redis_url)  # type: ignore[no-untyped-call]  # redis-py types not parse_url
         except ValueError as e:
             raise CommandError(f"bad REDIS_URL {redis_url!r}: {e}", exitcode=2) from e
         try:
-            CrawlContext.from_settings(self.settings, job).close()
+            CrawlContext.from_settings(settings, job).close()
         except CrawlFault as e:
             if isinstance(e, ConnectionError):  # MySQL unreachable for the outage patience, or a signal came meanwhile
                 print(fault_summary(job.name, {}, e.reason, str(e)), flush=True)

@@ -17,7 +17,7 @@ from scrapy.commands import ScrapyCommand
 
 from combine_scrapy.access.urls import UrlRules
 from combine_scrapy.job import BLOCKS, CONFIG_FILE, GROUPS, SEEDS_FILE, TOPIC_FILE, VARIABLES
-from combine_scrapy.operations.control import CommandError, print_error
+from combine_scrapy.operations.control import CommandError, print_error, settings_of
 from combine_scrapy.topic.matching import PLAIN_CUTOFFS
 
 #: Defaults a job configuration leaves unset (None), as the values that mean the same for a new job: the plain
@@ -65,7 +65,7 @@ TOPIC_TEMPLATE = """\
 SEEDS_TEMPLATE = "# Start URLs of job {name}, one a line; '#' starts a comment.\n"
 
 
-def config_value(value) -> str:
+def config_value(value: object) -> str:
     """A job configuration default written as combine.cfg reads it."""
     if isinstance(value, bool):
         return str(int(value))
@@ -118,7 +118,7 @@ class Command(ScrapyCommand):
         try:
             if len(args) != 1:
                 raise CommandError("name the new job: scrapy newjob NAME", exitcode=2)
-            print(f"created {create_job(args[0], Path(self.settings.get('COMBINE_TOPICS_DIR')))}")
+            print(f"created {create_job(args[0], Path(settings_of(self).get('COMBINE_TOPICS_DIR')))}")
         except CommandError as e:
             print_error(self, e)
 

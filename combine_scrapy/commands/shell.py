@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from typing import Any
 
 from scrapy.commands.shell import Command as ScrapyShellCommand
+from scrapy.http import Response
 
 from combine_scrapy.job import Job
-from combine_scrapy.operations.control import CommandError, load_checked_job, print_error, project_help
+from combine_scrapy.operations.control import CommandError, load_checked_job, print_error, project_help, settings_of
 from combine_scrapy.operations.debug import PageScore, score
 
 
@@ -37,9 +39,9 @@ class Command(ScrapyShellCommand):
         project_help(parser)
         parser.add_argument("--job", metavar="JOB", help="send the job's headers; score(response) uses its topic filter")
 
-    def process_options(self, args, opts):
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)
-        settings = self.settings
+        settings = settings_of(self)
         if opts.job:
             try:
                 self.job = load_checked_job(opts.job, settings)
@@ -51,7 +53,7 @@ class Command(ScrapyShellCommand):
                 headers = {**settings.getdict("DEFAULT_REQUEST_HEADERS"), "From": self.job.fetching.operator_email}
                 settings.set("DEFAULT_REQUEST_HEADERS", headers, priority="cmdline")
 
-    def update_vars(self, vars):
+    def update_vars(self, vars: dict[str, Any]) -> None:
         if self.job is not None:
             vars["job"] = self.job
         vars["score"] = ShellScore(self.job)
@@ -67,7 +69,7 @@ class ShellScore:
 
     job: Job | None = None
 
-    def __call__(self, response, job: Job | str | None = None) -> PageScore:
+    def __call__(self, response: Response, job: Job | str | None = None) -> PageScore:
         job = job or self.job
         if job is None:
             raise TypeError("name the job: score(response, 'JOB'), or start the shell with --job JOB")

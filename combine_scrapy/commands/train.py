@@ -20,7 +20,7 @@ from scrapy.exceptions import UsageError
 
 from combine_scrapy.document.parse import ParsedPage, parse_document
 from combine_scrapy.job import CONFIG_FILE, JobConfigError, load_config
-from combine_scrapy.operations.control import CommandError, print_error, project_help
+from combine_scrapy.operations.control import CommandError, print_error, project_help, settings_of
 from combine_scrapy.stores import StoresNotGiven, data_directory, with_recorded_stores
 from combine_scrapy.topic.text import Document, tokens
 
@@ -116,10 +116,11 @@ class Command(ScrapyCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
             raise UsageError("name one job: scrapy train JOB --positive P --negative N")
-        user_agent = self.settings.get("USER_AGENT")
+        settings = settings_of(self)
+        user_agent = settings.get("USER_AGENT")
         try:
             # The configuration only: the SVM filter it names needs the model this command is about to write.
-            config = load_config(args[0], self.settings.get("COMBINE_TOPICS_DIR"))
+            config = load_config(args[0], settings.get("COMBINE_TOPICS_DIR"))
             job_dir = config.directory
             main_content = config.topic.text == "main"
             if opts.crawled:
@@ -157,12 +158,11 @@ class Command(ScrapyCommand):
             print(f"{CROSS_VALIDATION_FOLDS}-fold cross-validation accuracy: {accuracy:.1%}")
         print(f"wrote {path}; use it with classifyPlugIn = svm in {job_dir / CONFIG_FILE}")
 
-    def _crawled(self, job: str, main_content: bool):
+    def _crawled(self, job: str, main_content: bool) -> tuple[list[Document], list[Document]]:
         """The job's records and the irrelevant pages its crawl kept, as positive and negative examples."""
         from combine_scrapy.records.irrelevant import crawl_examples
 
-        positive, negative = crawl_examples(
-            job, data_directory(self.settings), self.settings.get("MYSQL_URL"), main_content
-        )
+        settings = settings_of(self)
+        positive, negative = crawl_examples(job, data_directory(settings), settings.get("MYSQL_URL"), main_content)
         print(f"from the crawl of {job}: {len(positive)} records, {len(negative)} irrelevant pages")
         return positive, negative

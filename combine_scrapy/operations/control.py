@@ -52,6 +52,13 @@ def _bad_job() -> Iterator[None]:
         raise CommandError(f"bad job: {e}", exitcode=2) from e
 
 
+def settings_of(command: ScrapyCommand) -> Settings:
+    """The project's settings, which Scrapy gives every command before it runs it (ScrapyCommand types them optional)."""
+    if command.settings is None:
+        raise RuntimeError(f"{type(command).__module__} run without the project's settings")
+    return command.settings
+
+
 def load_checked_config(name: str, settings: BaseSettings) -> JobConfig:
     """The configuration of job ``name`` of COMBINE_TOPICS_DIR (nothing built); a bad or missing job is a CommandError."""
     with _bad_job():
@@ -153,10 +160,7 @@ class JobCommand(ScrapyCommand):
 
     @property
     def project_settings(self) -> Settings:
-        """The project's settings, which Scrapy gives every command before it runs it."""
-        if self.settings is None:
-            raise RuntimeError(f"scrapy {self.command_name} run without the project's settings")
-        return self.settings
+        return settings_of(self)
 
     def load_job(self, name: str) -> Job:
         return load_checked_job(name, self.project_settings)
