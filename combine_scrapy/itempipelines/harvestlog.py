@@ -11,6 +11,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
 from combine_scrapy.faults import CrawlFault, stop_crawl
+from combine_scrapy.frontier import Outcome
 from combine_scrapy.items import Fetch
 from combine_scrapy.operations.harvestlog import FetchRow, HarvestLog, log_path
 from combine_scrapy.signals import JobSpider
@@ -51,13 +52,12 @@ class HarvestLogWriter:
 
     def process_item(self, item: Fetch) -> Fetch:
         if self.log is not None and not item.postponed and item.outcome is not None:
-            self.log.append([self._row(item)])
+            self.log.append([self._row(item, item.outcome)])
         return item
 
     @staticmethod
-    def _row(item: Fetch) -> FetchRow:
+    def _row(item: Fetch, outcome: Outcome) -> FetchRow:
         """The log's row of a fetch that has its outcome."""
-        assert item.outcome is not None
         classification = item.classification
         best = max(classification.classes, key=lambda c: c.absolute, default=None) if classification else None
         return FetchRow(
@@ -65,7 +65,7 @@ class HarvestLogWriter:
             url=item.url,
             host=item.host,
             status=item.status,
-            outcome=item.outcome.value,
+            outcome=outcome.value,
             relevant=classification.relevant if classification else None,
             score=classification.score if classification else None,
             best_class=best.name if best and classification and classification.relevant else None,
