@@ -157,7 +157,9 @@ def test_a_full_disk_stops_the_crawl_loudly_keeps_the_records_and_the_crawl_resu
     assert frontier.execute("SELECT COUNT(*) FROM urls WHERE marked = 1").fetchone()[0] == 0
     assert max(fetched_before.values()) == 1 and max(fetched.values()) <= 2
     fetched_twice = {url for url, count in fetched.items() if count == 2}
-    assert fetched_twice and fetched_twice == set(fetched_before) & not_completed, (fetched_twice, not_completed)
+    # Usually the page whose record hit the full disk; none when the disk filled on a write that is not a page's
+    # (seen under load), so the set may be empty, but it is never more than the pages left uncompleted.
+    assert fetched_twice == set(fetched_before) & not_completed, (fetched_twice, not_completed)
 
 
 def status_fetches(job_dir: JobDir, *settings: str) -> int:
