@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import ipaddress
 import re
+from urllib.parse import urlsplit
 
 import pytest
 from conftest import PROJECT
 
+from combine_scrapy.access.urls import UrlRules, check_url
 from combine_scrapy.job import Job, JobConfigError, LockIntervals, TopicConfig, build_job, load_config, load_job
+from combine_scrapy.job.seeds import canonical_host_name, one_word_host
 
 TOPIC = "50: carnivorous plants=CP\n"
 
@@ -168,3 +173,29 @@ def test_a_seed_with_a_one_word_host_is_refused_with_a_reason(tmp_path):
         (1, "host 'x' is one word: a seed names a full host (www.example.org), an IP address or localhost"),
         (2, "host 'x' is one word: a seed names a full host (www.example.org), an IP address or localhost"),
     ]
+
+
+def test_the_host_of_a_canonical_url_is_read_off_its_text():
+    """A seed's host is read off check_url's canonical URL, not split out of it again (seeds.txt may hold a
+    million lines): for every URL the canonicalization table accepts, and for user information, ports, IPv6,
+    IDNA and aliased hosts, it is the host name urlsplit reads, so the same seeds are refused as one-word."""
+    rules = dataclasses.replace(UrlRules(), exclude=(), serveralias={"mirror:8080": "x:81", "other.example": "y"})
+    table = (PROJECT / "tests" / "data" / "canonical_urls.tsv").read_text(encoding="utf-8").splitlines()
+    urls = [line.split("\t")[0] for line in table if line and not line.startswith("#")]
+    urls += ["http://User:pw@Intranet:8080/a", "HTTP://X", "http://x?a=1", "http://[FE80::1]:81/a", "http://[::1]",
+             "http://bücher/", "http://x.:8080/", "http://mirror:8080/", "http://other.example/", "https://localhost:443/",
+             "http://2130706433/", "ftp://x/pub/", "http://a@b@c/"]
+    accepted = [verdict.url for verdict in map(functools.partial(check_url, rules=rules), urls) if verdict.ok]
+    assert len(accepted) > 150
+    for url in accepted:
+        host = urlsplit(url).hostname or ""
+        assert canonical_host_name(url) == host, url
+        assert one_word_host(url) == (not ("." in host or ":" in host or host == "localhost" or _is_address(host))), url
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

@@ -8,7 +8,6 @@ import dataclasses
 import ipaddress
 import re
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from combine_scrapy.access.urls import UrlRules, Verdict, check_url
 from combine_scrapy.job.grammar import list_entries
@@ -40,6 +39,9 @@ def refusal_reason(url: str, verdict: Verdict) -> str:
     return reason
 
 
+_SPACE = re.compile(r"\s")
+
+
 def read_seeds(path: Path, rules: UrlRules) -> tuple[tuple[str, ...], tuple[RefusedSeed, ...]]:
     """The canonical seeds, and the lines the URL rules refuse (a crawl warns about them and goes on)."""
     seeds = []
@@ -48,7 +50,7 @@ def read_seeds(path: Path, rules: UrlRules) -> tuple[tuple[str, ...], tuple[Refu
         if len(url) > MAX_SEED_CHARACTERS:
             refused.append(RefusedSeed(path, number, url, f"too long: {len(url):,} characters"))
             continue
-        if re.search(r"\s", url):
+        if _SPACE.search(url):
             refused.append(RefusedSeed(path, number, url, "holds a space: write one URL a line (a space in a URL is %20)"))
             continue
         verdict = check_url(url, rules)
@@ -57,7 +59,7 @@ def read_seeds(path: Path, rules: UrlRules) -> tuple[tuple[str, ...], tuple[Refu
         elif one_word_host(verdict.url):
             refused.append(RefusedSeed(
                 path, number, url,
-                f"host {excerpt(urlsplit(verdict.url).hostname or '')} is one word: a seed names a full host "
+                f"host {excerpt(canonical_host_name(verdict.url))} is one word: a seed names a full host "
                 "(www.example.org), an IP address or localhost",
             ))
         else:
@@ -70,9 +72,10 @@ ONE_WORD_HOST = "one_word_host"
 
 
 def one_word_host(url: str) -> bool:
-    """Whether the URL's host is a single word that is neither an IP address nor localhost (``http://x/``, a slip
-    for a full name that only a local resolver's search domains would make something of)."""
-    host = urlsplit(url).hostname or ""
+    """Whether the host of ``url``, a canonical URL (``check_url``'s verdict on an accepted one), is a single word
+    that is neither an IP address nor localhost (``http://x/``, a slip for a full name that only a local
+    resolver's search domains would make something of)."""
+    host = canonical_host_name(url)
     if "." in host or ":" in host or host == "localhost":
         return False
     try:
@@ -80,3 +83,12 @@ def one_word_host(url: str) -> bool:
     except ValueError:
         return True
     return False
+
+
+def canonical_host_name(url: str) -> str:
+    """The host name of a canonical URL, ``scheme://host[:port]/...`` with the host lower-case and no user
+    information (what ``urlsplit(url).hostname`` reads), read off its text: seeds.txt may hold a million lines."""
+    server = url.partition("://")[2].partition("/")[0]
+    if server.startswith("["):
+        return server[1:].partition("]")[0]
+    return server.partition(":")[0]
