@@ -51,6 +51,7 @@ def parse_number(text: str, whole: bool = False) -> float:
 
 
 def in_range(value: float, text: str, allowed: str, low: float, high: float, low_open: bool = False) -> float:
+    """``value`` when it lies from ``low`` (excluded if ``low_open``) to ``high``; else an error saying what is ``allowed``."""
     if value < low or (low_open and value == low) or value > high:
         raise ValueError(f"expected {allowed}, got {excerpt(text)}")
     return value
