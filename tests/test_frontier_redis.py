@@ -13,7 +13,8 @@ from harvesters import delete_job_keys
 from test_frontier import mark
 
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
-from combine_scrapy.frontier.redis import HARVESTERS_RENEWAL, RedisFrontier, bucket_of
+from combine_scrapy.frontier.redis import RedisFrontier, bucket_of
+from combine_scrapy.frontier.redis.queue import HARVESTERS_RENEWAL
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 
 pytestmark = pytest.mark.services
@@ -306,9 +307,9 @@ def test_harvesters_opening_a_new_frontier_at_once_all_take_its_marker(open_fron
 
 
 def test_harvesters_at_work_rank_their_own_shares_and_one_alone_ranks_everything(job, harvester_frontier, monkeypatch):
-    import combine_scrapy.frontier.redis as redis_frontier
+    import combine_scrapy.frontier.redis.queue as redis_queue
 
-    monkeypatch.setattr(redis_frontier, "HARVESTERS_RENEWAL", 0.0)  # every look renews and reads the harvesters (cluster)
+    monkeypatch.setattr(redis_queue, "HARVESTERS_RENEWAL", 0.0)  # every look renews and reads the harvesters (cluster)
     first, second = harvester_frontier(job), harvester_frontier(job)
     hosts = [f"h{n:03d}.test" for n in range(200)]
     try:
@@ -334,10 +335,10 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
     """BestFirst reads only the first heads of each bucket, yet ranks as SqliteFrontier does, whatever the
     priorities, raises, leases (held places), locks, yields and re-rankings that came before. With odd seeds
     each bucket is first asked for a single head, so buckets are often asked again for more."""
-    import combine_scrapy.frontier.redis as redis_frontier
+    import combine_scrapy.frontier.redis.queue as redis_queue
 
     if seed % 2:
-        monkeypatch.setattr(redis_frontier, "FIRST_HEADS", 1)
+        monkeypatch.setattr(redis_queue, "FIRST_HEADS", 1)
     embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
     rnd = random.Random(seed)
     hosts = [f"h{n}.test" for n in range(120)]
@@ -461,7 +462,7 @@ def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, t
                 f.complete(entry.url, entry.host, now=11.0, url_lock_until=11.0, host_lock_until=11.0 + position % 3,
                            status=200, relevant=position % 3 == 0)
     server = old.server
-    for prefix in old._bucket_prefixes:  # back to layout 3
+    for prefix in old.connection.bucket_prefixes:  # back to layout 3
         for host in server.smembers(prefix + "hosts"):
             server.hdel(prefix + "host:" + host.decode(), "head")
         server.delete(prefix + "heads", prefix + "leasedheads", prefix + "waiting")

@@ -48,9 +48,9 @@ def stored(frontier, urls: list[str]) -> dict[str, tuple[float, int]]:
     if isinstance(frontier, SqliteFrontier):
         return {url: (priority, distance) for url, priority, distance in frontier._db.execute(
             "SELECT url, priority, distance FROM url_states")}
-    from combine_scrapy.frontier.redis import _LIBRARY
+    from combine_scrapy.frontier.redis.connection import LIBRARY
 
-    read = frontier.server.register_script(_LIBRARY + "local r = load(ARGV[2], ARGV[1]) return {num(r.priority), r.distance or 0}")
+    read = frontier.server.register_script(LIBRARY + "local r = load(ARGV[2], ARGV[1]) return {num(r.priority), r.distance or 0}")
     found = {}
     for url in urls:
         priority, distance = read(keys=[frontier.prefix_of(url.split("/")[2])], args=[url, url.split("/")[2]])

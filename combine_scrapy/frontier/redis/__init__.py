@@ -1,0 +1,163 @@
+"""The shared frontier: one Redis (or Redis Cluster), any number of harvester processes on any number of machines.
+
+Every change is one Lua script (in ``frontier/lua/``), so a harvester killed at any moment leaves
+the frontier consistent, and two harvesters can never lease the same host at
+once. A leased URL waits in a sorted set by lease expiry and comes back when
+the lease ends, whoever held it.
+
+A job's hosts are spread over ``buckets`` (BUCKETS, the COMBINE_REDIS_BUCKETS
+setting; kept in the frontier when it is first marked, so every harvester uses
+the frontier's own): a host is in bucket ``crc32(host) % buckets``, and each
+bucket's keys share one hash tag, ``combine:{<job>:b<k>}:``, so a Redis
+Cluster puts each bucket in one slot and spreads the buckets over its nodes,
+while every script touches one bucket only. What belongs to the whole job is
+under ``combine:{<job>}:``. Looks over the whole frontier (``ready``,
+``next_due``, ``counts``, ``hosts``) send one script or command per bucket in
+one pipeline: one round trip per node. BestFirst's ``ready`` reads only each
+bucket's first heads (``heads`` below), then the rows of the best of them in a
+second pipeline: its cost is in the round's size, not in the due hosts.
+
+In each bucket, ``combine:{<job>:b<k>}:``
+
+``u:<host>``         hash: the host's URLs (as kept, below) -> the URL's record, one MessagePack array of
+                     marked, lock_until, priority, seq (order of marking), attempts, retries,
+                     status, last_checked, etag, last_modified, distance, visits, changes,
+                     first_visit, digest (trailing empty fields left out; absent numbers: 0)
+``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),
+                     fetched and relevant (completed fetches; new relevant records, decayed: the host's yield),
+                     leased_until (end of the lease of the URL being fetched; absent: none),
+                     head (its member of ``heads`` or ``leasedheads``; absent: in neither)
+``hosts``            set of the bucket's known hosts
+``fifo:<host>``      marked, unlocked URLs of a host (as kept) scored by order of marking (BreadthFirst); it
+                     also finds a URL by its order of marking
+``best:<host>``      the same URLs' orders of marking (a letter for the number of hexadecimal digits, then
+                     the digits, so they sort as numbers) by priority, highest first, then order of marking
+``hostq``            hosts with marked, unlocked URLs, scored by when the host unlocks
+``heads``            of those, the free hosts (unlocked when last placed, and not leased since): the order of
+                     marking of the host's best URL (as in ``best:``) then the host, scored by minus that URL's
+                     priority weighted by the host's yield, so the first are BestFirst's (``strategy.py``)
+``leasedheads``      the same of the hosts with a lease (``leased_until``), which may hold places in a round
+``waiting``          the other hosts of ``hostq`` (locked), by when they unlock: a look at the heads moves those
+                     unlocked to ``heads``. Every script that changes a host's queues, lock, lease or yield
+                     places it again (``rehead`` in lua/library.lua), so ``ready`` reads only the first heads
+``locked``           ``host\nURL`` (as kept) of marked URLs whose own lock (a lease, a retry wait) has not
+                     ended, by when it ends
+``busy``             hosts with marked URLs, scored by minus their count (``hosts()``)
+``stats``            hash of the bucket's counters: urls, marked, done
+``scores``           hash url -> topic score of its last fetch (PageRank strategies)
+
+For the whole job, ``combine:{<job>}:``
+
+``seq``              the last order of marking handed out: a mark reserves a range with one INCRBY and
+                     numbers its URLs in order, so the order of marking is one order over all buckets
+``buckets``          how many buckets the job's hosts are spread over
+``links``            set of ``source\ntarget`` edges of the crawled graph
+``robots:<host>``    hash: status, body, expires
+``harvesters``       harvesters at work (their ids, scored by when their entry expires): each looks first
+                     at its own share of the buckets, so harvesters do not race for the same hosts
+``frontier``         the job marker: a token set by the first harvester that works on the frontier. A
+                     harvester that finds it gone or changed knows the frontier vanished under it
+                     (Redis restarted without persistence, the keys deleted) and stops instead of
+                     reporting an empty frontier as a finished crawl.
+``layout``           the key layout (LAYOUT), set with the job marker
+``paused``           present while the job's harvesters are paused
+``seeds``            the fingerprint of the seed list last marked in full (a crawl start marks it once)
+
+A host's structures keep its URLs short: ``http://<host>`` is written ``:`` and
+``https://<host>`` ``;``. Nothing is stored per URL but its entries in its
+host's hash and queues, so a queued URL costs under 200 bytes
+(``bench.frontier_size``). Methods given only a URL find its host with
+``host_of``: a URL is marked under ``host_of(url)``.
+
+The package's parts: ``connection`` (the client, outage retry, buckets, scripts
+and the job marker) shared by one class per concern, each satisfying its
+protocol of :mod:`combine_scrapy.frontier`: ``queue`` (UrlQueue), ``robots``
+(RobotsCache), ``links`` (LinkGraph), ``revisit`` (RevisitHistory) and
+``operations`` (FrontierOperations). RedisFrontier is all of them over one
+connection (``Frontier``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.settings import BaseSettings, Settings
+
+from combine_scrapy.faults import OUTAGE_PATIENCE
+from combine_scrapy.frontier import LEASE_SECONDS
+from combine_scrapy.frontier.redis.connection import (
+    BUCKETS,
+    OutageRetry,
+    RedisClient,
+    RedisConnection,
+    RedisUnavailable,
+    bucket_of,
+    client_from_settings,
+    job_key_patterns,
+)
+from combine_scrapy.frontier.redis.links import RedisLinkGraph
+from combine_scrapy.frontier.redis.operations import RedisOperations
+from combine_scrapy.frontier.redis.queue import RedisQueue
+from combine_scrapy.frontier.redis.revisit import RedisRevisitHistory
+from combine_scrapy.frontier.redis.robots import RedisRobotsCache
+
+__all__ = ["BUCKETS", "OutageRetry", "RedisFrontier", "RedisUnavailable", "bucket_of", "job_key_patterns"]
+
+
+class RedisFrontier(RedisQueue, RedisRobotsCache, RedisLinkGraph, RedisRevisitHistory, RedisOperations):
+    """The frontier in Redis, shared by every harvester of a job: each part over one connection.
+
+    The parts keep their state apart (only the queue has any) and meet only
+    in ``connection``; ``close`` is the queue's, which gives back its leases
+    before it closes the connection.
+    """
+
+    def __init__(self, server: RedisClient, job: str, *, max_attempts: int = 5,
+                 lease_seconds: float = LEASE_SECONDS, lease_ahead: bool = False, buckets: int = BUCKETS) -> None:
+        super().__init__(RedisConnection(server, job, buckets), max_attempts=max_attempts,
+                         lease_seconds=lease_seconds, lease_ahead=lease_ahead)
+        self.server = server   # the client, for what sits beside the frontier (the beacon, the link model)
+        self.job = job
+        self.prefix = self.connection.prefix   # the job-wide keys
+
+    close = RedisQueue.close
+
+    @classmethod
+    def from_settings(
+        cls, settings: BaseSettings | dict[str, Any], job: str, max_attempts: int = 5,
+        outage_patience: float = OUTAGE_PATIENCE, lease_seconds: float = LEASE_SECONDS, lease_ahead: bool = False,
+    ) -> RedisFrontier:
+        """Connect as scrapy-redis does (``connection.client_from_settings``, whose defaults wait out an outage of
+        up to ``outage_patience`` seconds); COMBINE_REDIS_BUCKETS is the number of buckets of a new frontier."""
+        settings = settings if isinstance(settings, BaseSettings) else Settings(settings)
+        return cls(client_from_settings(settings, outage_patience), job, max_attempts=max_attempts,
+                   lease_seconds=lease_seconds, lease_ahead=lease_ahead,
+                   buckets=settings.getint("COMBINE_REDIS_BUCKETS", BUCKETS))
+
+    @classmethod
+    def from_url(cls, url: str, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE,
+                 **options: Any) -> RedisFrontier:
+        """Connect to the Redis at ``url`` (``from_settings`` with only REDIS_URL set)."""
+        return cls.from_settings({"REDIS_URL": url}, job, max_attempts=max_attempts, outage_patience=outage_patience,
+                                 **options)
+
+    @property
+    def buckets(self) -> int:
+        """How many buckets the job's hosts are spread over (the frontier's own once it has one)."""
+        return self.connection.buckets
+
+    def prefix_of(self, host: str) -> str:
+        """The key prefix of the bucket that holds ``host``."""
+        return self.connection.prefix_of(host)
+
+    def marker(self) -> str | None:
+        """The job marker's token: None when no harvester has worked on this frontier since it was (re)created."""
+        return self.connection.marker.token()
+
+    def check_marker(self, idle: bool = False) -> None:
+        """Raise FrontierVanished when the frontier vanished under this harvester (``connection.JobMarker``)."""
+        self.connection.marker.check(idle)
+
+    def delete_all(self) -> None:
+        """Delete every key of the job, on every node."""
+        self.connection.delete_all()

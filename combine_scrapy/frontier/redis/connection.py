@@ -1,0 +1,419 @@
+"""The connection every part of the Redis frontier shares: the client, outage retry, buckets and scripts.
+
+Made from the Scrapy settings as scrapy-redis makes its client (REDIS_URL,
+REDIS_PARAMS), with this project's retry under a single Redis (OutageRetry).
+It routes a host to its bucket (a hash tag, so one slot of a Redis Cluster),
+runs the Lua scripts of ``../lua`` in a bucket or over many buckets in one
+pipeline, and holds the job marker by which a harvester finds the frontier
+vanished under it. The key layout is described in the package's docstring.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import logging
+import os
+import re
+import socket
+import time
+import uuid
+import zlib
+from collections.abc import Callable, Iterable
+from functools import cached_property
+from typing import Any, TypeVar, cast
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.cluster import RedisCluster
+from redis.commands.core import Script
+from redis.retry import Retry
+from scrapy.settings import BaseSettings, Settings
+from scrapy.utils.misc import load_object
+from scrapy_redis.connection import get_redis_from_settings
+
+from combine_scrapy.access.urls import host_of
+from combine_scrapy.faults import OUTAGE_PATIENCE, CrawlFault, FrontierVanished, StopSignals, StorageFault
+from combine_scrapy.frontier.strategy import STRIDE_POWER, YIELD_DECAY, YIELD_PRIOR_FETCHED, YIELD_PRIOR_RELEVANT
+
+logger = logging.getLogger(__name__)
+
+#: A client of one Redis or of a Redis Cluster.
+RedisClient = redis.Redis | RedisCluster
+
+#: Seconds between two looks at the job marker while the frontier has work (with none, every time).
+MARKER_CHECK_INTERVAL = 1.0
+
+#: The key layout this module reads and writes (``layout`` key). Layout 3 lacked the heads of each bucket
+#: (``heads``, ``leasedheads``, ``waiting``): a frontier of it is given them when a harvester opens it. Layout 2
+#: kept a whole job under one hash tag (one slot of a Redis Cluster); before it, a hash per URL.
+LAYOUT = "4"
+
+#: The layout that opening upgrades to LAYOUT in place.
+UPGRADED_LAYOUT = "3"
+
+#: Buckets a new job's hosts are spread over (COMBINE_REDIS_BUCKETS): a bucket is one hash tag, so one slot of
+#: a Redis Cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters and gives eight
+#: harvesters four buckets each to look at first; a look over the whole frontier costs a script per bucket.
+BUCKETS = 32
+
+# The Lua scripts live in frontier/lua/<name>.lua, each file opening with a comment on what its KEYS and ARGV
+# are. library.lua holds the helpers every bucket script shares and is prepended to each; open.lua runs alone.
+_LUA = importlib.resources.files("combine_scrapy.frontier") / "lua"
+
+
+def _lua(name: str) -> str:
+    """The script in lua/<name>.lua without its opening comment, so Redis caches only the code."""
+    return re.sub(r"\A(?:--.*\n)*", "", (_LUA / f"{name}.lua").read_text(encoding="utf-8"))
+
+
+# A head's weighted priority in Lua is strategy.weighted_priority with the same constants, so the same doubles.
+LIBRARY = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"
+           f"local YIELD_DECAY, STRIDE_POWER = {YIELD_DECAY!r}, {STRIDE_POWER!r}\n"
+           + _lua("library"))
+_BUCKET_SCRIPTS = {
+    name: LIBRARY + _lua(name)
+    for name in (
+        "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "complete", "release",
+        "lock_host", "host_delay", "set_priorities", "next_due", "records", "record_visit", "rebuild_heads",
+    )
+}
+_OPEN = _lua("open")
+
+_T = TypeVar("_T")
+
+
+def number(value: float) -> str:
+    """A number as Redis and Lua read it back exactly."""
+    return repr(float(value))
+
+
+def text(value: bytes | None) -> str | None:
+    """A stored string (bytes) as text; None stays None."""
+    return None if value is None else value.decode()
+
+
+class RedisUnavailable(redis.ConnectionError, CrawlFault):
+    """Redis unreachable for longer than the outage patience, or refusing REDIS_URL's credentials: the crawl
+    stops (a CrawlFault); a job command reports it as the connection error it also is."""
+
+    reason = "frontier_unreachable"
+
+
+class OutageRetry(Retry):
+    """Ride out a Redis restart or outage: retry every command with capped back-off, and say so.
+
+    redis-py reconnects between attempts; every frontier change is one Lua
+    script, so a retried script either ran whole or not at all. A pipeline of
+    scripts (a look over every bucket) cut by the outage may be sent again
+    with its first scripts done: a take then misses the URLs it leased the
+    first time (they come back when the lease ends), a mark counts its URLs
+    as known. Only after ``patience`` seconds of failure does the error reach
+    the crawl, and once it has, later commands (the crawl's closing: the
+    beacon, the link model, the leases) are tried once, not waited for again.
+    SIGINT or SIGTERM during the wait ends it at once (the reactor, blocked in
+    the wait, could not act on them). A Redis Cluster client keeps redis-py's
+    own retries (a cluster rides out the loss of a master by failing over to
+    its replica).
+    """
+
+    def __init__(self, patience: float = OUTAGE_PATIENCE, cap: float = 8.0, base: float = 0.25) -> None:
+        # A count this high lets redis-py drop the broken connection after each failure; time bounds the retries.
+        super().__init__(ExponentialBackoff(cap=cap, base=base), retries=1_000_000)
+        self.patience = patience
+        self.gave_up = False   # an outage outlasted the patience (or a signal cut it): no more waiting
+
+    def call_with_retry(self, do: Callable[[], _T], fail: Callable[..., Any],
+                        is_retryable: Callable[[Exception], bool] | None = None, with_failure_count: bool = False) -> _T:
+        failures, started = 0, None
+        with StopSignals() as stop:
+            while True:
+                try:
+                    result = do()
+                except RedisUnavailable:  # a connect inside this command already waited (redis-py nests retries)
+                    raise
+                except redis.AuthenticationError as error:
+                    raise RedisUnavailable(
+                        f"Redis refused the user name or password in REDIS_URL ({error}): correct them and run again"
+                    ) from error
+                except self._supported_errors as error:
+                    if is_retryable and not is_retryable(error):
+                        raise
+                    failures += 1
+                    fail(error, failures) if with_failure_count else fail(error)
+                    now = time.monotonic()
+                    started = started if started is not None else now
+                    if self.gave_up or stop.received or now - started >= self.patience:
+                        why = (f"unreachable, and {stop.received.name} came while waiting for it" if stop.received else
+                               "still unreachable" if self.gave_up else f"unreachable for {now - started:.0f} s")
+                        self.gave_up = True
+                        raise RedisUnavailable(
+                            f"Redis {why} ({error}): start it (or correct REDIS_URL) and run again; nothing stored is lost"
+                        ) from error
+                    backoff = min(self._backoff.compute(failures), max(self.patience - (now - started), 0.05))
+                    logger.warning("Redis unreachable (%s): waited %.0f s of %g, retry %d in %.2f s (Ctrl-C stops)",
+                                   error, now - started, self.patience, failures, backoff)
+                    stop.sleep(backoff)
+                else:
+                    if failures and started is not None:
+                        logger.warning("Redis reachable again after %.1f s and %d retries", time.monotonic() - started,
+                                       failures)
+                    return result
+
+
+def bucket_of(host: str, buckets: int) -> int:
+    """The bucket a host's keys are in: a hash stable across processes and machines."""
+    return zlib.crc32(host.encode()) % buckets
+
+
+def job_key_patterns(job: str) -> tuple[str, str]:
+    """SCAN patterns matching every key of the job: the job-wide ones and its buckets' (job names hold no ':')."""
+    return f"combine:{{{job}}}:*", f"combine:{{{job}:b*}}:*"
+
+
+def client_from_settings(settings: BaseSettings | dict[str, Any], outage_patience: float = OUTAGE_PATIENCE) -> RedisClient:
+    """A client made as scrapy-redis makes it (REDIS_URL, REDIS_PARAMS, ``get_redis_from_settings``).
+
+    Under the user's REDIS_PARAMS lie this project's defaults: commands wait out
+    an outage of up to ``outage_patience`` seconds (OutageRetry), a connection
+    attempt gives up after 5 s and a stopped (not dead) server cannot hang a
+    harvester for ever (60 s socket timeout). ``"redis_cls":
+    "redis.cluster.RedisCluster"`` in REDIS_PARAMS connects to a Redis
+    Cluster, REDIS_URL naming any of its nodes; it keeps redis-py's own
+    retries.
+    """
+    settings = settings if isinstance(settings, BaseSettings) else Settings(settings)
+    params: dict[str, Any] = {"socket_connect_timeout": 5, "socket_timeout": 60}
+    params.update(settings.getdict("REDIS_PARAMS"))
+    client = params.get("redis_cls")
+    client = load_object(client) if isinstance(client, str) else client
+    if not (isinstance(client, type) and issubclass(client, RedisCluster)):
+        params = {"retry": OutageRetry(outage_patience), "retry_on_error": [redis.ConnectionError, redis.TimeoutError],
+                  **params}
+    connection = settings.copy()
+    connection.set("REDIS_PARAMS", params, priority=max(settings.getpriority("REDIS_PARAMS") or 0, 0) + 1)
+    server: RedisClient = get_redis_from_settings(connection)
+    return server
+
+
+class RedisConnection:
+    """One job's frontier in one Redis (or Redis Cluster): its keys, its buckets, its scripts and its marker."""
+
+    def __init__(self, server: RedisClient, job: str, buckets: int = BUCKETS) -> None:
+        if server.get_connection_kwargs().get("decode_responses"):
+            raise ValueError("RedisFrontier needs a client that returns bytes (robots.txt bodies are binary)")
+        if buckets < 1:
+            raise ValueError(f"COMBINE_REDIS_BUCKETS must be at least 1, not {buckets}")
+        self.server = server
+        self.job = job
+        self.prefix = f"combine:{{{job}}}:"   # the job-wide keys
+        self._configured_buckets = buckets
+        self._buckets_stored = False
+        self.scripts: dict[str, Script] = {name: server.register_script(code) for name, code in _BUCKET_SCRIPTS.items()}
+        self.marker = JobMarker(self)
+
+    @cached_property
+    def buckets(self) -> int:
+        """How many buckets the job's hosts are spread over: the frontier's own once it has one (read when first
+        needed, so opening a frontier does not reach Redis)."""
+        stored = self.server.get(self.key("buckets"))
+        self._buckets_stored = stored is not None
+        return int(stored) if stored else self._configured_buckets
+
+    @cached_property
+    def bucket_prefixes(self) -> list[str]:
+        """The key prefix of each bucket."""
+        return [f"combine:{{{self.job}:b{bucket}}}:" for bucket in range(self.buckets)]
+
+    @cached_property
+    def _bucket_nodes(self) -> list[str]:
+        return [self._node_of(prefix) for prefix in self.bucket_prefixes]
+
+    @cached_property
+    def bucket_order(self) -> list[int]:
+        """The buckets by the node that holds them, so that a share of consecutive ones is on as few nodes as can be."""
+        return sorted(range(self.buckets), key=lambda bucket: (self._bucket_nodes[bucket], bucket))
+
+    def _node_of(self, prefix: str) -> str:
+        """The name of the cluster node holding the keys under ``prefix`` ('' for a single Redis)."""
+        if isinstance(self.server, RedisCluster):
+            return str(self.server.get_node_from_key(prefix).name)  # type: ignore[no-untyped-call]
+        return ""
+
+    def reaches_job_keys(self, buckets: Iterable[int]) -> bool:
+        """Whether a pipeline over ``buckets`` reaches the node of the job-wide keys anyway (always, on a single Redis)."""
+        job_node = self._node_of(self.prefix)
+        return any(self._bucket_nodes[bucket] == job_node for bucket in buckets)
+
+    def key(self, *parts: str) -> str:
+        """A job-wide key."""
+        return self.prefix + ":".join(parts)
+
+    def prefix_of(self, host: str) -> str:
+        """The key prefix of the bucket that holds ``host``."""
+        return self.bucket_prefixes[bucket_of(host, self.buckets)]
+
+    def run(self, host: str, script: str, *args: str | int | float) -> Any:
+        """Run a script in the bucket of ``host``."""
+        return self.scripts[script](keys=[self.prefix_of(host)], args=args)
+
+    def run_buckets(self, calls: list[tuple[int, str, list[Any]]]) -> list[Any]:
+        """Run ``(bucket, script, args)`` calls in one pipeline (a round trip per node); their answers in order.
+
+        A script not yet in a node's cache is loaded (on every node) and its calls sent again.
+        """
+        if len(calls) == 1:
+            bucket, script, args = calls[0]
+            return [self.scripts[script](keys=[self.bucket_prefixes[bucket]], args=args)]
+        with self.server.pipeline(transaction=False) as pipe:
+            for bucket, script, args in calls:
+                pipe.execute_command("EVALSHA", self.scripts[script].sha, 1, self.bucket_prefixes[bucket], *args)
+            answers: list[Any] = pipe.execute(raise_on_error=False)
+        return self.answered(answers, [(bucket, script, args) for bucket, script, args in calls])
+
+    def answered(self, answers: list[Any], calls: list[tuple[int, str, list[Any]]]) -> list[Any]:
+        """The pipelined answers to ``calls``: a script missing from a node's cache is run again alone (which loads
+        it), any other error raised."""
+        for position, (answer, (bucket, script, args)) in enumerate(zip(answers, calls)):
+            if isinstance(answer, redis.exceptions.NoScriptError):
+                answers[position] = self.scripts[script](keys=[self.bucket_prefixes[bucket]], args=args)
+            elif isinstance(answer, Exception):
+                raise answer
+        return answers
+
+    def by_bucket(self, hosts: Iterable[str]) -> dict[int, list[int]]:
+        """Positions of ``hosts`` grouped by bucket, in order."""
+        groups: dict[int, list[int]] = {}
+        for position, host in enumerate(hosts):
+            groups.setdefault(bucket_of(host, self.buckets), []).append(position)
+        return groups
+
+    def records(self, urls: list[str]) -> list[Any]:
+        """Each URL's (retries, status, visits, changes, first visit, digest), or None when unknown."""
+        if not urls:
+            return []
+        hosts = [host_of(url) for url in urls]
+        groups = list(self.by_bucket(hosts).items())
+        answers = self.run_buckets([
+            (bucket, "records", [part for position in positions for part in (urls[position], hosts[position])])
+            for bucket, positions in groups
+        ])
+        records: list[Any] = [None] * len(urls)
+        for (_, positions), found in zip(groups, answers):
+            for position, record in zip(positions, found):
+                records[position] = record
+        return records
+
+    def delete_all(self) -> None:
+        """Delete every key of the job, on every node."""
+        for pattern in job_key_patterns(self.job):
+            keys = list(self.server.scan_iter(match=pattern, count=1000))
+            if keys:
+                self.server.delete(*keys)
+
+    def store_buckets(self) -> None:
+        """Keep the bucket count in the frontier, once; a frontier that has one already keeps its own."""
+        if not self._buckets_stored:
+            # The client returns bytes (RedisConnection refuses decode_responses); redis's types cannot tell.
+            self.check_buckets(cast("bytes | None", self.server.set(self.key("buckets"), self.buckets, nx=True, get=True)))
+
+    def check_buckets(self, stored: bytes | None) -> None:
+        """Refuse to go on when the frontier was given another bucket count since this harvester opened it."""
+        if stored and int(stored) != self.buckets:
+            raise StorageFault(
+                f"the Redis frontier of job {self.job} was made with {int(stored)} buckets while this harvester "
+                f"opened it with {self.buckets}: open it again (harvesters read the frontier's own)",
+                reason="frontier_layout",
+            )
+        self._buckets_stored = True
+
+    def close(self) -> None:
+        """Close the client's connections."""
+        self.server.close()
+
+
+class JobMarker:
+    """The job marker: how a harvester finds the frontier vanished under it (see the ``frontier`` key), and
+    where opening a frontier upgrades an older layout."""
+
+    def __init__(self, connection: RedisConnection) -> None:
+        self.connection = connection
+        self._marker: bytes | None = None   # the job marker this harvester works under, once it has looked
+        self._checked = 0.0
+        self._open_script = connection.server.register_script(_OPEN)
+
+    def token(self) -> str | None:
+        """The job marker's token: None when no harvester has worked on this frontier since it was (re)created."""
+        return text(cast("bytes | None", self.connection.server.get(self.connection.key("frontier"))))
+
+    @property
+    def opened(self) -> bool:
+        """Whether this harvester has looked at the job marker (and so upgraded an older layout)."""
+        return self._marker is not None
+
+    def check(self, idle: bool = False) -> None:
+        """Raise FrontierVanished when the job marker this harvester first saw is gone or replaced.
+
+        The first look sets the marker if there is none (a new job, or one
+        seeded by ``scrapy seed``). Later looks cost one GET, at most every
+        MARKER_CHECK_INTERVAL seconds, but always when the frontier seems to
+        have nothing left (``idle``): that is how a vanished frontier looks.
+        """
+        now = time.monotonic()
+        if self._marker is not None and not idle and now - self._checked < MARKER_CHECK_INTERVAL:
+            return
+        self._checked = now
+        connection = self.connection
+        key = connection.key("frontier")
+        patterns = " and ".join(job_key_patterns(connection.job))
+        if self._marker is None:
+            token = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {socket.gethostname()}:{os.getpid()} {uuid.uuid4().hex}"
+            marker, layout, buckets = self._open_script(
+                keys=[key, connection.key("layout"), connection.key("buckets")], args=[token, LAYOUT, connection.buckets]
+            )
+            if text(layout) == UPGRADED_LAYOUT or text(marker) == token:  # an older layout, or URLs marked
+                connection.check_buckets(buckets)                        # before any harvester opened it
+                self._place_heads(text(layout))
+                layout = LAYOUT.encode()
+            if text(layout) != LAYOUT:
+                raise StorageFault(
+                    f"the Redis frontier of job {connection.job} was written by an older combine-scrapy (all of a "
+                    "job's keys under one hash tag, or a key per URL), which this one cannot read. Nothing stored is "
+                    f"lost: delete the job's keys ({patterns}), then 'scrapy sanity {connection.job} --restore' and "
+                    f"'scrapy recycle {connection.job}' mark the URLs again",
+                    reason="frontier_layout",
+                )
+            connection.check_buckets(buckets)
+            self._marker = marker
+            return
+        found = connection.server.get(key)
+        if found != self._marker:
+            where = connection.server.get_connection_kwargs()
+            raise FrontierVanished(
+                f"the frontier of job {connection.job} vanished from Redis at {where.get('host')}:{where.get('port')}"
+                f"/{where.get('db', 0)} (its marker key {key} is {'gone' if found is None else 'replaced'}: was Redis "
+                "restarted without persistence, or the job's keys deleted?). Nothing stored is lost. To recover: "
+                f"'scrapy sanity {connection.job}' shows what the records hold that the frontier lacks, "
+                f"'scrapy sanity {connection.job} --restore' marks those URLs again and 'scrapy recycle "
+                f"{connection.job}' marks their links; then start the harvesters again. Run Redis with --appendonly yes "
+                "so a restart keeps the frontier"
+            )
+
+    def _place_heads(self, layout: str | None) -> None:
+        """Place every host among its bucket's heads anew (``rebuild_heads.lua``, a script per bucket), then set
+        today's layout: a frontier of layout 3 had no heads, and one seeded (``scrapy seed``) by an older
+        combine-scrapy before any harvester opened it has neither heads nor layout. Every URL, host and lease
+        stays as it was; a harvester that opens it meanwhile places the same heads again. Harvesters of layout 3
+        still at work would leave the heads behind: stop them first.
+        """
+        connection = self.connection
+        connection.run_buckets([(bucket, "rebuild_heads", []) for bucket in range(connection.buckets)])
+        if layout != LAYOUT:
+            connection.server.set(connection.key("layout"), LAYOUT)
+            logger.info("Redis frontier of job %s upgraded from layout %s to %s", connection.job, layout, LAYOUT)
+
+
+class RedisPart:
+    """One concern of the Redis frontier (the queue, the robots.txt cache, ...) over the connection they share."""
+
+    def __init__(self, connection: RedisConnection) -> None:
+        self.connection = connection

@@ -1,0 +1,41 @@
+"""The Redis frontier's link graph: the crawled edges, the pages' topic scores, and the priorities ranked from them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from combine_scrapy.access.urls import host_of
+from combine_scrapy.frontier.redis.connection import RedisPart, number
+
+
+class RedisLinkGraph(RedisPart):
+    """The crawled link graph in ``links`` and each bucket's ``scores`` (``LinkGraph``, for the PageRank strategies)."""
+
+    def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
+        """Remember ``(source, target)`` edges of the crawled graph."""
+        members = [f"{source}\n{target}" for source, target in edges]
+        if members:
+            self.connection.server.sadd(self.connection.key("links"), *members)
+
+    def link_graph(self) -> tuple[list[tuple[str, str]], dict[str, float]]:
+        """The crawled graph's edges (sorted, so PageRank runs the same on every harvester) and topic scores."""
+        links = self.connection.key("links")
+        edges = sorted(tuple(edge.decode().split("\n", 1)) for edge in self.connection.server.sscan_iter(links, count=1000))
+        scores = {
+            url.decode(): float(score)
+            for prefix in self.connection.bucket_prefixes
+            for url, score in self.connection.server.hscan_iter(prefix + "scores", count=1000)
+        }
+        return edges, scores
+
+    def set_priorities(self, priorities: dict[str, float]) -> None:
+        """Overwrite the priority of marked URLs (a PageRank recomputation)."""
+        urls = list(priorities)
+        if not urls:
+            return
+        hosts = [host_of(url) for url in urls]
+        self.connection.run_buckets([
+            (bucket, "set_priorities",
+             [part for position in positions for part in (urls[position], hosts[position], number(priorities[urls[position]]))])
+            for bucket, positions in self.connection.by_bucket(hosts).items()
+        ])

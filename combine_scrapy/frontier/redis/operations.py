@@ -1,0 +1,68 @@
+"""What operators read and set in the Redis frontier: counts, the busiest hosts, the pause switch, the seeds marked."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from combine_scrapy.frontier import FrontierCounts
+from combine_scrapy.frontier.redis.connection import RedisPart, number, text
+
+
+class RedisOperations(RedisPart):
+    """Counts over every bucket, the busiest hosts, the pause switch and the seeds fingerprint (``FrontierOperations``)."""
+
+    def hosts(self, now: float, limit: int = 20) -> list[tuple[str, int, float]]:
+        """Hosts with marked URLs, most first: ``(host, marked URLs, seconds until unlocked)``."""
+        with self.connection.server.pipeline(transaction=False) as pipe:
+            for prefix in self.connection.bucket_prefixes:
+                pipe.zrange(prefix + "busy", 0, limit - 1, withscores=True)
+            busiest = sorted((score, host) for found in pipe.execute() for host, score in found)[:limit]
+        with self.connection.server.pipeline(transaction=False) as pipe:
+            for _, host in busiest:
+                pipe.hget(self.connection.prefix_of(host.decode()) + "host:" + host.decode(), "lock_until")
+            locks = pipe.execute()
+        return [
+            (host.decode(), int(-count), max(float(lock or 0) - now, 0))
+            for (count, host), lock in zip(busiest, locks)
+        ]
+
+    def counts(self, now: float) -> FrontierCounts:
+        """URLs by state, for the crawl summary and status commands."""
+        with self.connection.server.pipeline(transaction=False) as pipe:
+            for prefix in self.connection.bucket_prefixes:
+                pipe.hmget(prefix + "stats", "urls", "marked", "done")
+                pipe.zcount(prefix + "locked", f"({number(now)}", "+inf")
+                pipe.scard(prefix + "hosts")
+            answers = pipe.execute()
+        urls = marked = done = marked_locked = hosts = 0
+        for (bucket_urls, bucket_marked, bucket_done), bucket_locked, bucket_hosts in zip(
+            answers[::3], answers[1::3], answers[2::3]
+        ):
+            urls += int(bucket_urls or 0)
+            marked += int(bucket_marked or 0)
+            done += int(bucket_done or 0)
+            marked_locked += bucket_locked
+            hosts += bucket_hosts
+        return FrontierCounts(
+            urls=urls, marked_ready=marked - marked_locked, marked_locked=marked_locked, done=done, hosts=hosts,
+        )
+
+    def set_paused(self, paused: bool) -> None:
+        """Pause or resume every harvester of the job, on every machine."""
+        if paused:
+            self.connection.server.set(self.connection.key("paused"), b"1")
+        else:
+            self.connection.server.delete(self.connection.key("paused"))
+
+    def paused(self) -> bool:
+        return bool(self.connection.server.exists(self.connection.key("paused")))
+
+    def seeds_marked(self) -> str | None:
+        return text(cast("bytes | None", self.connection.server.get(self.connection.key("seeds"))))
+
+    def set_seeds_marked(self, fingerprint: str) -> None:
+        self.connection.server.set(self.connection.key("seeds"), fingerprint.encode())
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.connection.close()

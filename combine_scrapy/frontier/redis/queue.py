@@ -1,0 +1,413 @@
+"""The Redis frontier's URL queue: marking, handing out rounds, leases, locks, and sharing the work.
+
+Harvesters at work register in the job's ``harvesters`` key; each looks
+first at its own share of the buckets, so they do not race for the same
+hosts. A harvester's queue (``lease_ahead``) leases the URLs of a round as
+it hands them out, so its claims cost no round trip.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import logging
+import math
+import random
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+import redis
+
+from combine_scrapy.access.urls import host_of
+from combine_scrapy.faults import CrawlFault
+from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, MarkResult
+from combine_scrapy.frontier.redis.connection import RedisConnection, RedisPart, number, text
+from combine_scrapy.frontier.strategy import Head, Round, strategy_named
+
+logger = logging.getLogger(__name__)
+
+#: How many leased URLs ``next_due`` looks at beyond the first; past that it
+#: answers a lower bound, which only costs the scheduler an early wake-up.
+NEXT_DUE_SCAN = 64
+
+#: Seconds between two renewals of a harvester's entry among the job's harvesters, at most: its share of the
+#: buckets follows harvesters that come or go within this (one that dies leaves it when its entry ends, after a
+#: lease). A look that reaches the node of the job-wide keys anyway (always, on a single Redis) renews it too.
+HARVESTERS_RENEWAL = 5.0
+
+#: Heads a BestFirst ``ready`` asks each bucket for first, at least (three times its share of the round if more):
+#: a bucket whose first ones all make the round is asked again for more, which the spread of the hosts over the
+#: buckets makes rare.
+FIRST_HEADS = 6
+
+#: URLs of a full round (BreadthFirstTime, BreadthFirst) one ``ready`` leases to its harvester at once.
+ROUND_LEASE = 16
+
+#: A URL leased by ``ready`` is claimed without asking Redis while this share of its lease is left; later
+#: the claim renews the lease (or finds it lost, when it ran out and another harvester took the URL).
+UNRENEWED_SHARE = 0.9
+
+
+def _queue(members_and_scores: list[Any]) -> list[tuple[float, int]]:
+    """A 'best' queue's members and scores (ZRANGE WITHSCORES) as ``(priority, order of marking)``."""
+    return [(-float(score), int(member[1:], 16))
+            for member, score in zip(members_and_scores[::2], members_and_scores[1::2])]
+
+
+class RedisQueue(RedisPart):
+    """Which URLs are marked and when each URL and host may be fetched (``UrlQueue``), shared by the job's harvesters."""
+
+    def __init__(self, connection: RedisConnection, *, max_attempts: int = 5, lease_seconds: float = LEASE_SECONDS,
+                 lease_ahead: bool = False) -> None:
+        super().__init__(connection)
+        self.max_attempts = max_attempts
+        self.lease_ahead = lease_ahead   # ``ready`` leases the URLs it hands out (a harvester's frontier)
+        self.lease_seconds = lease_seconds   # how long a URL handed out in a round stays leased to this harvester
+        self.harvester_id = uuid.uuid4().hex   # this harvester's entry among the job's harvesters
+        self._share: list[int] | None = None   # the buckets this harvester looks at first (None: all)
+        self._deeper_found: dict[str, list[tuple[float, int]]] = {}   # the 'best' queues the last look fetched
+        self._renewed = -HARVESTERS_RENEWAL   # when this harvester last renewed its entry (time.monotonic)
+        self._registered = False   # it has an entry among the job's harvesters (so closing removes it)
+        self._round: list[FrontierEntry] = []   # the rest of the last full round, not yet leased
+        self._round_key: tuple[str, float] | None = None   # its strategy and when it was ranked
+        self._leased_ahead: dict[str, tuple[str, FrontierEntry]] = {}   # URL -> (lease end, entry), not yet claimed
+        self._random = random.Random()
+        self._rivals = False   # another harvester took URLs of this one's rounds
+        self.lost_races = 0   # URLs of a round another harvester leased first (skipped inside the take script)
+
+    def close(self) -> None:
+        """Give back the URLs ``ready`` leased that were never claimed, so no one waits for their leases; leave
+        the job's harvesters; close the connection."""
+        now = time.time()
+        try:
+            for url, (_, entry) in list(self._leased_ahead.items()):
+                self.release(url, entry.host, now)
+                del self._leased_ahead[url]
+            if self._registered:
+                self.connection.server.zrem(self.connection.key("harvesters"), self.harvester_id)
+        except (CrawlFault, redis.RedisError) as fault:  # Redis gone: the leases end by themselves
+            logger.warning("%d URLs leased ahead not given back (%s); they come back when their lease ends",
+                           len(self._leased_ahead), fault)
+        self._leased_ahead.clear()
+        self.connection.close()
+
+    def mark(
+        self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None, distance: int = 0
+    ) -> MarkResult:
+        """Mark new URLs ``(url, host, priority)`` at ``distance`` for crawling.
+
+        A known URL that is still marked and was never fetched is raised: it
+        keeps the higher priority (moved in its host's queue) and the lower
+        distance, in the same script, so concurrent marks keep the best.
+        Fetched URLs stay as they are. Refused URLs are new ones over the
+        per-host bound. The batch reserves its orders of marking with one
+        INCRBY and numbers its URLs in the order given.
+        """
+        entries = list(entries)
+        if not entries:
+            return MarkResult(0, 0, 0)
+        self.connection.store_buckets()
+        first = self.connection.server.incrby(self.connection.key("seq"), len(entries)) - len(entries) + 1
+        calls = []
+        for bucket, positions in self.connection.by_bucket(host for _, host, _ in entries).items():
+            args: list[Any] = [-1 if max_urls_per_host is None else max_urls_per_host, int(distance)]
+            for position in positions:
+                url, host, priority = entries[position]
+                args += [url, host, number(priority), first + position]
+            calls.append((bucket, "mark", args))
+        totals = [sum(column) for column in zip(*self.connection.run_buckets(calls))]
+        return MarkResult(*totals)
+
+    def remark(self, url: str) -> bool:
+        """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
+        host = host_of(url)
+        return bool(self.connection.run(host, "remark", url, host))
+
+    def ready(self, now: float, strategy: str = "BreadthFirstTime", limit: int | None = None, *,
+              hold: float = 0.0) -> Round:
+        """One round of the strategy (:mod:`combine_scrapy.frontier.strategy`) over the heads of the hosts,
+        with ``lease_ahead`` leased to this harvester as it is handed out, so harvesters never race for the same URLs.
+
+        A host takes part when it has a due marked URL and is free, or leased
+        (a fetch in flight) for at most ``hold`` seconds more. URLs whose lease or lock has ended
+        go back to their hosts' queues first, and those handed out
+        ``max_attempts`` times without completion are dropped.
+
+        A harvester alone ranks the whole frontier. With others at work, it
+        ranks its own share of the buckets (``_share``), so harvesters do not
+        race for the same few best hosts, and the whole frontier only when its
+        share has nothing to hand out and nothing better held.
+
+        A full round is ranked once and leased ROUND_LEASE URLs at a time, in
+        its order, by later calls (until it is used up or older than a lease);
+        a URL another harvester leased meanwhile is skipped in the same script.
+        A round of the best few is leased whole. ``claim`` then costs nothing.
+        """
+        crawl = strategy_named(strategy)
+        if self.lease_ahead and crawl.full_round and self._round and self._round_key is not None:
+            ranked_for, ranked_at = self._round_key
+            if ranked_for == strategy and now - ranked_at < self.lease_seconds:
+                taken = self._take_from_round(now)
+                if taken:
+                    self.connection.marker.check()
+                    return Round(taken)
+        if not self.connection.marker.opened:  # opening the frontier upgrades an older layout before it is read
+            self.connection.marker.check()
+        share = self._share if self.lease_ahead else None
+        depth = limit if crawl.holds_places and limit else 0
+        best = limit if limit is not None and crawl.head_order is not None else None  # only the heads the round reads
+        heads = self._heads(now, crawl.queue, hold, share, depth, best)
+        if self.lease_ahead and self._share != share:  # harvesters came or went: look at the new share
+            share = self._share
+            heads = self._heads(now, crawl.queue, hold, share, depth, best)
+        round_ = crawl.round(heads, now, limit, self._deeper)
+        if share is not None and not round_ and round_.held_until is None:
+            heads = self._heads(now, crawl.queue, hold, None, depth, best)
+            round_ = crawl.round(heads, now, limit, self._deeper)
+        self.connection.marker.check(idle=not heads)
+        if not self.lease_ahead:
+            return round_
+        if crawl.full_round:
+            self._round, self._round_key = list(round_), (strategy, now)
+            if self._rivals:
+                self._turn_round()
+            return Round(self._take_from_round(now))
+        return Round(self._take(list(round_), now), held_until=round_.held_until)
+
+    def _heads(self, now: float, queue: str, hold: float, share: list[int] | None, depth: int = 0,
+               best: int | None = None) -> list[Head]:
+        """The head of every free (or held) host of the buckets ``share`` (None: every bucket), in one pipeline;
+        with a ``depth``, what ``_deeper`` answers for their hosts is fetched with them and kept for it.
+
+        With ``best``, only the ``best`` first heads by weighted priority (BestFirst's ``head_order``), in two
+        pipelines: each bucket's first ones from its ``heads`` and ``leasedheads``, then the rows of the
+        ``best`` first of them all, so the cost is in ``best`` and the buckets, not in the due hosts.
+
+        A harvester's frontier also renews its entry among the job's harvesters in the same pipeline (see
+        HARVESTERS_RENEWAL) and takes its share of the buckets for the next look from the answer.
+        """
+        buckets = range(self.connection.buckets) if share is None else share
+        if best is None:
+            script, args = "ready", [number(now), self.max_attempts, queue, number(now + hold), depth]
+        else:
+            first = min(best, max(FIRST_HEADS, math.ceil(3 * best / len(buckets))))
+            script, args = "top_heads", [number(now), self.max_attempts, number(now + hold), first]
+        renew = self.lease_ahead and (time.monotonic() - self._renewed >= HARVESTERS_RENEWAL
+                                      or self.connection.reaches_job_keys(buckets))
+        with self.connection.server.pipeline(transaction=False) as pipe:
+            for bucket in buckets:
+                pipe.execute_command("EVALSHA", self.connection.scripts[script].sha, 1, self.connection.bucket_prefixes[bucket], *args)
+            if renew:
+                harvesters, clock = self.connection.key("harvesters"), time.time()
+                pipe.zadd(harvesters, {self.harvester_id: clock + self.lease_seconds})
+                pipe.zremrangebyscore(harvesters, "-inf", clock)
+                pipe.zrange(harvesters, 0, -1)
+            answers = pipe.execute(raise_on_error=False)
+        if renew:
+            self._renewed, self._registered = time.monotonic(), True
+            self._share = self._share_of(sorted(member.decode() for member in answers[-1]))
+            answers = answers[:-3]
+        answers = self.connection.answered(answers, [(bucket, script, args) for bucket in buckets])
+        if best is None:
+            rows = [row for answer in answers[:len(buckets)] for row in answer]
+        else:
+            rows = self._best_rows(dict(zip(buckets, answers)), args, queue, depth, best)
+        self._deeper_found = {row[1].decode(): _queue(row[10]) for row in rows if len(row) > 10}
+        return [
+            Head(
+                FrontierEntry(url.decode(), host.decode(), float(priority), text(etag), text(last_modified),
+                              int(distance)),
+                int(seq), float(host_lock), int(fetched), float(relevant),
+            )
+            for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant, *_ in rows
+        ]
+
+    def _best_rows(self, answers: dict[int, list[Any]], args: list[Any], queue: str, depth: int, best: int) -> list[Any]:
+        """The rows (as ``ready.lua`` gives them) of the ``best`` first heads of the buckets, by weighted priority
+        then order of marking, as the round ranks them.
+
+        A host's rows read only as much of its 'best' queue (``depth``) as can take places in the round (the
+        ``best`` first URLs of the heads' hosts, as BestFirst places them): a host whose head is the n-th (from 0)
+        has n better URLs elsewhere, so no more than its ``best - n`` first.
+
+        ``answers`` are each bucket's first few heads (``top_heads.lua`` run with ``args``, its last the few):
+        a bucket whose few are all among the ``best`` first so far may hold more of them, and is asked for its
+        ``best`` first (another round trip, seldom: the best heads spread over the buckets).
+        """
+        def firsts(bucket: int, answer: list[Any]) -> list[list[tuple[float, int, str, int]]]:
+            return [[(float(score), int(member[1:1 + member[0] - 96], 16), member[1 + member[0] - 96:].decode(), bucket)
+                     for member, score in zip(found[::2], found[1::2])]   # member: the order of marking as in 'best',
+                    for found in answer]                                   # then the host
+
+        few = args[-1]
+        heads = {bucket: firsts(bucket, answer) for bucket, answer in answers.items()}
+        ranked = heapq.nsmallest(best, (head for lists in heads.values() for found in lists for head in found))
+        if few < best:
+            cut = ranked[-1] if len(ranked) == best else None
+            more = [bucket for bucket, lists in heads.items()
+                    if any(len(found) == few and (cut is None or found[-1] < cut) for found in lists)]
+            if more:
+                for bucket, answer in zip(more, self.connection.run_buckets([(bucket, "top_heads", [*args[:-1], best])
+                                                                   for bucket in more])):
+                    heads[bucket] = firsts(bucket, answer)
+                ranked = heapq.nsmallest(best, (head for lists in heads.values() for found in lists for head in found))
+        chosen: dict[int, list[Any]] = {}
+        for place, (_, _, host, bucket) in enumerate(ranked):
+            # the heads before this one are better than every URL of its host: only its first best - place count
+            chosen.setdefault(bucket, []).extend((host, min(depth, best - place)))
+        calls = [(bucket, "head_rows", [queue, *hosts_and_depths]) for bucket, hosts_and_depths in chosen.items()]
+        return [row for found in (self.connection.run_buckets(calls) if calls else []) for row in found if row]
+
+    def _share_of(self, harvesters: list[str]) -> list[int] | None:
+        """This harvester's buckets among ``harvesters`` (the ids at work, sorted): the part of the buckets (in
+        the order of their nodes) at its place; None (every bucket) when it works alone."""
+        if len(harvesters) < 2 or self.harvester_id not in harvesters:
+            return None
+        place, count = harvesters.index(self.harvester_id), len(harvesters)
+        if count > self.connection.buckets:
+            return [self.connection.bucket_order[place % self.connection.buckets]]
+        return sorted(self.connection.bucket_order[place * self.connection.buckets // count:(place + 1) * self.connection.buckets // count])
+
+    def _take_from_round(self, now: float) -> list[FrontierEntry]:
+        """Lease the next ROUND_LEASE URLs of the full round that are still free."""
+        taken = self._take(self._round[:ROUND_LEASE], now)
+        looked = min(len(self._round), ROUND_LEASE)
+        del self._round[:looked]
+        if looked > len(taken):  # other harvesters work this round too: rank a new one next time
+            self._rivals = True
+            self._round = []
+        return taken
+
+    def _turn_round(self) -> None:
+        """Start a new round at a random place: other harvesters take URLs of the same round in the same order,
+        and following them would mean losing every race (alone, a harvester keeps the order exactly)."""
+        if self._round:
+            turn = self._random.randrange(len(self._round))
+            self._round = self._round[turn:] + self._round[:turn]
+
+    def _take(self, entries: list[FrontierEntry], now: float) -> list[FrontierEntry]:
+        """Lease those of ``entries`` that are still free, a script per bucket in one pipeline; those leased,
+        in order."""
+        if not entries:
+            return []
+        lease_end = number(now + self.lease_seconds)
+        groups = list(self.connection.by_bucket(entry.host for entry in entries).items())
+        calls = [
+            (bucket, "take", [number(now), lease_end,
+                              *(part for position in positions for part in (entries[position].url, entries[position].host))])
+            for bucket, positions in groups
+        ]
+        leased = sorted(
+            positions[taken - 1] for (_, positions), answer in zip(groups, self.connection.run_buckets(calls)) for taken in answer
+        )
+        taken = [entries[position] for position in leased]
+        for entry in taken:
+            self._leased_ahead[entry.url] = (lease_end, entry)
+        self.lost_races += len(entries) - len(taken)
+        return taken
+
+    def _deeper(self, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
+        """``(priority, order of marking)`` of the first ``depth`` due URLs of each host, by priority: as the
+        last look at the heads fetched them, else from Redis."""
+        found = {host: self._deeper_found[host][:depth] for host in hosts if host in self._deeper_found}
+        missing = [host for host in hosts if host not in found]
+        if missing:
+            groups = list(self.connection.by_bucket(missing).items())
+            answers = self.connection.run_buckets([(bucket, "deeper", [depth, *(missing[p] for p in positions)])
+                                         for bucket, positions in groups])
+            for (_, positions), queues in zip(groups, answers):
+                for position, queue in zip(positions, queues):
+                    found[missing[position]] = _queue(queue)
+        return found
+
+    def claim(self, entry: FrontierEntry, now: float, lease: float) -> bool:
+        """Lease the URL and lock its host, unless another hand-out got there first.
+
+        A URL this harvester's ``ready`` leased is its own: claimed without a
+        round trip while most of its lease is left, else renewed. The host
+        locked is the one the URL was marked with, so its queues stay consistent.
+        """
+        self.lease_seconds = lease
+        held, _ = self._leased_ahead.pop(entry.url, (None, None))
+        if held is not None and float(held) - now >= UNRENEWED_SHARE * lease:
+            return True
+        return bool(self.connection.run(entry.host, "claim", entry.url, entry.host, number(now), number(now + lease), held or ""))
+
+    def lock_host(self, host: str, until: float) -> None:
+        self.connection.run(host, "lock_host", host, number(until))
+
+    def complete(
+        self,
+        url: str,
+        host: str,
+        *,
+        now: float,
+        url_lock_until: float,
+        host_lock_until: float,
+        status: int | None,
+        keep_marked: bool = False,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        score: float | None = None,
+        relevant: bool | None = None,
+    ) -> None:
+        """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``.
+
+        An etag, Last-Modified or score of None keeps the one stored. The
+        fetch counts for its host's yield, as a new relevant record when ``relevant``.
+        """
+        given = {
+            "status": None if status is None else str(status),
+            "etag": etag,
+            "last_modified": last_modified,
+            "score": None if score is None else number(score),
+        }
+        self.connection.run(
+            host, "complete", url, host, number(now), number(url_lock_until), number(host_lock_until),
+            int(keep_marked), json.dumps({field: value for field, value in given.items() if value is not None}),
+            int(bool(relevant)),
+        )
+
+    def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
+        """Give a leased URL back without counting the attempt (its fetch was put off).
+
+        With ``now``, the host's robots.txt Crawl-delay counts from then, as after a fetch.
+        """
+        self.connection.run(host, "release", url, host, number(host_lock_until), "" if now is None else number(now))
+
+    def host_yield(self, host: str) -> tuple[int, float]:
+        """``(fetched, relevant)``: the host's completed fetches and its new relevant records, decayed."""
+        fetched, relevant = self.connection.server.hmget(self.connection.prefix_of(host) + "host:" + host, "fetched", "relevant")
+        return int(fetched or 0), float(relevant or 0)
+
+    def retries(self, url: str) -> int:
+        (record,) = self.connection.records([url])
+        return int(record[0]) if record else 0
+
+    def statuses(self, urls: Iterable[str]) -> dict[str, int | None]:
+        """The last HTTP status of each known URL (None: not fetched yet); unknown URLs left out."""
+        urls = list(urls)
+        return {
+            url: None if record[1] is None else int(record[1])
+            for url, record in zip(urls, self.connection.records(urls))
+            if record
+        }
+
+    def set_host_delay(self, host: str, delay: float | None) -> None:
+        self.connection.run(host, "host_delay", host, "" if delay is None else number(delay))
+
+    def next_due(self, now: float) -> float | None:
+        """When the next marked URL (and its host) becomes free, or None when nothing is marked.
+
+        With other harvesters at work, the next in this harvester's share of the buckets, as long as it has one.
+        """
+        due = None
+        for buckets in ([self._share] if self.lease_ahead and self._share else []) + [range(self.connection.buckets)]:
+            answers = self.connection.run_buckets([(bucket, "next_due", [NEXT_DUE_SCAN]) for bucket in buckets])
+            due = min((float(answer) for answer in answers if answer is not None), default=None)
+            if due is not None:
+                break
+        self.connection.marker.check(idle=due is None)
+        return None if due is None else max(due, now)
