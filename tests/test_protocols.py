@@ -8,6 +8,8 @@ backend does not satisfy an interface in its signatures; the tests fail when one
 
 from __future__ import annotations
 
+import inspect
+from functools import cached_property
 from typing import Any, Generic, Protocol
 
 import pytest
@@ -15,6 +17,12 @@ import pytest
 from combine_scrapy.access.addresses import AddressesOfJob
 from combine_scrapy.frontier import Frontier, FrontierOperations, LinkGraph, RevisitHistory, RobotsCache, UrlQueue
 from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.frontier.redis.connection import JobMarker, RedisConnection
+from combine_scrapy.frontier.redis.links import RedisLinkGraph
+from combine_scrapy.frontier.redis.operations import RedisOperations
+from combine_scrapy.frontier.redis.queue import RedisQueue
+from combine_scrapy.frontier.redis.revisit import RedisRevisitHistory
+from combine_scrapy.frontier.redis.robots import RedisRobotsCache
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.job import Job
 from combine_scrapy.records.store import (
@@ -36,6 +44,11 @@ LISTINGS: list[type[RecordListing]] = [SqlRecordListing]
 JOBS: list[type[AddressesOfJob]] = [Job]
 
 FRONTIER_INTERFACES = [UrlQueue, RobotsCache, LinkGraph, RevisitHistory, FrontierOperations]
+#: Checked by mypy: the Redis frontier's parts (over one RedisConnection), each as the interface it stands for, in
+#: the order of FRONTIER_INTERFACES; RedisFrontier is all of them.
+REDIS_PARTS: tuple[type[UrlQueue], type[RobotsCache], type[LinkGraph], type[RevisitHistory], type[FrontierOperations]] = (
+    RedisQueue, RedisRobotsCache, RedisLinkGraph, RedisRevisitHistory, RedisOperations,
+)
 STORE_INTERFACES = [RecordWriter, RecordReader, RecordSearch, RecordMaintenance, RecordListings]
 
 
@@ -70,3 +83,20 @@ def test_each_backend_has_every_method_of_its_interfaces(backend: type[Any], int
     for interface in interfaces:
         missing = sorted(name for name in members(interface, attributes=False) if not hasattr(backend, name))
         assert not missing, f"{backend.__name__} lacks {interface.__name__}'s {', '.join(missing)}"
+
+
+@pytest.mark.parametrize(("part", "interface"), list(zip(REDIS_PARTS, FRONTIER_INTERFACES)),
+                         ids=[interface.__name__ for interface in FRONTIER_INTERFACES])
+def test_each_part_of_the_redis_frontier_has_its_interfaces_methods_as_declared(part: type[Any],
+                                                                                interface: type[Any]) -> None:
+    for name in members(interface, attributes=False):
+        declared, found = inspect.signature(getattr(interface, name)), inspect.signature(getattr(part, name))
+        assert list(found.parameters.values()) == list(declared.parameters.values()), f"{part.__name__}.{name}"
+        assert found.return_annotation == declared.return_annotation, f"{part.__name__}.{name}"
+
+
+def test_no_class_of_the_redis_frontier_has_more_than_fifteen_public_methods_of_its_own() -> None:
+    for cls in (RedisConnection, JobMarker, RedisFrontier, *REDIS_PARTS):
+        own = [name for name, value in vars(cls).items()
+               if not name.startswith("_") and (callable(value) or isinstance(value, (property, cached_property)))]
+        assert len(own) <= 15, f"{cls.__name__}: {own}"
