@@ -14,7 +14,7 @@ from test_frontier import mark
 
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
 from combine_scrapy.frontier.redis import RedisFrontier, bucket_of
-from combine_scrapy.frontier.redis.queue import HARVESTERS_RENEWAL
+from combine_scrapy.frontier.redis.sharing import HARVESTERS_RENEWAL
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 
 pytestmark = pytest.mark.services
@@ -307,22 +307,22 @@ def test_harvesters_opening_a_new_frontier_at_once_all_take_its_marker(open_fron
 
 
 def test_harvesters_at_work_rank_their_own_shares_and_one_alone_ranks_everything(job, harvester_frontier, monkeypatch):
-    import combine_scrapy.frontier.redis.queue as redis_queue
+    import combine_scrapy.frontier.redis.sharing as sharing
 
-    monkeypatch.setattr(redis_queue, "HARVESTERS_RENEWAL", 0.0)  # every look renews and reads the harvesters (cluster)
+    monkeypatch.setattr(sharing, "HARVESTERS_RENEWAL", 0.0)  # every look renews and reads the harvesters (cluster)
     first, second = harvester_frontier(job), harvester_frontier(job)
     hosts = [f"h{n:03d}.test" for n in range(200)]
     try:
         first.mark([(f"http://{host}/{page}", host, 0.0) for host in hosts for page in range(3)])
         rounds = [first.ready(1000.0, "BestFirst", 8), second.ready(1000.0, "BestFirst", 8)]  # both registered
         ones, twos = first.ready(1001.0, "BestFirst", 8), second.ready(1001.0, "BestFirst", 8)
-        assert first._share and second._share and not set(first._share) & set(second._share)
-        assert ones and {bucket_of(e.host, first.buckets) for e in ones} <= set(first._share)
-        assert twos and {bucket_of(e.host, second.buckets) for e in twos} <= set(second._share)
+        assert first.share.buckets and second.share.buckets and not set(first.share.buckets) & set(second.share.buckets)
+        assert ones and {bucket_of(e.host, first.buckets) for e in ones} <= set(first.share.buckets)
+        assert twos and {bucket_of(e.host, second.buckets) for e in twos} <= set(second.share.buckets)
         assert first.lost_races == second.lost_races == 0
         second.close()
         alone = first.ready(1002.0, "BreadthFirst")  # the other left: the whole frontier, in its order
-        assert first._share is None
+        assert first.share.buckets is None
         leased = {entry.host for round_ in (*rounds, ones, twos) for entry in round_}
         assert [entry.host for entry in alone] == [host for host in hosts if host not in leased][:16]
     finally:

@@ -23,6 +23,7 @@ from combine_scrapy.frontier.redis.operations import RedisOperations
 from combine_scrapy.frontier.redis.queue import RedisQueue
 from combine_scrapy.frontier.redis.revisit import RedisRevisitHistory
 from combine_scrapy.frontier.redis.robots import RedisRobotsCache
+from combine_scrapy.frontier.redis.sharing import HarvesterShare
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.job import Job
 from combine_scrapy.records.store import (
@@ -96,7 +97,7 @@ def test_each_part_of_the_redis_frontier_has_its_interfaces_methods_as_declared(
 
 
 def test_no_class_of_the_redis_frontier_has_more_than_fifteen_public_methods_of_its_own() -> None:
-    for cls in (RedisConnection, JobMarker, RedisFrontier, *REDIS_PARTS):
+    for cls in (RedisConnection, JobMarker, HarvesterShare, RedisFrontier, *REDIS_PARTS):
         own = [name for name, value in vars(cls).items()
                if not name.startswith("_") and (callable(value) or isinstance(value, (property, cached_property)))]
         assert len(own) <= 15, f"{cls.__name__}: {own}"

@@ -71,7 +71,8 @@ host's hash and queues, so a queued URL costs under 200 bytes
 
 The package's parts: ``connection`` (the client, outage retry, buckets, scripts
 and the job marker) shared by one class per concern, each satisfying its
-protocol of :mod:`combine_scrapy.frontier`: ``queue`` (UrlQueue), ``robots``
+protocol of :mod:`combine_scrapy.frontier`: ``queue`` (UrlQueue, with ``sharing``: the
+buckets each harvester looks at first), ``robots``
 (RobotsCache), ``links`` (LinkGraph), ``revisit`` (RevisitHistory) and
 ``operations`` (FrontierOperations). RedisFrontier is all of them over one
 connection (``Frontier``).

@@ -1,9 +1,8 @@
-"""The Redis frontier's URL queue: marking, handing out rounds, leases, locks, and sharing the work.
+"""The Redis frontier's URL queue: marking, handing out rounds, leases and locks.
 
-Harvesters at work register in the job's ``harvesters`` key; each looks
-first at its own share of the buckets, so they do not race for the same
-hosts. A harvester's queue (``lease_ahead``) leases the URLs of a round as
-it hands them out, so its claims cost no round trip.
+A harvester's queue (``lease_ahead``) leases the URLs of a round as it hands
+them out, so its claims cost no round trip, and looks first at its share of
+the buckets (``sharing.py``), so harvesters do not race for the same hosts.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import logging
 import math
 import random
 import time
-import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,6 +22,7 @@ from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import CrawlFault
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, MarkResult
 from combine_scrapy.frontier.redis.connection import RedisConnection, RedisPart, number, text
+from combine_scrapy.frontier.redis.sharing import HarvesterShare
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 
 logger = logging.getLogger(__name__)
@@ -31,11 +30,6 @@ logger = logging.getLogger(__name__)
 #: How many leased URLs ``next_due`` looks at beyond the first; past that it
 #: answers a lower bound, which only costs the scheduler an early wake-up.
 NEXT_DUE_SCAN = 64
-
-#: Seconds between two renewals of a harvester's entry among the job's harvesters, at most: its share of the
-#: buckets follows harvesters that come or go within this (one that dies leaves it when its entry ends, after a
-#: lease). A look that reaches the node of the job-wide keys anyway (always, on a single Redis) renews it too.
-HARVESTERS_RENEWAL = 5.0
 
 #: Heads a BestFirst ``ready`` asks each bucket for first, at least (three times its share of the round if more):
 #: a bucket whose first ones all make the round is asked again for more, which the spread of the hosts over the
@@ -65,11 +59,8 @@ class RedisQueue(RedisPart):
         self.max_attempts = max_attempts
         self.lease_ahead = lease_ahead   # ``ready`` leases the URLs it hands out (a harvester's frontier)
         self.lease_seconds = lease_seconds   # how long a URL handed out in a round stays leased to this harvester
-        self.harvester_id = uuid.uuid4().hex   # this harvester's entry among the job's harvesters
-        self._share: list[int] | None = None   # the buckets this harvester looks at first (None: all)
+        self.share = HarvesterShare(connection)   # its entry among the job's harvesters, the buckets it looks at first
         self._deeper_found: dict[str, list[tuple[float, int]]] = {}   # the 'best' queues the last look fetched
-        self._renewed = -HARVESTERS_RENEWAL   # when this harvester last renewed its entry (time.monotonic)
-        self._registered = False   # it has an entry among the job's harvesters (so closing removes it)
         self._round: list[FrontierEntry] = []   # the rest of the last full round, not yet leased
         self._round_key: tuple[str, float] | None = None   # its strategy and when it was ranked
         self._leased_ahead: dict[str, tuple[str, FrontierEntry]] = {}   # URL -> (lease end, entry), not yet claimed
@@ -85,8 +76,7 @@ class RedisQueue(RedisPart):
             for url, (_, entry) in list(self._leased_ahead.items()):
                 self.release(url, entry.host, now)
                 del self._leased_ahead[url]
-            if self._registered:
-                self.connection.server.zrem(self.connection.key("harvesters"), self.harvester_id)
+            self.share.leave()
         except (CrawlFault, redis.RedisError) as fault:  # Redis gone: the leases end by themselves
             logger.warning("%d URLs leased ahead not given back (%s); they come back when their lease ends",
                            len(self._leased_ahead), fault)
@@ -136,7 +126,7 @@ class RedisQueue(RedisPart):
         ``max_attempts`` times without completion are dropped.
 
         A harvester alone ranks the whole frontier. With others at work, it
-        ranks its own share of the buckets (``_share``), so harvesters do not
+        ranks its own share of the buckets (``share``), so harvesters do not
         race for the same few best hosts, and the whole frontier only when its
         share has nothing to hand out and nothing better held.
 
@@ -155,12 +145,12 @@ class RedisQueue(RedisPart):
                     return Round(taken)
         if not self.connection.marker.opened:  # opening the frontier upgrades an older layout before it is read
             self.connection.marker.check()
-        share = self._share if self.lease_ahead else None
+        share = self.share.buckets if self.lease_ahead else None
         depth = limit if crawl.holds_places and limit else 0
         best = limit if limit is not None and crawl.head_order is not None else None  # only the heads the round reads
         heads = self._heads(now, crawl.queue, hold, share, depth, best)
-        if self.lease_ahead and self._share != share:  # harvesters came or went: look at the new share
-            share = self._share
+        if self.lease_ahead and self.share.buckets != share:  # harvesters came or went: look at the new share
+            share = self.share.buckets
             heads = self._heads(now, crawl.queue, hold, share, depth, best)
         round_ = crawl.round(heads, now, limit, self._deeper)
         if share is not None and not round_ and round_.held_until is None:
@@ -186,7 +176,7 @@ class RedisQueue(RedisPart):
         ``best`` first of them all, so the cost is in ``best`` and the buckets, not in the due hosts.
 
         A harvester's frontier also renews its entry among the job's harvesters in the same pipeline (see
-        HARVESTERS_RENEWAL) and takes its share of the buckets for the next look from the answer.
+        ``sharing.HARVESTERS_RENEWAL``) and takes its share of the buckets for the next look from the answer.
         """
         buckets = range(self.connection.buckets) if share is None else share
         if best is None:
@@ -194,20 +184,15 @@ class RedisQueue(RedisPart):
         else:
             first = min(best, max(FIRST_HEADS, math.ceil(3 * best / len(buckets))))
             script, args = "top_heads", [number(now), self.max_attempts, number(now + hold), first]
-        renew = self.lease_ahead and (time.monotonic() - self._renewed >= HARVESTERS_RENEWAL
-                                      or self.connection.reaches_job_keys(buckets))
+        renew = self.lease_ahead and self.share.due(buckets)
         with self.connection.server.pipeline(transaction=False) as pipe:
             for bucket in buckets:
                 pipe.execute_command("EVALSHA", self.connection.scripts[script].sha, 1, self.connection.bucket_prefixes[bucket], *args)
             if renew:
-                harvesters, clock = self.connection.key("harvesters"), time.time()
-                pipe.zadd(harvesters, {self.harvester_id: clock + self.lease_seconds})
-                pipe.zremrangebyscore(harvesters, "-inf", clock)
-                pipe.zrange(harvesters, 0, -1)
+                self.share.renew(pipe, self.lease_seconds)
             answers = pipe.execute(raise_on_error=False)
         if renew:
-            self._renewed, self._registered = time.monotonic(), True
-            self._share = self._share_of(sorted(member.decode() for member in answers[-1]))
+            self.share.renewed(answers[-1])
             answers = answers[:-3]
         answers = self.connection.answered(answers, [(bucket, script, args) for bucket in buckets])
         if best is None:
@@ -259,16 +244,6 @@ class RedisQueue(RedisPart):
             chosen.setdefault(bucket, []).extend((host, min(depth, best - place)))
         calls = [(bucket, "head_rows", [queue, *hosts_and_depths]) for bucket, hosts_and_depths in chosen.items()]
         return [row for found in (self.connection.run_buckets(calls) if calls else []) for row in found if row]
-
-    def _share_of(self, harvesters: list[str]) -> list[int] | None:
-        """This harvester's buckets among ``harvesters`` (the ids at work, sorted): the part of the buckets (in
-        the order of their nodes) at its place; None (every bucket) when it works alone."""
-        if len(harvesters) < 2 or self.harvester_id not in harvesters:
-            return None
-        place, count = harvesters.index(self.harvester_id), len(harvesters)
-        if count > self.connection.buckets:
-            return [self.connection.bucket_order[place % self.connection.buckets]]
-        return sorted(self.connection.bucket_order[place * self.connection.buckets // count:(place + 1) * self.connection.buckets // count])
 
     def _take_from_round(self, now: float) -> list[FrontierEntry]:
         """Lease the next ROUND_LEASE URLs of the full round that are still free."""
@@ -404,7 +379,7 @@ class RedisQueue(RedisPart):
         With other harvesters at work, the next in this harvester's share of the buckets, as long as it has one.
         """
         due = None
-        for buckets in ([self._share] if self.lease_ahead and self._share else []) + [range(self.connection.buckets)]:
+        for buckets in ([self.share.buckets] if self.lease_ahead and self.share.buckets else []) + [range(self.connection.buckets)]:
             answers = self.connection.run_buckets([(bucket, "next_due", [NEXT_DUE_SCAN]) for bucket in buckets])
             due = min((float(answer) for answer in answers if answer is not None), default=None)
             if due is not None:
