@@ -15,7 +15,15 @@ from typing import Any, Generic, Protocol
 import pytest
 
 from combine_scrapy.access.addresses import AddressesOfJob
-from combine_scrapy.frontier import Frontier, FrontierOperations, LinkGraph, RevisitHistory, RobotsCache, UrlQueue
+from combine_scrapy.frontier import (
+    Frontier,
+    FrontierOperations,
+    LinkGraph,
+    LockIntervalsOfJob,
+    RevisitHistory,
+    RobotsCache,
+    UrlQueue,
+)
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.frontier.redis.connection import JobMarker, RedisConnection
 from combine_scrapy.frontier.redis.links import RedisLinkGraph
@@ -25,7 +33,7 @@ from combine_scrapy.frontier.redis.revisit import RedisRevisitHistory
 from combine_scrapy.frontier.redis.robots import RedisRobotsCache
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
 from combine_scrapy.frontier.sqlite import SqliteFrontier
-from combine_scrapy.job import Job
+from combine_scrapy.job import Job, LockIntervals
 from combine_scrapy.records.store import (
     RecordListings,
     RecordMaintenance,
@@ -43,6 +51,7 @@ FRONTIERS: list[type[Frontier]] = [SqliteFrontier, RedisFrontier]
 RECORD_STORES: list[type[RecordStore]] = [SqliteRecordStore, MysqlRecordStore]
 LISTINGS: list[type[RecordListing]] = [SqlRecordListing]
 JOBS: list[type[AddressesOfJob]] = [Job]
+LOCK_INTERVALS: list[type[LockIntervalsOfJob]] = [LockIntervals]
 
 FRONTIER_INTERFACES = [UrlQueue, RobotsCache, LinkGraph, RevisitHistory, FrontierOperations]
 #: Checked by mypy: the Redis frontier's parts (over one RedisConnection), each as the interface it stands for, in

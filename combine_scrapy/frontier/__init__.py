@@ -12,12 +12,9 @@ import enum
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from combine_scrapy.frontier.strategy import CRAWL_STRATEGIES, Round
-
-if TYPE_CHECKING:  # job.py imports this module
-    from combine_scrapy.job import LockIntervals
 
 #: Seconds a handed-out URL and its host stay leased to one harvester. A
 #: harvester that dies holds nothing longer than this (Combine: 60 s).
@@ -76,6 +73,29 @@ def outcome_for_status(status: int | None) -> Outcome:
     return Outcome.NOT_FOUND
 
 
+class LockIntervalsOfJob(Protocol):
+    """What the lock table reads of a job's lock intervals (:class:`combine_scrapy.job.LockIntervals`), in seconds:
+    the job's variables check strategy names against this module's, so this module does not import the job."""
+
+    @property
+    def host(self) -> float: ...
+
+    @property
+    def success(self) -> float: ...
+
+    @property
+    def robot_rules(self) -> float: ...
+
+    @property
+    def not_found(self) -> float: ...
+
+    @property
+    def not_modified(self) -> float: ...
+
+    @property
+    def unavailable(self) -> float: ...
+
+
 @dataclass(frozen=True)
 class Locks:
     """How long a URL and its host stay locked after an outcome, in seconds."""
@@ -84,7 +104,7 @@ class Locks:
     host: float
 
 
-def locks_for(outcome: Outcome, intervals: LockIntervals, retry_after: float | None = None) -> Locks:
+def locks_for(outcome: Outcome, intervals: LockIntervalsOfJob, retry_after: float | None = None) -> Locks:
     """Combine's lock table over a job's lock intervals, with two deliberate changes for UNAVAILABLE.
 
     Combine locked a host for 18,000 s after a 5xx; one bad page would stall
