@@ -78,7 +78,7 @@ _JOB_STATE_COMPONENTS = frozenset({
     "combine_scrapy.extensions.pidfile.HarvesterPidFile",
     "combine_scrapy.extensions.sitemaps.SitemapReader",
     "combine_scrapy.extensions.beacon.HarvesterBeacon",
-    "combine_scrapy.records.export.feeds.RecordFeeds",  # the trial stores no record, so it has none to feed
+    "combine_scrapy.extensions.feeds.RecordFeeds",  # the trial stores no record, so it has none to feed
 })
 
 

@@ -4,9 +4,9 @@
   shell, and whether rendering a host pays off (pure code);
 - :mod:`~combine_scrapy.render.guard`: what the browser may load while it
   renders (pure code: the crawler's URL rules and address guard);
-- :mod:`~combine_scrapy.render.middleware`: the downloader middleware that
-  renders a page after its plain fetch, with scrapy-playwright as the download
-  handler of the render (``meta["playwright"] = True``).
+- :mod:`~combine_scrapy.downloadermiddlewares.render`: the downloader
+  middleware that renders a page after its plain fetch, with scrapy-playwright
+  as the download handler of the render (``meta["playwright"] = True``).
 
 A job with ``Render = never`` gets Scrapy's own download handlers. Otherwise
 http and https go to :class:`~combine_scrapy.render.handler.RenderDownloadHandler`:
@@ -37,6 +37,10 @@ RENDERED = "rendered"
 ENABLED = "COMBINE_RENDERING"
 #: The name of the browser context every render opens its page in.
 CONTEXT = "render"
+#: Browser context options: no service workers (their requests would bypass the page's route).
+CONTEXT_OPTIONS = {"service_workers": "block", "accept_downloads": False}
+#: Seconds a render waits, after the page's load event, for its scripts' requests to end (at most RenderTimeout).
+SETTLE_SECONDS = 5.0
 #: Chromium switches for a headless crawler: no GPU, no sandbox (as root), and none of the browser's own
 #: traffic (component updates, sync, field trials, QUIC probes): the pages' requests are all it makes.
 CHROMIUM_ARGS = (
@@ -84,3 +88,15 @@ def crawl_settings(job: Job, settings: BaseSettings) -> dict[str, Any]:
         # A crashed browser is started again for the next render.
         "PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER": True,
     }
+
+
+def failure_reason(error: Exception) -> str:
+    """Why a render failed, as its statistic names it (``render/failed/<reason>``): the browser's error read as text."""
+    text = f"{type(error).__name__} {error}".lower()
+    if "timeout" in text:
+        return "timeout"
+    if "closed" in text or "crash" in text or "disconnected" in text:
+        return "browser"
+    if "net::" in text:
+        return "network"
+    return "error"

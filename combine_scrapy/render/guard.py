@@ -2,8 +2,8 @@
 
 A page's scripts, frames and redirects make the browser fetch other URLs. Each
 goes through the same rules as a URL the crawler fetches itself (pure code
-here; :mod:`combine_scrapy.render.middleware` adds robots.txt and the host's
-turn, which need the crawl's state):
+here; :mod:`combine_scrapy.downloadermiddlewares.render` adds robots.txt and
+the host's turn, which need the crawl's state):
 
 - images, fonts and media are never loaded (rendering needs the text and links);
 - only ``http:`` and ``https:`` go to the network (``data:``, ``blob:`` and

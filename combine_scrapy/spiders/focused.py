@@ -88,7 +88,7 @@ class FocusedSpider(scrapy.Spider):
             "combine_scrapy.downloadermiddlewares.jobheaders.JobHeadersMiddleware": 400,
             "combine_scrapy.downloadermiddlewares.fetchlimits.FetchLimitsMiddleware": 450,
             # Render = auto / always: a fetched page rendered in Chromium (scrapy-playwright) when it needs it.
-            "combine_scrapy.render.middleware.RenderMiddleware": 460,
+            "combine_scrapy.downloadermiddlewares.render.RenderMiddleware": 460,
             "combine_scrapy.downloadermiddlewares.hostpacing.HostPacingMiddleware": 500,
             "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
             "combine_scrapy.downloadermiddlewares.httpcompression.BoundedHttpCompressionMiddleware": 590,
@@ -117,7 +117,7 @@ class FocusedSpider(scrapy.Spider):
             "scrapy.extensions.logstats.LogStats": None,  # HarvestProgress says more
             # Feeds (-O, FEEDS) of the records stored, counted as records: Scrapy's FeedExporter, fed records.
             "scrapy.extensions.feedexport.FeedExporter": None,
-            "combine_scrapy.records.export.feeds.RecordFeeds": 0,
+            "combine_scrapy.extensions.feeds.RecordFeeds": 0,
         },
     }
 

@@ -19,9 +19,10 @@ Scrapy's exporters with one item a record holding the fields of its JSON Lines
 line. A feed's ``item_export_kwargs`` may say ``{"text": "main"}`` to write each
 record's main content as its text, as ``scrapy export --text main`` does.
 
-:class:`RecordFeeds` replaces Scrapy's FeedExporter extension in the focused
-crawl: a fetch that stored no record reaches no feed, and the count Scrapy logs
-for a feed ("Stored csv feed (8 items)") is the records written.
+:class:`~combine_scrapy.extensions.feeds.RecordFeeds` replaces Scrapy's
+FeedExporter extension in the focused crawl: a fetch that stored no record
+reaches no feed, and the count Scrapy logs for a feed ("Stored csv feed (8
+items)") is the records written.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Protocol, Self, cast
 
-from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exporters import (
     BaseItemExporter,
@@ -41,7 +41,6 @@ from scrapy.exporters import (
     PickleItemExporter,
     XmlItemExporter,
 )
-from scrapy.extensions.feedexport import FeedExporter, FeedSlot
 
 from combine_scrapy.records.export import TEXTS, with_text, write_records
 from combine_scrapy.records.export.jsonl import record_values
@@ -198,21 +197,3 @@ class MarshalFeedExporter(ScrapyFormatFeedExporter):
 
 class PickleFeedExporter(ScrapyFormatFeedExporter):
     item_exporter_class = PickleItemExporter
-
-
-class RecordFeeds(FeedExporter):
-    """Scrapy's FeedExporter extension, for feeds of records: only a fetch that stored a record goes on to a feed's
-    exporter, and the count Scrapy logs for a feed becomes the records it wrote.
-
-    The records are written when a feed slot closes, just before Scrapy stores the file and logs its count:
-    the hook is FeedExporter._close_slot, of the Scrapy version requirements.txt pins.
-    """
-
-    def item_scraped(self, item: Any, spider: Spider) -> None:
-        if getattr(item, "stored_key", None) is not None:
-            super().item_scraped(item, spider)
-
-    async def _close_slot(self, slot: FeedSlot, spider: Spider) -> None:
-        if slot.itemcount and isinstance(slot.exporter, RecordFeedExporter):
-            slot.itemcount = slot.exporter.write_stored()
-        await super()._close_slot(slot, spider)

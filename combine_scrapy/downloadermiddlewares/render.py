@@ -45,16 +45,11 @@ from combine_scrapy.access.robots import RobotsPolicy, policy_from_response
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.context import CrawlComponent
 from combine_scrapy.exceptions import HopDeferred
-from combine_scrapy.render import CONTEXT, ENABLED, RENDERED
+from combine_scrapy.render import CONTEXT, CONTEXT_OPTIONS, ENABLED, RENDERED, SETTLE_SECONDS, failure_reason
 from combine_scrapy.render.detect import HostRenderLedger, PageShape, brought_something, page_shape, script_built
 from combine_scrapy.render.guard import IN_BROWSER_SCHEMES, address_refusal, scheme_of, static_refusal
 
 logger = logging.getLogger(__name__)
-
-#: Seconds a render waits, after the page's load event, for its scripts' requests to end (at most RenderTimeout).
-SETTLE_SECONDS = 5.0
-#: Browser context options: no service workers (their requests would bypass the page's route).
-CONTEXT_OPTIONS = {"service_workers": "block", "accept_downloads": False}
 
 
 class RenderMiddleware(CrawlComponent):
@@ -144,7 +139,7 @@ class RenderMiddleware(CrawlComponent):
             logger.info("render of %s refused: %s", response.url, e)
             return None
         except Exception as e:  # the browser failed: timeout, crash, navigation error
-            reason = _failure_reason(e)
+            reason = failure_reason(e)
             self.stats.inc_value(f"render/failed/{reason}")
             logger.warning("render of %s failed (%s): %s; the fetched page is kept", response.url, reason, str(e).splitlines()[0][:300])
             return None
@@ -233,14 +228,3 @@ def _settle(seconds: float) -> Any:
             logger.debug("page %s still loading after %g s: rendered as it is", page.url, seconds)
 
     return PageMethod(settle)
-
-
-def _failure_reason(error: Exception) -> str:
-    text = f"{type(error).__name__} {error}".lower()
-    if "timeout" in text:
-        return "timeout"
-    if "closed" in text or "crash" in text or "disconnected" in text:
-        return "browser"
-    if "net::" in text:
-        return "network"
-    return "error"
