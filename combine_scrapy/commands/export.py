@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
+from typing import Never
 
 from tqdm import tqdm
 
@@ -89,7 +91,7 @@ class Command(JobCommand):
             print(f"note: {location} holds no record of job {job.name}", file=sys.stderr)
 
     @staticmethod
-    def _selection(opts) -> Selection:
+    def _selection(opts: argparse.Namespace) -> Selection:
         if opts.format not in FORMATS:
             raise ValueError(f"unknown format {opts.format!r}: use one of {', '.join(FORMATS)}")
         if opts.text not in TEXTS:
@@ -104,9 +106,11 @@ class Command(JobCommand):
         )
 
     @staticmethod
-    def _export(store: RecordReader, selection: Selection, opts, progress, deletions: list[Deletion]) -> int:
+    def _export(store: RecordReader, selection: Selection, opts: argparse.Namespace, progress: tqdm[Never],
+                deletions: list[Deletion]) -> int:
         if not opts.output:
-            sys.stdout.reconfigure(encoding="utf-8", newline="\n")
+            if isinstance(sys.stdout, io.TextIOWrapper):  # typed as any text stream; the interpreter's is this one
+                sys.stdout.reconfigure(encoding="utf-8", newline="\n")
             return export_store(store, opts.format, sys.stdout, selection, progress.update, opts.sort, deletions, opts.text)
         # Written beside the target and renamed when complete: a failed export never looks finished.
         partial = f"{opts.output}.part"

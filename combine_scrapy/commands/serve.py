@@ -59,7 +59,7 @@ class Command(JobCommand):
         page_size = self.project_settings.getint("COMBINE_OAI_PAGE_SIZE")
         if page_size < 1:
             raise CommandError(f"COMBINE_OAI_PAGE_SIZE must be at least 1, got {page_size}", exitcode=2)
-        settings = self.settings
+        settings = self.project_settings
         console = Console(
             job.name,
             lambda: ConsoleData.open(job, settings),

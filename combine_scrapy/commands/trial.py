@@ -16,9 +16,11 @@ import dataclasses
 import tempfile
 import time
 from collections.abc import Iterable
+from typing import Any, Self
 
 import scrapy
 from scrapy.commands import ScrapyCommand
+from scrapy.crawler import Crawler
 from scrapy.exceptions import UsageError
 
 from combine_scrapy.access.urls import UrlRules, check_url, host_of
@@ -33,6 +35,7 @@ from combine_scrapy.operations.control import (
     load_checked_config,
     print_error,
     project_help,
+    settings_of,
 )
 from combine_scrapy.spiders.focused import FocusedSpider
 
@@ -50,7 +53,7 @@ class SiteLinks:
         self.url_rules = url_rules
 
     def select(self, links: Iterable[LinkCandidate], page_score: float,
-               page_relevant: bool, **context) -> list[tuple[str, float]]:
+               page_relevant: bool, **context: object) -> list[tuple[str, float]]:
         urls = _canonical_links((link.url for link in links), self.url_rules)
         return [(url, 0.0) for url in urls if host_of(url) in self.sites]
 
@@ -99,14 +102,14 @@ class TrialSpider(FocusedSpider):
         for name, components in FocusedSpider.components.items()
     }
 
-    def __init__(self, trial_job: Job, data_dir: str, **kwargs):
+    def __init__(self, trial_job: Job, data_dir: str, **kwargs: Any) -> None:
         super().__init__(job=trial_job.name, **kwargs)
         self.trial_job = trial_job
         self.data_dir = data_dir
         self.trial_pages: list[TrialPage] = []
 
     @classmethod
-    def from_crawler(cls, crawler, *args, **kwargs):
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         # Skip FocusedSpider.from_crawler: it loads the job and opens its crawl state, and the trial brings its own.
         spider = super(FocusedSpider, cls).from_crawler(crawler, *args, **kwargs)
         job = spider.trial_job
@@ -146,20 +149,23 @@ class Command(ScrapyCommand):
         if opts.pages is not None and opts.pages <= 0:
             raise UsageError("--pages takes a whole number > 0")
         try:
-            config = load_checked_config(args[0], self.settings)
+            config = load_checked_config(args[0], settings_of(self))
             pages = opts.pages or config.learning.trial_pages
             job = build_checked_job(trial_config(config, pages))
         except CommandError as e:
             print_error(self, e)
             return
+        process = self.crawler_process
+        if process is None:
+            raise RuntimeError("scrapy trial run without Scrapy's crawler process")
         with tempfile.TemporaryDirectory(prefix=f"trial-{job.name}-") as data_dir:
-            crawler = self.crawler_process.create_crawler(TrialSpider)
-            self.crawler_process.crawl(crawler, trial_job=job, data_dir=data_dir)
-            self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed:
+            crawler = process.create_crawler(TrialSpider)
+            process.crawl(crawler, trial_job=job, data_dir=data_dir)
+            process.start()
+        if process.bootstrap_failed:
             self.exitcode = 1
             return
-        fetched = crawler.spider.trial_pages
+        fetched = crawler.spider.trial_pages if isinstance(crawler.spider, TrialSpider) else []
         if not fetched:
             print_error(self, CommandError(f"the trial fetched no page from {', '.join(job.seeds)}; no rules written"))
             return

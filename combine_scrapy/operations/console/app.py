@@ -19,10 +19,11 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TypeVar, TypeVarTuple
 from urllib.parse import parse_qsl
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from combine_scrapy.frontier import seed_priority
 from combine_scrapy.operations.console.data import SEARCH_CANDIDATES, BadRequest, ConsoleData, SearchFilters
@@ -30,6 +31,9 @@ from combine_scrapy.operations.console.oai import MAX_ARGUMENTS, MAX_REQUEST_BYT
 from combine_scrapy.operations.console.pages import console_page, not_found_page, record_page, search_page
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Arguments = TypeVarTuple("Arguments")
 
 STATIC_DIR = Path(__file__).parent / "static"
 SECURITY_HEADERS = {
@@ -65,19 +69,34 @@ class Console:
         self.admin_email = admin_email
         self.oai_page_size = oai_page_size
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="console-data")
-        self.data: ConsoleData | None = None
-        self.oai: OaiProvider | None = None
+        self._data: ConsoleData | None = None
+        self._oai: OaiProvider | None = None
 
-    async def run(self, function: Callable[..., Any], *args) -> Any:
+    @property
+    def data(self) -> ConsoleData:
+        """The job's data, opened when the application starts (before it answers any request)."""
+        if self._data is None:
+            raise RuntimeError("the console has not started")
+        return self._data
+
+    @property
+    def oai(self) -> OaiProvider:
+        """The OAI-PMH provider over the job's records, made when the application starts."""
+        if self._oai is None:
+            raise RuntimeError("the console has not started")
+        return self._oai
+
+    async def run(self, function: Callable[[*Arguments], T], *args: *Arguments) -> T:
+        """``function(*args)`` in the console's one worker thread (where the job's data lives)."""
         return await asyncio.get_running_loop().run_in_executor(self.executor, function, *args)
 
     async def start(self, app: web.Application) -> None:
-        self.data = await self.run(self.open_data)
-        self.oai = OaiProvider.for_job(self.data.context.store, self.job, self.admin_email, self.oai_page_size)
+        data = self._data = await self.run(self.open_data)
+        self._oai = OaiProvider.for_job(data.context.store, self.job, self.admin_email, self.oai_page_size)
 
     async def stop(self, app: web.Application) -> None:
-        if self.data is not None:
-            await self.run(self.data.close)
+        if self._data is not None:
+            await self.run(self._data.close)
         self.executor.shutdown(wait=True)
 
     def authorized(self, request: web.Request) -> bool:
@@ -93,7 +112,7 @@ def console_of(request: web.Request) -> Console:
 
 
 @web.middleware
-async def security(request: web.Request, handler):
+async def security(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Only the console's own host names; actions need the token; every answer carries the headers that keep the
     page to this server."""
     if host_name(request.host) not in console_of(request).host_names:
@@ -107,12 +126,13 @@ async def security(request: web.Request, handler):
                                          status=401, headers={"WWW-Authenticate": "Bearer"})
             response.headers.update(SECURITY_HEADERS)
             return response
+    answer: web.StreamResponse
     try:
-        response = await handler(request)
+        answer = await handler(request)
     except BadRequest as e:
-        response = web.json_response({"error": str(e)}, status=400)
-    response.headers.update(SECURITY_HEADERS)
-    return response
+        answer = web.json_response({"error": str(e)}, status=400)
+    answer.headers.update(SECURITY_HEADERS)
+    return answer
 
 
 # -- pages ---------------------------------------------------------------------------
@@ -260,7 +280,7 @@ async def oai(request: web.Request) -> web.Response:
     """Every OAI-PMH request gets 200 and the protocol's XML, an oversized or unreadable one a badArgument."""
     console = console_of(request)
     base_url = str(request.url.with_query(None))
-    query = request.query_string
+    query: str | None = request.query_string
     if request.method == "POST":
         if (request.content_length or 0) > MAX_REQUEST_BYTES:
             query = None

@@ -11,19 +11,23 @@ import json
 import logging
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import redis
+from scrapy.settings import BaseSettings
 
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.context import CrawlContext
+from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.job import Job
 from combine_scrapy.operations.console.beacon import beacon_key
 from combine_scrapy.operations.control import harvesters_dir, running_harvesters, stop_processes
 from combine_scrapy.operations.harvestlog import log_path
 from combine_scrapy.records.export.select import parse_date
-from combine_scrapy.records.store.listing import RecordListing, on_host
+from combine_scrapy.records.store.listing import RecordHead, RecordListing, on_host
 from combine_scrapy.stores import data_directory
 
 logger = logging.getLogger(__name__)
@@ -36,6 +40,9 @@ RATE_WINDOW = 60.0
 BEACON_STALE = 10.0
 #: Full-text hits looked at, at most: a search counts and pages through these (the filters thin them out).
 SEARCH_CANDIDATES = 500
+
+#: A JSON object as the console's API answers it (and its pages read it): field names to JSON values.
+JsonObject = dict[str, Any]
 
 
 class BadRequest(ValueError):
@@ -71,7 +78,7 @@ class SearchPage:
     """One page of a search: its hits, how many records were found in all, whether more may match than the
     SEARCH_CANDIDATES looked at, and the best hit's score (what each hit's relevance is a share of)."""
 
-    hits: list[dict]
+    hits: list[JsonObject]
     total: int
     more: bool
     best: float | None
@@ -93,11 +100,11 @@ class HarvestLogReader:
         if self._db is not None:
             self._db.close()
 
-    def query(self, text: str, parameters=()) -> list[tuple]:
+    def query(self, text: str, parameters: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         db = self._connection()
         return db.execute(text, parameters).fetchall() if db is not None else []
 
-    def totals(self, now: float) -> dict:
+    def totals(self, now: float) -> JsonObject:
         rows = self.query(
             """SELECT COUNT(status), COUNT(relevant), COALESCE(SUM(relevant), 0),
                       COUNT(CASE WHEN status IS NOT NULL AND time > ? THEN 1 END), MIN(time), MAX(time)
@@ -113,8 +120,8 @@ class HarvestLogReader:
 
     def curve(self, points: int = CURVE_POINTS) -> list[list[float]]:
         """``[time, fetched so far, relevant so far]`` at most ``points`` times, the last fetch always included."""
-        total = self.query("SELECT COUNT(*) FROM fetches WHERE status IS NOT NULL")
-        total = total[0][0] if total else 0
+        counted = self.query("SELECT COUNT(*) FROM fetches WHERE status IS NOT NULL")
+        total: int = counted[0][0] if counted else 0
         if not total:
             return []
         step = max(1, -(-total // points))
@@ -127,7 +134,7 @@ class HarvestLogReader:
             (step, total),
         )]
 
-    def recent_relevant(self, limit: int = 20) -> list[dict]:
+    def recent_relevant(self, limit: int = 20) -> list[JsonObject]:
         return [
             {"time": when, "url": url, "score": score, "class": best}
             for when, url, score, best in self.query(
@@ -135,7 +142,7 @@ class HarvestLogReader:
             )
         ]
 
-    def errors(self, limit: int = 20) -> list[dict]:
+    def errors(self, limit: int = 20) -> list[JsonObject]:
         """Fetches that did not give a page, by outcome and HTTP status."""
         return [
             {"kind": outcome.replace("_", " ") + (f" ({status})" if status is not None else " (no response)"),
@@ -174,7 +181,7 @@ class ConsoleData:
         self.log = HarvestLogReader(log_path(data_dir, job.name))
 
     @classmethod
-    def open(cls, job: Job, settings) -> ConsoleData:
+    def open(cls, job: Job, settings: BaseSettings) -> ConsoleData:
         """The job's backends where the settings put them; a Redis or MySQL outage is waited out 5 s, not a
         harvester's 10 min."""
         context = CrawlContext.from_settings(settings, job, outage_patience=5)
@@ -186,7 +193,7 @@ class ConsoleData:
 
     # -- the live page --------------------------------------------------------------
 
-    def status(self, now: float | None = None) -> dict:
+    def status(self, now: float | None = None) -> JsonObject:
         now = time.time() if now is None else now
         return {
             "job": self.job.name,
@@ -202,16 +209,16 @@ class ConsoleData:
             "harvesters": self.harvesters(now),
         }
 
-    def _with_record_keys(self, pages: list[dict]) -> list[dict]:
+    def _with_record_keys(self, pages: list[JsonObject]) -> list[JsonObject]:
         for page in pages:
             page["record"] = self.context.store.key_for_url(page["url"])
         return pages
 
-    def hosts(self, limit: int = 50, now: float | None = None) -> list[dict]:
+    def hosts(self, limit: int = 50, now: float | None = None) -> list[JsonObject]:
         """Hosts with marked URLs and hosts fetched most: marked URLs, lock, pages fetched and relevant."""
         now = time.time() if now is None else now
         fetched = self.log.hosts(limit)
-        rows: dict[str, dict] = {}
+        rows: dict[str, JsonObject] = {}
         for host, marked, wait in self.context.frontier.hosts(now, limit=limit):
             rows[host] = {"host": host, "marked": marked, "locked_for": round(wait, 1), "fetched": 0, "relevant": 0}
         for host, (pages, relevant) in fetched.items():
@@ -219,10 +226,10 @@ class ConsoleData:
             row.update(fetched=pages, relevant=relevant)
         return sorted(rows.values(), key=lambda row: (-row["marked"], -row["fetched"], row["host"]))[:limit]
 
-    def harvesters(self, now: float) -> list[dict]:
+    def harvesters(self, now: float) -> list[JsonObject]:
         """Running harvesters: this machine's pid files and beacons, and on Redis every machine's beacons."""
         directory = harvesters_dir(self.data_dir, self.job.name)
-        found: dict[tuple[str, int], dict] = {}
+        found: dict[tuple[str, int], JsonObject] = {}
         alive = set(running_harvesters(directory))
         for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
             try:
@@ -234,8 +241,8 @@ class ConsoleData:
                 path.unlink(missing_ok=True)  # left by a harvester that was killed
                 continue
             found[(state.get("machine", ""), pid)] = state
-        if self.context.shared:
-            frontier = self.context.frontier
+        frontier = self.context.frontier
+        if isinstance(frontier, RedisFrontier):  # a shared frontier: every machine's harvesters write their beacons there
             try:
                 for key in frontier.server.scan_iter(match=beacon_key(frontier.prefix, "*", "*"), count=1000):
                     raw = frontier.server.get(key)
@@ -265,15 +272,17 @@ class ConsoleData:
         if not query.strip():
             if not filters.any:
                 raise BadRequest("give words to search for, or a filter (class, host, dates)")
-            listed = dict(since=filters.since, until=filters.until, topic_class=filters.topic_class, host=filters.host)
-            heads = self.index.heads(**listed, limit=offset + limit, newest_first=True)[offset:]
+            heads = self.index.heads(since=filters.since, until=filters.until, topic_class=filters.topic_class,
+                                     host=filters.host, limit=offset + limit, newest_first=True)[offset:]
             results = []
             for head in heads:
                 record = store.get(head.key)
                 if record is not None:
                     results.append(self._hit(head.key, record.title, store.urls(head.key), None,
                                              record.text[:200], head.classes, head.changed))
-            return SearchPage(results, self.index.count(**listed), False, None)
+            total = self.index.count(since=filters.since, until=filters.until, topic_class=filters.topic_class,
+                                     host=filters.host)
+            return SearchPage(results, total, False, None)
         try:
             hits = store.search(query, limit=SEARCH_CANDIDATES)
         except ValueError as e:
@@ -282,20 +291,20 @@ class ConsoleData:
         if filters.any:
             found = []
             for hit in hits:
-                head = self.index.head(hit.key)
-                if head is not None and self._passes(head, store.urls(hit.key), filters):
+                listed = self.index.head(hit.key)
+                if listed is not None and self._passes(listed, store.urls(hit.key), filters):
                     found.append(hit)
             hits = found
         results = []
         for hit in hits[offset:offset + limit]:
-            head = self.index.head(hit.key)
-            if head is not None:
+            listed = self.index.head(hit.key)
+            if listed is not None:
                 results.append(self._hit(hit.key, hit.title, store.urls(hit.key), hit.score, hit.snippet,
-                                         head.classes, head.changed))
+                                         listed.classes, listed.changed))
         return SearchPage(results, len(hits), len(hits) >= SEARCH_CANDIDATES, best)
 
     @staticmethod
-    def _passes(head, urls: list[str], filters: SearchFilters) -> bool:
+    def _passes(head: RecordHead, urls: list[str], filters: SearchFilters) -> bool:
         if filters.topic_class and not any(
             name == filters.topic_class or name.startswith(filters.topic_class + ".") for name in head.classes
         ):
@@ -307,11 +316,12 @@ class ConsoleData:
         return filters.until is None or head.changed < filters.until
 
     @staticmethod
-    def _hit(key, title, urls, score, snippet, classes, changed) -> dict:
+    def _hit(key: str, title: str, urls: list[str], score: float | None, snippet: str, classes: tuple[str, ...],
+             changed: float) -> JsonObject:
         return {"key": key, "title": title, "url": urls[0] if urls else "", "urls": urls, "score": score,
                 "snippet": snippet, "classes": list(classes), "changed": changed}
 
-    def record(self, key: str) -> dict | None:
+    def record(self, key: str) -> JsonObject | None:
         """Everything the record page shows: title, URLs, scores per class, language, links out and in, text."""
         store = self.context.store
         record = store.get(key)
@@ -319,7 +329,8 @@ class ConsoleData:
         if record is None or head is None:
             return None
         urls = store.urls(key)
-        inlinks, seen = [], set()
+        inlinks: list[JsonObject] = []
+        seen: set[tuple[str, str]] = set()
         for url in urls:
             for source_key, source_url, anchor, kind in store.links_to(url):
                 if (source_key, url) not in seen and source_key != key:
@@ -337,7 +348,7 @@ class ConsoleData:
             "text": record.text,
         }
 
-    def records(self, after_id: int = 0, limit: int = 50) -> list[dict]:
+    def records(self, after_id: int = 0, limit: int = 50) -> list[JsonObject]:
         """Records newest first, ``limit`` at a time (``after_id``: the last id of the previous page)."""
         heads = self.index.heads(after_id=after_id, limit=limit, newest_first=True)
         return [{"id": head.id, "key": head.key, "changed": head.changed, "classes": list(head.classes)} for head in heads]
@@ -347,7 +358,7 @@ class ConsoleData:
 
     # -- actions --------------------------------------------------------------------
 
-    def seed(self, urls: list[str], priority: float = 0.0) -> dict:
+    def seed(self, urls: list[str], priority: float = 0.0) -> JsonObject:
         """Mark URLs through the job's URL rules, as ``scrapy seed`` does."""
         marked, rejected = self.context.mark(((url, priority) for url in urls), seeds=True)
         over_bound = rejected.pop("host_full", 0)
@@ -356,11 +367,11 @@ class ConsoleData:
         return {"accepted": accepted, "new": marked, "known": accepted - marked - over_bound,
                 "over_bound": over_bound, "refused": dict(rejected)}
 
-    def set_paused(self, paused: bool) -> dict:
+    def set_paused(self, paused: bool) -> JsonObject:
         self.context.frontier.set_paused(paused)
         return {"paused": self.context.frontier.paused()}
 
-    def stop(self) -> dict:
+    def stop(self) -> JsonObject:
         """SIGTERM to this machine's harvesters of the job (Scrapy's graceful shutdown), without waiting."""
         pids = running_harvesters(harvesters_dir(self.data_dir, self.job.name))
         stop_processes(pids, timeout=0)

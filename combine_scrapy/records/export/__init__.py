@@ -69,7 +69,7 @@ def export_store(
     format: str,
     out: TextIO,
     selection: Selection = Selection(),
-    on_record: Callable[[], None] = lambda: None,
+    on_record: Callable[[], object] = lambda: None,
     order: str = "id",
     deletions: Iterable[Deletion] = (),
     text: str = "all",
