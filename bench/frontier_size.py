@@ -43,7 +43,7 @@ def _mark_all(frontier, entries) -> float:
 
 def _bytes_by_structure(frontier, urls: int) -> dict[str, float]:
     """Bytes per URL of each table and index of the file (pages, free space in them included)."""
-    rows = frontier._db.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY SUM(pgsize) DESC")
+    rows = frontier.connection.db.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY SUM(pgsize) DESC")
     return {name: round(size / urls, 1) for name, size in rows}
 
 
@@ -81,12 +81,12 @@ def measure_sqlite(entries, rounds: int) -> dict:
         frontier = SqliteFrontier(path)
         empty = path.stat().st_size
         seconds = _mark_all(frontier, entries)
-        frontier._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        frontier.connection.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         size = path.stat().st_size - empty
         structures = _bytes_by_structure(frontier, len(entries))
         cpu = _crawl_cpu(frontier, rounds)
         fetched = frontier.counts(now=0).done
-        frontier._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        frontier.connection.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         crawled_size = path.stat().st_size - empty
         frontier.close()
     return {"bytes_per_url": round(size / len(entries), 1), "urls_marked_per_second": round(len(entries) / seconds),

@@ -450,9 +450,9 @@ def test_a_file_of_an_older_layout_is_upgraded_in_place_with_every_url_and_its_s
     assert [entry.host for entry in frontier.ready(now=1029)] == ["a.example", "c.example"]  # Crawl-delay kept
     frontier.close()
     reopened = SqliteFrontier(path)
-    assert {url for (url,) in reopened._db.execute("SELECT url FROM url_states")} == {
+    assert {url for (url,) in reopened.connection.db.execute("SELECT url FROM url_states")} == {
         *(row[0] for row in OLD_ROWS), "http://c.example/new"}
-    tables = {name for (name,) in reopened._db.execute("SELECT name FROM sqlite_master")}
+    tables = {name for (name,) in reopened.connection.db.execute("SELECT name FROM sqlite_master")}
     assert {"old_urls", "old_hosts", "urls_ready"}.isdisjoint(tables)
     reopened.close()
 
@@ -460,7 +460,7 @@ def test_a_file_of_an_older_layout_is_upgraded_in_place_with_every_url_and_its_s
 def test_a_url_deleted_by_hand_leaves_nothing_to_the_url_marked_after_it(embedded):
     mark(embedded, "http://a/1", "http://a/2")
     embedded.complete("http://a/2", "a", now=1, url_lock_until=10, host_lock_until=1, status=200, etag='"x"')
-    embedded._db.execute("DELETE FROM urls WHERE seq = (SELECT seq FROM url_states WHERE url = 'http://a/2')")
+    embedded.connection.db.execute("DELETE FROM urls WHERE seq = (SELECT seq FROM url_states WHERE url = 'http://a/2')")
     mark(embedded, "http://a/3")                   # numbered as the deleted URL was
     assert embedded.statuses(["http://a/3"]) == {"http://a/3": None}
     assert embedded.ready(now=1) == [FrontierEntry("http://a/1", "a")]
@@ -483,9 +483,9 @@ def test_a_file_that_calls_the_mark_harvest_is_renamed_in_place(tmp_path):
     frontier = SqliteFrontier(path)
     assert frontier.counts(now=0) == FrontierCounts(urls=3, marked_ready=2, marked_locked=0, done=0, hosts=2)
     assert [entry.url for entry in frontier.ready(now=0)] == ["http://b.example/other", "http://a.example/next"]
-    indexes = {name for (name,) in frontier._db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    indexes = {name for (name,) in frontier.connection.db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"urls_best", "urls_attempted", "urls_locked"} <= indexes
-    assert frontier._db.execute("SELECT url FROM url_states WHERE marked = 0").fetchall() == [("http://a.example/done",)]
+    assert frontier.connection.db.execute("SELECT url FROM url_states WHERE marked = 0").fetchall() == [("http://a.example/done",)]
     frontier.close()
 
 

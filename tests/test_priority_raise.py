@@ -46,7 +46,7 @@ def frontier(backend):
 def stored(frontier, urls: list[str]) -> dict[str, tuple[float, int]]:
     """``url -> (priority, distance)`` as the frontier keeps them."""
     if isinstance(frontier, SqliteFrontier):
-        return {url: (priority, distance) for url, priority, distance in frontier._db.execute(
+        return {url: (priority, distance) for url, priority, distance in frontier.connection.db.execute(
             "SELECT url, priority, distance FROM url_states")}
     from combine_scrapy.frontier.redis.connection import LIBRARY
 

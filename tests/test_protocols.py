@@ -33,6 +33,13 @@ from combine_scrapy.frontier.redis.revisit import RedisRevisitHistory
 from combine_scrapy.frontier.redis.robots import RedisRobotsCache
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
 from combine_scrapy.frontier.sqlite import SqliteFrontier
+from combine_scrapy.frontier.sqlite.connection import SqliteConnection
+from combine_scrapy.frontier.sqlite.heads import HeadCache
+from combine_scrapy.frontier.sqlite.links import SqliteLinkGraph
+from combine_scrapy.frontier.sqlite.operations import SqliteOperations
+from combine_scrapy.frontier.sqlite.queue import SqliteQueue
+from combine_scrapy.frontier.sqlite.revisit import SqliteRevisitHistory
+from combine_scrapy.frontier.sqlite.robots import SqliteRobotsCache
 from combine_scrapy.job import Job, LockIntervals
 from combine_scrapy.records.store import (
     RecordListings,
@@ -58,6 +65,10 @@ FRONTIER_INTERFACES = [UrlQueue, RobotsCache, LinkGraph, RevisitHistory, Frontie
 #: the order of FRONTIER_INTERFACES; RedisFrontier is all of them.
 REDIS_PARTS: tuple[type[UrlQueue], type[RobotsCache], type[LinkGraph], type[RevisitHistory], type[FrontierOperations]] = (
     RedisQueue, RedisRobotsCache, RedisLinkGraph, RedisRevisitHistory, RedisOperations,
+)
+#: The same of the SQLite frontier's parts (over one SqliteConnection); SqliteFrontier is all of them.
+SQLITE_PARTS: tuple[type[UrlQueue], type[RobotsCache], type[LinkGraph], type[RevisitHistory], type[FrontierOperations]] = (
+    SqliteQueue, SqliteRobotsCache, SqliteLinkGraph, SqliteRevisitHistory, SqliteOperations,
 )
 STORE_INTERFACES = [RecordWriter, RecordReader, RecordSearch, RecordMaintenance, RecordListings]
 
@@ -95,18 +106,18 @@ def test_each_backend_has_every_method_of_its_interfaces(backend: type[Any], int
         assert not missing, f"{backend.__name__} lacks {interface.__name__}'s {', '.join(missing)}"
 
 
-@pytest.mark.parametrize(("part", "interface"), list(zip(REDIS_PARTS, FRONTIER_INTERFACES)),
-                         ids=[interface.__name__ for interface in FRONTIER_INTERFACES])
-def test_each_part_of_the_redis_frontier_has_its_interfaces_methods_as_declared(part: type[Any],
-                                                                                interface: type[Any]) -> None:
+@pytest.mark.parametrize(("part", "interface"), [*zip(REDIS_PARTS, FRONTIER_INTERFACES), *zip(SQLITE_PARTS, FRONTIER_INTERFACES)],
+                         ids=[part.__name__ for part in (*REDIS_PARTS, *SQLITE_PARTS)])
+def test_each_part_of_a_frontier_has_its_interfaces_methods_as_declared(part: type[Any], interface: type[Any]) -> None:
     for name in members(interface, attributes=False):
         declared, found = inspect.signature(getattr(interface, name)), inspect.signature(getattr(part, name))
         assert list(found.parameters.values()) == list(declared.parameters.values()), f"{part.__name__}.{name}"
         assert found.return_annotation == declared.return_annotation, f"{part.__name__}.{name}"
 
 
-def test_no_class_of_the_redis_frontier_has_more_than_fifteen_public_methods_of_its_own() -> None:
-    for cls in (RedisConnection, JobMarker, HarvesterShare, RedisFrontier, *REDIS_PARTS):
+def test_no_class_of_a_frontier_has_more_than_fifteen_public_methods_of_its_own() -> None:
+    for cls in (RedisConnection, JobMarker, HarvesterShare, RedisFrontier, *REDIS_PARTS,
+                SqliteConnection, HeadCache, SqliteFrontier, *SQLITE_PARTS):
         own = [name for name, value in vars(cls).items()
                if not name.startswith("_") and (callable(value) or isinstance(value, (property, cached_property)))]
         assert len(own) <= 15, f"{cls.__name__}: {own}"
