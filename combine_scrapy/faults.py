@@ -139,6 +139,73 @@ class StopSignals:
         while self.received is None and (left := end - time.monotonic()) > 0:
             time.sleep(min(self.STEP, left))
 
+class OutageWait:
+    """How a server that cannot be reached is waited for (Redis, MySQL): pauses that double from FIRST_PAUSE up to
+    LONGEST_PAUSE, each announced in the log, for ``patience`` seconds; then (or at once when SIGINT or SIGTERM
+    came) it gives up with a CrawlFault that says what to do. Once it has given up (``gave_up``), a later outage
+    is tried once, not waited for again: the crawl's closing (the beacon, the leases) must not wait once more.
+
+    ``server`` names the server in the log lines (``Redis``), ``where`` in the give-up text (``MySQL at <URL>``),
+    ``setting`` what the operator may have to correct; ``fault`` makes the CrawlFault from the give-up text; the
+    lines are logged by ``log``, the server's own logger. One wait serves every outage of one client.
+    """
+
+    FIRST_PAUSE = 0.25
+    LONGEST_PAUSE = 8.0
+
+    def __init__(self, server: str, setting: str, fault: Callable[[str], CrawlFault], log: logging.Logger, *,
+                 where: str | None = None) -> None:
+        self.server = server
+        self.where = where or server
+        self.setting = setting
+        self.fault = fault
+        self.log = log
+        self.gave_up = False   # an outage outlasted its patience (or a signal cut it): no more waiting
+
+    def begin(self, patience: float) -> Outage:
+        """One outage, waited for ``patience`` seconds from its first failed attempt on."""
+        return Outage(self, patience)
+
+    def pause(self, failures: int) -> float:
+        """The pause after the ``failures``-th failed attempt of an outage."""
+        return min(self.FIRST_PAUSE * 2.0 ** (failures - 1), self.LONGEST_PAUSE)
+
+
+class Outage:
+    """One stretch of time in which a server cannot be reached (``OutageWait.begin``)."""
+
+    def __init__(self, wait: OutageWait, patience: float) -> None:
+        self.wait = wait
+        self.patience = patience
+        self.started = time.monotonic()
+        self.failures = 0
+
+    def failed(self, error: Exception, stop: StopSignals) -> None:
+        """After a failed attempt: sleep until the next one, or raise the wait's fault (from ``error``) when the
+        patience is spent, the wait gave up before, or a signal came (``stop`` notes them)."""
+        wait = self.wait
+        self.failures += 1
+        waited = time.monotonic() - self.started
+        if not wait.gave_up and waited < self.patience and stop.received is None:
+            pause = min(wait.pause(self.failures), self.patience - waited)
+            wait.log.warning("%s unreachable (%s): waited %.0f s of %g, retry %d in %.2f s (Ctrl-C stops)",
+                             wait.server, error, waited, self.patience, self.failures, pause)
+            stop.sleep(pause)
+            if stop.received is None:
+                return
+        why = (f"unreachable, and {stop.received.name} came while waiting for it" if stop.received else
+               "still unreachable" if wait.gave_up else f"unreachable for {time.monotonic() - self.started:.0f} s")
+        wait.gave_up = True
+        raise wait.fault(f"{wait.where} {why} ({error}): start it (or correct {wait.setting}) and run again; "
+                         "nothing stored is lost") from error
+
+    def ended(self) -> None:
+        """The server answered again: say so when it had not."""
+        if self.failures:
+            self.wait.log.warning("%s reachable again after %.1f s and %d retries", self.wait.server,
+                                  time.monotonic() - self.started, self.failures)
+
+
 # SQLite's primary result codes (https://sqlite.org/rescode.html) that no retry mends.
 _SQLITE_PERM, _SQLITE_BUSY, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CORRUPT = 3, 5, 8, 10, 11
 _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 13, 14, 26

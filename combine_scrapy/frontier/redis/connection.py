@@ -1,7 +1,7 @@
 """The connection every part of the Redis frontier shares: the client, outage retry, buckets and scripts.
 
 Made from the Scrapy settings as scrapy-redis makes its client (REDIS_URL,
-REDIS_PARAMS), with this project's retry under a single Redis (OutageRetry).
+REDIS_PARAMS), with this project's retry under a single Redis (OutageRetry, over faults.OutageWait).
 It routes a host to its bucket (a hash tag, so one slot of a Redis Cluster),
 runs the Lua scripts of ``../lua`` in a bucket or over many buckets in one
 pipeline, and holds the job marker by which a harvester finds the frontier
@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import Any, TypeVar, cast
 
 import redis
-from redis.backoff import ExponentialBackoff
+from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
 from redis.retry import Retry
@@ -32,7 +32,15 @@ from scrapy.utils.misc import load_object
 from scrapy_redis.connection import get_redis_from_settings
 
 from combine_scrapy.access.urls import host_of
-from combine_scrapy.faults import OUTAGE_PATIENCE, CrawlFault, FrontierVanished, StopSignals, StorageFault
+from combine_scrapy.faults import (
+    OUTAGE_PATIENCE,
+    CrawlFault,
+    FrontierVanished,
+    Outage,
+    OutageWait,
+    StopSignals,
+    StorageFault,
+)
 from combine_scrapy.frontier.strategy import STRIDE_POWER, YIELD_DECAY, YIELD_PRIOR_FETCHED, YIELD_PRIOR_RELEVANT
 
 logger = logging.getLogger(__name__)
@@ -100,7 +108,7 @@ class RedisUnavailable(redis.ConnectionError, CrawlFault):
 
 
 class OutageRetry(Retry):
-    """Ride out a Redis restart or outage: retry every command with capped back-off, and say so.
+    """Ride out a Redis restart or outage: retry every command for as long as ``faults.OutageWait`` waits.
 
     redis-py reconnects between attempts; every frontier change is one Lua
     script, so a retried script either ran whole or not at all. A pipeline of
@@ -116,15 +124,16 @@ class OutageRetry(Retry):
     its replica).
     """
 
-    def __init__(self, patience: float = OUTAGE_PATIENCE, cap: float = 8.0, base: float = 0.25) -> None:
-        # A count this high lets redis-py drop the broken connection after each failure; time bounds the retries.
-        super().__init__(ExponentialBackoff(cap=cap, base=base), retries=1_000_000)
+    def __init__(self, patience: float = OUTAGE_PATIENCE) -> None:
+        # A count this high lets redis-py drop the broken connection after each failure; time bounds the retries,
+        # and the pauses between them are the outage wait's.
+        super().__init__(NoBackoff(), retries=1_000_000)
         self.patience = patience
-        self.gave_up = False   # an outage outlasted the patience (or a signal cut it): no more waiting
+        self.outages = OutageWait("Redis", "REDIS_URL", RedisUnavailable, logger)
 
     def call_with_retry(self, do: Callable[[], _T], fail: Callable[..., Any],
                         is_retryable: Callable[[Exception], bool] | None = None, with_failure_count: bool = False) -> _T:
-        failures, started = 0, None
+        outage: Outage | None = None
         with StopSignals() as stop:
             while True:
                 try:
@@ -138,25 +147,12 @@ class OutageRetry(Retry):
                 except self._supported_errors as error:
                     if is_retryable and not is_retryable(error):
                         raise
-                    failures += 1
-                    fail(error, failures) if with_failure_count else fail(error)
-                    now = time.monotonic()
-                    started = started if started is not None else now
-                    if self.gave_up or stop.received or now - started >= self.patience:
-                        why = (f"unreachable, and {stop.received.name} came while waiting for it" if stop.received else
-                               "still unreachable" if self.gave_up else f"unreachable for {now - started:.0f} s")
-                        self.gave_up = True
-                        raise RedisUnavailable(
-                            f"Redis {why} ({error}): start it (or correct REDIS_URL) and run again; nothing stored is lost"
-                        ) from error
-                    backoff = min(self._backoff.compute(failures), max(self.patience - (now - started), 0.05))
-                    logger.warning("Redis unreachable (%s): waited %.0f s of %g, retry %d in %.2f s (Ctrl-C stops)",
-                                   error, now - started, self.patience, failures, backoff)
-                    stop.sleep(backoff)
+                    outage = outage or self.outages.begin(self.patience)
+                    fail(error, outage.failures + 1) if with_failure_count else fail(error)
+                    outage.failed(error, stop)
                 else:
-                    if failures and started is not None:
-                        logger.warning("Redis reachable again after %.1f s and %d retries", time.monotonic() - started,
-                                       failures)
+                    if outage is not None:
+                        outage.ended()
                     return result
 
 

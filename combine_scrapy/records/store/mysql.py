@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 import MySQLdb
 
 from combine_scrapy.document import neardup
-from combine_scrapy.faults import StopSignals, StorageFault
+from combine_scrapy.faults import Outage, OutageWait, StopSignals, StorageFault
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store.search import index_words
 from combine_scrapy.records.store.sql import PAGE, SCHEMA_VERSION, SqlRecordStore, compress, url_hash
@@ -53,8 +53,6 @@ FATAL = {
     1290: "the database server is read-only: make it writable and run the crawl again",
 }
 RECONNECT_TIMEOUT = 60.0
-#: The longest pause between two attempts to reach a server that is away.
-LONGEST_PAUSE = 8.0
 
 # How a job's tables store their pages ({storage}: one of the two below, by server).
 _TABLE_OPTIONS = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci {storage}"
@@ -253,7 +251,7 @@ class MysqlRecordStore(SqlRecordStore):
         self.location = f"{location} (tables {self.prefix}*)"
         self.reconnect_timeout = reconnect_timeout
         self._arguments = arguments
-        self._gave_up = False   # an outage outlasted the patience (or a signal cut it): no more waiting
+        self._outages = OutageWait("MySQL", "MYSQL_URL", MysqlUnavailable, logger, where=f"MySQL at {self.location}")
         self._db = None
         try:
             self._db = self._reach(connect_patience)
@@ -270,7 +268,7 @@ class MysqlRecordStore(SqlRecordStore):
 
     def _reach(self, patience: float):
         """A new connection, waiting up to ``patience`` seconds while the server cannot be reached."""
-        outage: _Outage | None = None
+        outage: Outage | None = None
         with StopSignals() as stop:
             while True:
                 try:
@@ -278,8 +276,8 @@ class MysqlRecordStore(SqlRecordStore):
                 except (MySQLdb.OperationalError, MySQLdb.InterfaceError) as e:
                     if not _lost(e):
                         raise
-                    outage = outage or _Outage(self.location, patience, self._gave_up)
-                    self._wait(outage, e, stop)
+                    outage = outage or self._outages.begin(patience)
+                    outage.failed(e, stop)
                 else:
                     if outage is not None:
                         outage.ended()
@@ -304,7 +302,7 @@ class MysqlRecordStore(SqlRecordStore):
 
     def _write(self, work: Callable[[Any], T]) -> T:
         """Run ``work`` as one transaction; on a lost connection reconnect and run it again."""
-        outage: _Outage | None = None
+        outage: Outage | None = None
         transient = 0
         with StopSignals() as stop:  # a signal while an attempt runs ends the wait it would start
             while True:
@@ -325,8 +323,8 @@ class MysqlRecordStore(SqlRecordStore):
                     code = e.args[0] if e.args else 0
                     if _lost(e):
                         self._drop_connection()
-                        outage = outage or _Outage(self.location, self.reconnect_timeout, self._gave_up)
-                        self._wait(outage, e, stop)
+                        outage = outage or self._outages.begin(self.reconnect_timeout)
+                        outage.failed(e, stop)
                     elif code in TRANSIENT and transient < TRANSIENT_RETRIES:
                         transient += 1
                         logger.info("%s: %s; running the transaction again", self.location, e)
@@ -334,14 +332,6 @@ class MysqlRecordStore(SqlRecordStore):
                         self._raise_fault(e)
                 except MySQLdb.Error as e:
                     self._raise_fault(e)
-
-    def _wait(self, outage: _Outage, error: MySQLdb.Error, stop: StopSignals) -> None:
-        """Wait before the next attempt; once the outage outlasts its patience (or a signal came) give up for good."""
-        try:
-            outage.wait(error, stop)
-        except MysqlUnavailable:
-            self._gave_up = True
-            raise
 
     def _raise_fault(self, error: MySQLdb.Error) -> NoReturn:
         """Raise ``error`` as the StorageFault it means (a full disk, a lost server), else as it is."""
@@ -446,40 +436,6 @@ def _lost(error: MySQLdb.Error) -> bool:
     """Whether the error means the server cannot be reached (the connection is gone or cannot be made)."""
     code = error.args[0] if error.args else 0
     return isinstance(error, MySQLdb.InterfaceError) or code in LOST_CONNECTION
-
-
-class _Outage:
-    """One stretch of time in which the server cannot be reached, waited out with doubling pauses (up to
-    LONGEST_PAUSE) for ``patience`` seconds, each pause announced in the log; SIGINT or SIGTERM ends it at once.
-    ``gave_up``: an earlier outage already outlasted its patience, so this one is tried once, not waited for."""
-
-    def __init__(self, location: str, patience: float, gave_up: bool = False):
-        self.location = location
-        self.patience = 0.0 if gave_up else patience
-        self.started = time.monotonic()
-        self.failures = 0
-
-    def wait(self, error: MySQLdb.Error, stop: StopSignals) -> None:
-        """After a failed attempt: sleep until the next one, or raise MysqlUnavailable when the patience is spent
-        or a signal came (``stop`` notes them)."""
-        self.failures += 1
-        waited = time.monotonic() - self.started
-        if waited < self.patience and stop.received is None:
-            pause = min(0.25 * 2 ** (self.failures - 1), LONGEST_PAUSE, self.patience - waited)
-            logger.warning("MySQL unreachable (%s): waited %.0f s of %g, retry %d in %.2f s (Ctrl-C stops)",
-                           error, waited, self.patience, self.failures, pause)
-            stop.sleep(pause)
-            if stop.received is None:
-                return
-        why = (f"unreachable, and {stop.received.name} came while waiting for it" if stop.received else
-               f"unreachable for {time.monotonic() - self.started:.0f} s")
-        raise MysqlUnavailable(f"MySQL at {self.location} {why} ({error}): start it (or correct MYSQL_URL) and run "
-                               "again; nothing stored is lost") from error
-
-    def ended(self) -> None:
-        """The server answered again."""
-        logger.warning("MySQL reachable again after %.1f s and %d retries", time.monotonic() - self.started,
-                       self.failures)
 
 
 #: (version, what it brings, steps: SQL or a store method run in a transaction) in order.
