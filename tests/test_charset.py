@@ -15,7 +15,7 @@ from conftest import JobDir, free_port
 
 from combine_scrapy.document.parse import decode_body, parse_document
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
-from combine_scrapy.records.store.sql import stored_text
+from combine_scrapy.records.store.sql.tables import stored_text
 
 SAMPLES = {
     "iso-8859-1": ("Skärgården är vacker och havet är blått. Fåglar flyger över öarna.", "cp1252"),

@@ -21,7 +21,7 @@ from combine_scrapy.document.convert.tex import parse_tex
 from combine_scrapy.document.parse import parse_document
 from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
-from combine_scrapy.records.store.sql import stored_text
+from combine_scrapy.records.store.sql.tables import stored_text
 
 PHRASE = "Carnivorous plants catch insects"
 CONVERTED = ("pdf", "ps", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "rtf")

@@ -16,7 +16,7 @@ import pytest
 from conftest import JobDir, free_port
 
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
-from combine_scrapy.records.store.sql import stored_text
+from combine_scrapy.records.store.sql.tables import stored_text
 
 pytestmark = pytest.mark.crawl
 

@@ -51,6 +51,13 @@ from combine_scrapy.records.store import (
 )
 from combine_scrapy.records.store.listing import RecordListing, SqlRecordListing
 from combine_scrapy.records.store.mysql import MysqlRecordStore
+from combine_scrapy.records.store.sql import SqlRecordStore
+from combine_scrapy.records.store.sql.listings import SqlRecordListings
+from combine_scrapy.records.store.sql.maintenance import SqlRecordMaintenance
+from combine_scrapy.records.store.sql.reader import SqlRecordReader
+from combine_scrapy.records.store.sql.search import SqlRecordSearch
+from combine_scrapy.records.store.sql.tables import SqlTables
+from combine_scrapy.records.store.sql.writer import SqlRecordWriter
 from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 #: Checked by mypy: each backend as every interface it stands for (Frontier and RecordStore join all of theirs).
@@ -71,6 +78,12 @@ SQLITE_PARTS: tuple[type[UrlQueue], type[RobotsCache], type[LinkGraph], type[Rev
     SqliteQueue, SqliteRobotsCache, SqliteLinkGraph, SqliteRevisitHistory, SqliteOperations,
 )
 STORE_INTERFACES = [RecordWriter, RecordReader, RecordSearch, RecordMaintenance, RecordListings]
+#: Checked by mypy: the SQL record store's parts (over its SqlTables), each as the interface it stands for, in the
+#: order of STORE_INTERFACES; SqlRecordStore (and each backend) is all of them.
+SQL_STORE_PARTS: tuple[type[RecordWriter], type[RecordReader], type[RecordSearch], type[RecordMaintenance],
+                       type[RecordListings]] = (
+    SqlRecordWriter, SqlRecordReader, SqlRecordSearch, SqlRecordMaintenance, SqlRecordListings,
+)
 
 
 def members(protocol: type[Any], attributes: bool = True) -> set[str]:
@@ -84,6 +97,11 @@ def members(protocol: type[Any], attributes: bool = True) -> set[str]:
         if attributes:
             names.update(name for name in vars(cls).get("__annotations__", {}) if not name.startswith("_"))
     return names
+
+
+def _callable(member: Any) -> Any:
+    """A method as it is, a property as its getter."""
+    return member.fget if isinstance(member, property) else member
 
 
 def test_the_joined_interfaces_are_their_parts() -> None:
@@ -106,18 +124,22 @@ def test_each_backend_has_every_method_of_its_interfaces(backend: type[Any], int
         assert not missing, f"{backend.__name__} lacks {interface.__name__}'s {', '.join(missing)}"
 
 
-@pytest.mark.parametrize(("part", "interface"), [*zip(REDIS_PARTS, FRONTIER_INTERFACES), *zip(SQLITE_PARTS, FRONTIER_INTERFACES)],
-                         ids=[part.__name__ for part in (*REDIS_PARTS, *SQLITE_PARTS)])
-def test_each_part_of_a_frontier_has_its_interfaces_methods_as_declared(part: type[Any], interface: type[Any]) -> None:
+@pytest.mark.parametrize(
+    ("part", "interface"),
+    [*zip(REDIS_PARTS, FRONTIER_INTERFACES), *zip(SQLITE_PARTS, FRONTIER_INTERFACES), *zip(SQL_STORE_PARTS, STORE_INTERFACES)],
+    ids=[part.__name__ for part in (*REDIS_PARTS, *SQLITE_PARTS, *SQL_STORE_PARTS)],
+)
+def test_each_part_of_a_backend_has_its_interfaces_methods_as_declared(part: type[Any], interface: type[Any]) -> None:
     for name in members(interface, attributes=False):
-        declared, found = inspect.signature(getattr(interface, name)), inspect.signature(getattr(part, name))
+        declared, found = (inspect.signature(_callable(getattr(cls, name))) for cls in (interface, part))
         assert list(found.parameters.values()) == list(declared.parameters.values()), f"{part.__name__}.{name}"
         assert found.return_annotation == declared.return_annotation, f"{part.__name__}.{name}"
 
 
-def test_no_class_of_a_frontier_has_more_than_fifteen_public_methods_of_its_own() -> None:
+def test_no_class_of_a_backend_has_more_than_fifteen_public_methods_of_its_own() -> None:
     for cls in (RedisConnection, JobMarker, HarvesterShare, RedisFrontier, *REDIS_PARTS,
-                SqliteConnection, HeadCache, SqliteFrontier, *SQLITE_PARTS):
+                SqliteConnection, HeadCache, SqliteFrontier, *SQLITE_PARTS,
+                SqlTables, SqlRecordStore, *SQL_STORE_PARTS, SqliteRecordStore, MysqlRecordStore):
         own = [name for name, value in vars(cls).items()
                if not name.startswith("_") and (callable(value) or isinstance(value, (property, cached_property)))]
         assert len(own) <= 15, f"{cls.__name__}: {own}"

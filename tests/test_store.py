@@ -23,7 +23,7 @@ from combine_scrapy.records.store.mysql import (
     connection_arguments,
     table_prefix,
 )
-from combine_scrapy.records.store.sql import SCHEMA_VERSION, compress, compress_document, inflate_document, url_hash
+from combine_scrapy.records.store.sql.tables import SCHEMA_VERSION, compress, compress_document, inflate_document, url_hash
 from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 MYSQL_URL = "mysql://root@127.0.0.1:3306/test"

@@ -13,7 +13,7 @@ from test_store import backend  # noqa: F401  (the fixture: stores on SQLite and
 from combine_scrapy.records.export.alvis import ALVIS_NAMESPACE, write_alvis
 from combine_scrapy.records.record import Record, RecordLink, content_key
 from combine_scrapy.records.store.mysql import MysqlRecordStore
-from combine_scrapy.records.store.sql import SCHEMA_VERSION
+from combine_scrapy.records.store.sql.tables import SCHEMA_VERSION
 from combine_scrapy.records.store.sqlite import SqliteRecordStore
 
 PLANT = "http://garden.example/img/plant.png"

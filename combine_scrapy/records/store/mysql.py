@@ -22,7 +22,7 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import unquote, urlsplit
 
@@ -32,7 +32,8 @@ from combine_scrapy.document import neardup
 from combine_scrapy.faults import Outage, OutageWait, StopSignals, StorageFault
 from combine_scrapy.records.record import Record
 from combine_scrapy.records.store.search import index_words
-from combine_scrapy.records.store.sql import PAGE, SCHEMA_VERSION, SqlRecordStore, compress, url_hash
+from combine_scrapy.records.store.sql import SqlRecordStore
+from combine_scrapy.records.store.sql.tables import PAGE, SCHEMA_VERSION, Cursor, Row, compress, url_hash
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +67,10 @@ ROW_COMPRESSED = "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"
 #: The job's tables but the full-text index's own.
 TABLES = ("records", "record_urls", "links", "topics", "deletions", "schema_version")
 
+#: A step of a migration: SQL (``{p}`` the table prefix, ``{storage}`` the pages' options) or a store method run in
+#: one transaction.
+MigrationStep = str | Callable[["MysqlRecordStore", Cursor], None]
+
 # Version 1: records, their URLs (keyed by the URL's MD5: a URL can be longer than an index allows), links, topics.
 _V1 = [
     f"""CREATE TABLE {{p}}records (
@@ -98,7 +103,7 @@ _V1 = [
 ]
 
 # Version 2: simhash fingerprints and their band index, filled in for the records already there.
-_V2 = [
+_V2: list[MigrationStep] = [
     "ALTER TABLE {p}records ADD COLUMN fingerprint BIGINT, "
     + ", ".join(f"ADD COLUMN band{band} SMALLINT UNSIGNED" for band in range(neardup.BANDS))
     + ", "
@@ -130,7 +135,7 @@ _V5 = [
 ]
 
 
-def _compress_texts(store: SqlRecordStore, cursor) -> None:
+def _compress_texts(store: SqlRecordStore, cursor: Cursor) -> None:
     """Compress the text of the records already there and fill in their distinct words (a migration step)."""
     last = 0
     while rows := store._all(cursor, "SELECT id, text FROM {p}records WHERE id > ? ORDER BY id LIMIT ?", (last, PAGE)):
@@ -142,7 +147,7 @@ def _compress_texts(store: SqlRecordStore, cursor) -> None:
 
 # Version 6: the text zlib-compressed; the FULLTEXT index covers its distinct words (ranking by which words a
 # record has, as SQLite's does), not every occurrence of each: a third of the index and of the record.
-_V6 = [
+_V6: list[MigrationStep] = [
     "ALTER TABLE {p}records DROP INDEX {p}records_search, MODIFY text LONGBLOB NOT NULL, "
     "ADD COLUMN words MEDIUMTEXT NOT NULL DEFAULT ''",
     _compress_texts,
@@ -150,21 +155,21 @@ _V6 = [
 ]
 
 
-def _store_pages(store: MysqlRecordStore, cursor) -> None:
+def _store_pages(store: MysqlRecordStore, cursor: Cursor) -> None:
     """Store the pages of every table of the job as the server stores them best (a migration step)."""
     for table in TABLES:
-        options = store._one(
+        options = store._value(
             cursor,
             "SELECT LOWER(create_options) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
             (store.prefix + table,),
-        )[0]
+        )
         if store.storage == PAGE_COMPRESSED and "`page_compressed`='1'" not in options:
             store._run(cursor, f"ALTER TABLE {{p}}{table} {PAGE_COMPRESSED}")
 
 
 # Version 7: the original document compressed against its text; the links' URL hash a virtual column, held by its
 # index only; on MariaDB the pages compressed as they are written instead of compressed rows (see PAGE_COMPRESSED).
-_V7 = [
+_V7: list[MigrationStep] = [
     SqlRecordStore.compress_documents_against_texts,
     "ALTER TABLE {p}links DROP INDEX {p}links_url_hash, DROP COLUMN url_hash, "
     "ADD COLUMN url_hash BINARY(16) AS (UNHEX(MD5(url))) VIRTUAL, ADD INDEX {p}links_url_hash (url_hash), {storage}",
@@ -252,7 +257,7 @@ class MysqlRecordStore(SqlRecordStore):
         self.reconnect_timeout = reconnect_timeout
         self._arguments = arguments
         self._outages = OutageWait("MySQL", "MYSQL_URL", MysqlUnavailable, logger, where=f"MySQL at {self.location}")
-        self._db = None
+        self._db: Any = None   # a mysqlclient connection (untyped); None after close or while one is lost
         try:
             self._db = self._reach(connect_patience)
         except MySQLdb.Error as e:
@@ -266,7 +271,7 @@ class MysqlRecordStore(SqlRecordStore):
         return cls(connection_arguments(url), job, location=_redacted(url), reconnect_timeout=reconnect_timeout,
                    connect_patience=connect_patience)
 
-    def _reach(self, patience: float):
+    def _reach(self, patience: float) -> Any:
         """A new connection, waiting up to ``patience`` seconds while the server cannot be reached."""
         outage: Outage | None = None
         with StopSignals() as stop:
@@ -283,7 +288,7 @@ class MysqlRecordStore(SqlRecordStore):
                         outage.ended()
                     return db
 
-    def _connect(self):
+    def _connect(self) -> Any:
         db = MySQLdb.connect(**self._arguments)
         cursor = db.cursor()
         cursor.execute("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")
@@ -293,14 +298,15 @@ class MysqlRecordStore(SqlRecordStore):
     @property
     def connection_id(self) -> int:
         """The server's id of this store's connection (what KILL takes)."""
-        return self._db.thread_id()
+        thread: int = self._db.thread_id()
+        return thread
 
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
             self._db = None
 
-    def _write(self, work: Callable[[Any], T]) -> T:
+    def _write(self, work: Callable[[Cursor], T]) -> T:
         """Run ``work`` as one transaction; on a lost connection reconnect and run it again."""
         outage: Outage | None = None
         transient = 0
@@ -365,7 +371,7 @@ class MysqlRecordStore(SqlRecordStore):
     def _index_columns(self, record: Record) -> dict[str, Any]:
         return {"words": index_words(record.text)}
 
-    def _search_rows(self, cursor, words: list[str], limit: int) -> list[tuple]:
+    def _search_rows(self, cursor: Cursor, words: list[str], limit: int) -> list[Row]:
         text = " ".join(words)
         indexed = "r.title, r.words" if self._compressed_text else "r.title, r.text"
         return self._all(
@@ -383,14 +389,15 @@ class MysqlRecordStore(SqlRecordStore):
     def schema(self) -> int:
         """The schema version of the job's tables (0: none yet)."""
 
-        def work(cursor) -> int:
+        def work(cursor: Cursor) -> int:
             if not self._one(
                 cursor,
                 "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
                 (f"{self.prefix}schema_version",),
             ):
                 return 0
-            return self._one(cursor, "SELECT COALESCE(MAX(version), 0) FROM {p}schema_version")[0]
+            version: int = self._value(cursor, "SELECT COALESCE(MAX(version), 0) FROM {p}schema_version")
+            return version
 
         return self._write(work)
 
@@ -439,7 +446,7 @@ def _lost(error: MySQLdb.Error) -> bool:
 
 
 #: (version, what it brings, steps: SQL or a store method run in a transaction) in order.
-MIGRATIONS: list[tuple[int, str, list]] = [
+MIGRATIONS: list[tuple[int, str, Sequence[MigrationStep]]] = [
     (1, "records keyed by MD5, their URLs, links and topics", _V1),
     (2, "simhash fingerprints and their band index", _V2),
     (3, "full-text search (FULLTEXT)", _V3),

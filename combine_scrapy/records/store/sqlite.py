@@ -15,16 +15,18 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.document import neardup
 from combine_scrapy.faults import connect, make_directory
 from combine_scrapy.records.record import Record
-from combine_scrapy.records.store.sql import (
+from combine_scrapy.records.store.sql import SqlRecordStore
+from combine_scrapy.records.store.sql.tables import (
     PAGE,
     SCHEMA_VERSION,
-    SqlRecordStore,
+    Cursor,
+    Row,
     compress,
     document_against_text,
     stored_text,
@@ -275,18 +277,18 @@ class SqliteRecordStore(SqlRecordStore):
     def close(self) -> None:
         self._db.close()
 
-    def _write(self, work: Callable[[Any], T]) -> T:
+    def _write(self, work: Callable[[Cursor], T]) -> T:
         cursor = self._db.cursor()
         with write_transaction(cursor):
             return work(cursor)
 
-    def _read(self, work: Callable[[Any], T]) -> T:
+    def _read(self, work: Callable[[Cursor], T]) -> T:
         return work(self._db.cursor())
 
-    def _index(self, cursor: sqlite3.Cursor, record_id: int, record: Record) -> None:
+    def _index(self, cursor: Cursor, record_id: int, record: Record) -> None:
         cursor.execute("INSERT INTO search (rowid, title, text) VALUES (?, ?, ?)", (record_id, record.title, record.text))
 
-    def _unindex(self, cursor: sqlite3.Cursor, key: str) -> None:
+    def _unindex(self, cursor: Cursor, key: str) -> None:
         # An external-content index forgets a row given the very values it indexed.
         row = cursor.execute("SELECT id, title, text FROM records WHERE `key` = ?", (key,)).fetchone()
         if row is not None:
@@ -295,7 +297,7 @@ class SqliteRecordStore(SqlRecordStore):
                 (row[0], row[1], stored_text(row[2])),
             )
 
-    def _search_rows(self, cursor: sqlite3.Cursor, words: list[str], limit: int) -> list[tuple[Any, ...]]:
+    def _search_rows(self, cursor: Cursor, words: list[str], limit: int) -> list[Row]:
         match = " OR ".join(f'"{word}"' for word in words)  # \w+ words: no quote to escape
         return self._all(
             cursor,
