@@ -470,7 +470,7 @@ def test_a_file_that_calls_the_mark_harvest_is_renamed_in_place(tmp_path):
     """Files written before the column was named ``marked`` keep every URL, its state and the partial indexes."""
     import sqlite3
 
-    from combine_scrapy.frontier.sqlite import SCHEMA
+    from combine_scrapy.frontier.sqlite.connection import SCHEMA
 
     path = tmp_path / "frontier.sqlite"
     with sqlite3.connect(path) as db:

@@ -27,14 +27,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from combine_scrapy.frontier.sqlite.connection import SCHEMA, SqliteConnection
+from combine_scrapy.frontier.sqlite.connection import SqliteConnection
 from combine_scrapy.frontier.sqlite.links import SqliteLinkGraph
 from combine_scrapy.frontier.sqlite.operations import SqliteOperations
 from combine_scrapy.frontier.sqlite.queue import SqliteQueue
 from combine_scrapy.frontier.sqlite.revisit import SqliteRevisitHistory
 from combine_scrapy.frontier.sqlite.robots import SqliteRobotsCache
 
-__all__ = ["SCHEMA", "SqliteFrontier"]
+__all__ = ["SqliteFrontier"]
 
 
 class SqliteFrontier(SqliteQueue, SqliteRobotsCache, SqliteLinkGraph, SqliteRevisitHistory, SqliteOperations):
