@@ -22,15 +22,20 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from typing import TYPE_CHECKING, Self, cast
 
-from scrapy import Request
+from scrapy import Request, Spider
 from scrapy.core.scheduler import BaseScheduler
-from scrapy.utils.asyncio import call_later
+from scrapy.crawler import Crawler
+from scrapy.utils.asyncio import CallLaterResult, call_later
 
 from combine_scrapy.faults import notes_fault_on_open, stops_crawl_on_fault
-from combine_scrapy.frontier import FrontierEntry
+from combine_scrapy.frontier import FrontierEntry, FrontierOperations, UrlQueue
 from combine_scrapy.frontier.strategy import strategy_named
 from combine_scrapy.stats import PAGES_STAT
+
+if TYPE_CHECKING:  # a layer above: the spider names this scheduler in its settings
+    from combine_scrapy.spiders.focused import FocusedSpider
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +44,8 @@ PAUSE_POLL = 1.0
 
 
 class FrontierScheduler(BaseScheduler):
-    def __init__(self, crawler, idle_horizon: float, best_batch: int, rerank_every: int, shared_poll: float):
+    def __init__(self, crawler: Crawler, idle_horizon: float, best_batch: int, rerank_every: int,
+                 shared_poll: float) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.idle_horizon = idle_horizon
@@ -50,13 +56,13 @@ class FrontierScheduler(BaseScheduler):
         self.ready: deque[FrontierEntry] = deque()
         self._held_until: float | None = None  # when a host holding better URLs than the last round's frees
         self._lease_ends: dict[str, float] = {}  # URL -> end of the lease this harvester took
-        self._wakeup = None        # the pending wake-up call, and when it fires
+        self._wakeup: CallLaterResult | None = None   # the pending wake-up call, and when it fires
         self._wake_at: float | None = None
         self._paused = False      # the job's pause flag as last read, and when
         self._pause_read_at = float("-inf")
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> Self:
         settings = crawler.settings
         return cls(
             crawler,
@@ -67,18 +73,21 @@ class FrontierScheduler(BaseScheduler):
         )
 
     @notes_fault_on_open
-    def open(self, spider):
-        self.spider = spider
-        self.context = spider.context
+    def open(self, spider: Spider) -> None:
+        self.spider = cast("FocusedSpider", spider)   # the scheduler of the focused crawl (settings.py)
+        self.context = self.spider.context
         self.context.stats = self.stats  # counts frontier/raised when links raise a marked URL
+        # What the scheduler reads of the frontier: its queue's rounds, its pause switch and counts.
+        self.queue: UrlQueue = self.context.frontier
+        self.operations: FrontierOperations = self.context.frontier
         self.strategy = strategy_named(self.context.job.crawling.strategy)
-        counts = self.context.frontier.counts(time.time())
+        counts = self.operations.counts(time.time())
         logger.info(
             "frontier of job %s: %d URLs on %d hosts, %d marked and due",
             self.context.job.name, counts.urls, counts.hosts, counts.marked_ready,
         )
 
-    def close(self, reason):
+    def close(self, reason: str) -> None:
         if self._wakeup is not None:
             self._wakeup.cancel()
 
@@ -99,7 +108,7 @@ class FrontierScheduler(BaseScheduler):
         now = time.time()
         if self.paused(now):  # a paused crawl waits for resume (or stop) instead of ending
             return True
-        due = self.context.frontier.next_due(now)
+        due = self.queue.next_due(now)
         return due is not None and due <= now + self.idle_horizon
 
     @stops_crawl_on_fault(None)
@@ -136,7 +145,7 @@ class FrontierScheduler(BaseScheduler):
         """The job's pause flag, read from the frontier at most every PAUSE_POLL seconds; changes are logged."""
         if now - self._pause_read_at >= PAUSE_POLL:
             self._pause_read_at = now
-            paused = self.context.frontier.paused()
+            paused = self.operations.paused()
             if paused != self._paused:
                 logger.info("job %s %s", self.context.job.name, "paused: no new URL is taken" if paused else "resumed")
                 self.stats.inc_value("scheduler/paused" if paused else "scheduler/resumed")
@@ -153,7 +162,7 @@ class FrontierScheduler(BaseScheduler):
             logger.debug("%s recomputed over %d pages", strategy.name, ranked)
         limit = None if strategy.full_round else self.best_batch
         hold = self.context.lease_seconds if strategy.holds_places else 0.0
-        round_ = self.context.frontier.ready(now, strategy.name, limit, hold=hold)
+        round_ = self.queue.ready(now, strategy.name, limit, hold=hold)
         self._held_until = round_.held_until
         if round_.held_until is not None and not round_:
             self.stats.inc_value("scheduler/held")
@@ -170,7 +179,7 @@ class FrontierScheduler(BaseScheduler):
         fetch worse ones meanwhile; nothing is due before it (its host's URL
         is marked), so the frontier need not be asked.
         """
-        due = self._held_until if self._held_until is not None else self.context.frontier.next_due(now)
+        due = self._held_until if self._held_until is not None else self.queue.next_due(now)
         if due is None or due > now + self.idle_horizon:
             return
         if self.context.shared:
