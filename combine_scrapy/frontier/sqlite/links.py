@@ -12,7 +12,8 @@ from combine_scrapy.sqlitetx import write_transaction
 class SqliteLinkGraph(SqlitePart):
     """The crawled link graph in ``links`` and each fetched page's score (``LinkGraph``, for the PageRank strategies).
 
-    Setting priorities changes the heads of the hosts named, so it names them in the connection's head cache."""
+    Setting priorities changes the heads of the hosts named, so it names them in the connection's head cache.
+    """
 
     def add_links(self, edges: Iterable[tuple[str, str]]) -> None:
         """Remember ``(source, target)`` edges of the crawled graph."""

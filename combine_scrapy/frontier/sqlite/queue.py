@@ -19,6 +19,7 @@ FIRST_DEPTH = 4
 # A strategy's queue (frontier.strategy) as the order of one host's URLs.
 _QUEUES = {"fifo": "seq", "best": "priority DESC, seq"}
 
+# Whether a URL is known, by its host's number and its tail.
 _KNOWN = "SELECT 1 FROM urls WHERE host_id = ? AND tail = ?"
 
 # A host's lock after a fetch ends at ?1, stretched to its Crawl-delay counted from ?2 (when given).
