@@ -26,9 +26,11 @@ from twisted.internet import defer, reactor  # noqa: E402
 
 from combine_scrapy.document.convert import DEFAULT_CONVERTERS  # noqa: E402
 from combine_scrapy.frontier import Outcome  # noqa: E402
+from combine_scrapy.itempipelines.parse import ParsePipeline  # noqa: E402
+from combine_scrapy.itempipelines.record import RecordPipeline  # noqa: E402
+from combine_scrapy.itempipelines.topic import TopicPipeline  # noqa: E402
 from combine_scrapy.items import Fetch  # noqa: E402
 from combine_scrapy.job import Analysis, Archive, Links, TopicConfig  # noqa: E402
-from combine_scrapy.pipelines import ParsePipeline, RecordPipeline, TopicPipeline  # noqa: E402
 from combine_scrapy.topic import Classification  # noqa: E402
 
 WORDS = "sundew pitcher drosera nepenthes bog peat glass lens garden water light leaf trap insect skärgård größe".split()

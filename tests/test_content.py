@@ -13,10 +13,10 @@ from parsestress import opened_stage
 from combine_scrapy.document.content import PARTS, _densest_span, main_content
 from combine_scrapy.document.neardup import simhash
 from combine_scrapy.document.parse import parse_document
+from combine_scrapy.itempipelines.record import RecordPipeline
 from combine_scrapy.items import Fetch
 from combine_scrapy.job import JobConfigError, load_job
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
-from combine_scrapy.pipelines import RecordPipeline
 from combine_scrapy.topic import Classification, Document
 
 NEWS_PAGE = """<!DOCTYPE html><html><head><title>Sourdough at home</title>

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 from conftest import JobDir, free_port
 
-from combine_scrapy.context import link_scorer_for
 from combine_scrapy.extensions.summary import HarvestSummary
 from combine_scrapy.job import JobConfigError, Links, load_job
 from combine_scrapy.links.scoring import DynamicThreshold, LinkCandidate
 from combine_scrapy.operations.sampleweb import LoopbackWeb, Page
+from combine_scrapy.policy import link_scorer_for
 from combine_scrapy.topic import Document, build_filter, parse_topic_definition
 
 HOST = "127.0.0.51"

@@ -252,12 +252,12 @@ def test_lock_table_follows_combine():
     assert locks_for(Outcome.ROBOTS, intervals) == Locks(2_592_000, 60)
 
 
-def crawl_order(frontier, strategy, context=None, limit=None):
+def crawl_order(frontier, strategy, policy=None, limit=None):
     """Fetch everything marked, one round after another, completing each URL at once; the order of fetches."""
     order, now = [], 100.0
     while True:
-        if context is not None:
-            context.rerank()
+        if policy is not None:
+            policy.rerank()
         ready = frontier.ready(now, strategy, limit)
         if not ready:
             return order
@@ -283,10 +283,10 @@ def test_best_first_takes_the_highest_priorities_first(frontier):
     assert crawl_order(frontier, "BestFirst", limit=1) == ["http://a/2", "http://c/1", "http://b/1", "http://a/1"]
 
 
-def _context(frontier, strategy):
-    from combine_scrapy.context import CrawlContext
+def _policy(frontier, strategy):
+    from combine_scrapy.policy import CrawlPolicy
 
-    return CrawlContext(job=SimpleNamespace(crawling=Crawling(strategy=strategy)), frontier=frontier, store=None)
+    return CrawlPolicy(SimpleNamespace(crawling=Crawling(strategy=strategy)), frontier)
 
 
 def test_pagerank_fetches_the_most_linked_page_first(frontier):
@@ -297,8 +297,8 @@ def test_pagerank_fetches_the_most_linked_page_first(frontier):
     frontier.mark([("http://y/leaf", "y", 0), ("http://x/hub", "x", 0)])
     frontier.add_links([("http://s0/", "http://x/hub"), ("http://s1/", "http://x/hub"), ("http://s2/", "http://x/hub"),
                         ("http://s2/", "http://y/leaf")])
-    context = _context(frontier, "PageRank")
-    assert crawl_order(frontier, "PageRank", context, limit=1) == ["http://x/hub", "http://y/leaf"]
+    policy = _policy(frontier, "PageRank")
+    assert crawl_order(frontier, "PageRank", policy, limit=1) == ["http://x/hub", "http://y/leaf"]
 
 
 def test_ipagerank_prefers_links_from_relevant_pages(frontier):
@@ -308,9 +308,9 @@ def test_ipagerank_prefers_links_from_relevant_pages(frontier):
         frontier.complete(url, host, now=1, url_lock_until=1e9, host_lock_until=1, status=200, score=score)
     frontier.mark([("http://x/p", "x", 0), ("http://y/p", "y", 0)])
     frontier.add_links([("http://n1/", "http://x/p"), ("http://n2/", "http://x/p"), ("http://r/", "http://y/p")])
-    assert _context(frontier, "PageRank").rerank() == 5
+    assert _policy(frontier, "PageRank").rerank() == 5
     assert frontier.ready(100, "PageRank", 1)[0].url == "http://x/p"
-    _context(frontier, "iPageRank").rerank()
+    _policy(frontier, "iPageRank").rerank()
     assert frontier.ready(100, "iPageRank", 1)[0].url == "http://y/p"
 
 
@@ -318,9 +318,9 @@ def test_links_are_kept_only_for_the_pagerank_strategies(frontier):
     from combine_scrapy.access.urls import UrlRules
 
     for strategy, expected in (("BestFirst", 0), ("PageRank", 1)):
-        context = _context(frontier, strategy)
-        context.job = SimpleNamespace(crawling=Crawling(strategy=strategy), url_rules=UrlRules())
-        context.mark([(f"http://{strategy.lower()}.example/a.html", 0.0)], source="http://s/")
+        policy = _policy(frontier, strategy)
+        policy.job = SimpleNamespace(crawling=Crawling(strategy=strategy), url_rules=UrlRules())
+        policy.mark([(f"http://{strategy.lower()}.example/a.html", 0.0)], source="http://s/")
         assert len(frontier.link_graph()[0]) == expected
 
 

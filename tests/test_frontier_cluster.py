@@ -84,8 +84,8 @@ from test_frontier_redis import (
 )
 from test_online_links import crawl_outcomes, online_scorer
 
+from combine_scrapy.context import link_model_store
 from combine_scrapy.frontier.redis import OutageRetry, RedisFrontier
-from combine_scrapy.links.online import store_for
 from combine_scrapy.operations.sampleweb import LoopbackWeb
 
 pytestmark = [pytest.mark.services, pytest.mark.crawl]  # a Redis Cluster of its own; harvester processes
@@ -141,8 +141,8 @@ def test_hosts_spread_over_every_master(cluster, open_frontier):
 
 def test_harvesters_add_up_their_link_models_in_the_cluster(frontier, tmp_path, job):
     """The learned link model's key is updated with WATCH/MULTI: a transaction in the key's slot."""
-    store = store_for(frontier, tmp_path, job)
-    first, second = online_scorer(store=store), online_scorer(store=store_for(frontier, tmp_path, job))
+    store = link_model_store(frontier, tmp_path, job)
+    first, second = online_scorer(store=store), online_scorer(store=link_model_store(frontier, tmp_path, job))
     crawl_outcomes(first, 10)
     crawl_outcomes(second, 10)
     first.learner.sync()

@@ -22,8 +22,8 @@ from twisted.internet import defer
 
 from combine_scrapy.document.parse import parse_document
 from combine_scrapy.frontier import Outcome
+from combine_scrapy.itempipelines.parse import ParsePipeline
 from combine_scrapy.items import Fetch
-from combine_scrapy.pipelines import ParsePipeline
 
 URL = "http://hostile.example/dir/page.html"
 HTML = "text/html"
@@ -155,7 +155,7 @@ def test_there_are_thirty_kinds_at_least():
 )
 def test_hostile_documents_through_the_parse_stage(name, monkeypatch):
     """ParsePipeline gives every item a page and counts its failure; deferToThread runs the parser inline here."""
-    monkeypatch.setattr("combine_scrapy.pipelines.deferToThread", lambda f, *a, **k: defer.maybeDeferred(f, *a, **k))
+    monkeypatch.setattr("combine_scrapy.itempipelines.parse.deferToThread", lambda f, *a, **k: defer.maybeDeferred(f, *a, **k))
     case = CASES[name]
     pipeline = opened_stage(ParsePipeline)
     item = Fetch(url=URL, host="hostile.example", fetched_at=time.time(), status=200,

@@ -9,6 +9,7 @@ import uuid
 import pytest
 from harvesters import delete_job_keys
 
+from combine_scrapy.context import link_model_store
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.links.online import (
     MODEL_FILE,
@@ -21,7 +22,6 @@ from combine_scrapy.links.online import (
     RedisModelStore,
     language_variant,
     link_features,
-    store_for,
 )
 from combine_scrapy.links.scoring import MAX_LESSON_WEIGHT, MAX_TUNNEL_DISTANCE, LinkCandidate, LinkScorer, lesson_weight
 from combine_scrapy.topic import parse_topic_definition
@@ -167,9 +167,9 @@ def redis_job():
 @pytest.mark.services
 def test_the_model_survives_a_round_trip_through_redis_beside_the_frontier(redis_job, tmp_path):
     frontier = RedisFrontier.from_url(REDIS_URL, redis_job)
-    store = store_for(frontier, tmp_path, redis_job)
+    store = link_model_store(frontier, tmp_path, redis_job)
     assert isinstance(store, RedisModelStore) and store.key == f"combine:{{{redis_job}}}:link_model"
-    scorer, other = online_scorer(store=store), online_scorer(store=store_for(frontier, tmp_path, redis_job))
+    scorer, other = online_scorer(store=store), online_scorer(store=link_model_store(frontier, tmp_path, redis_job))
     crawl_outcomes(scorer, 20)
     crawl_outcomes(other, 20)
     scorer.learner.sync()
@@ -186,7 +186,7 @@ def test_the_sqlite_frontier_keeps_the_model_in_the_jobs_data_directory(tmp_path
     from combine_scrapy.frontier.sqlite import SqliteFrontier
 
     frontier = SqliteFrontier(tmp_path / "j" / "frontier.sqlite")
-    store = store_for(frontier, tmp_path, "j")
+    store = link_model_store(frontier, tmp_path, "j")
     assert isinstance(store, FileModelStore) and store.path == tmp_path / "j" / MODEL_FILE
     frontier.close()
 

@@ -18,8 +18,8 @@ from twisted.internet import defer
 from combine_scrapy.document import htmltree
 from combine_scrapy.document.parse import parse_document
 from combine_scrapy.frontier import Outcome
+from combine_scrapy.itempipelines.parse import ParsePipeline
 from combine_scrapy.items import Fetch
-from combine_scrapy.pipelines import ParsePipeline
 
 HTML = "text/html; charset=utf-8"
 
@@ -151,7 +151,7 @@ def run_pipeline(pipeline: ParsePipeline, item: Fetch) -> Fetch:
 
 @pytest.fixture
 def pipeline(monkeypatch):
-    monkeypatch.setattr("combine_scrapy.pipelines.deferToThread", lambda f, *a, **k: defer.maybeDeferred(f, *a, **k))
+    monkeypatch.setattr("combine_scrapy.itempipelines.parse.deferToThread", lambda f, *a, **k: defer.maybeDeferred(f, *a, **k))
     return opened_stage(ParsePipeline)
 
 
@@ -173,8 +173,8 @@ def test_a_parser_exception_costs_one_page_and_is_logged_and_counted(pipeline, m
     def broken(*args, **kwargs):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr("combine_scrapy.pipelines.parse_document", broken)
-    with caplog.at_level(logging.ERROR, logger="combine_scrapy.pipelines"):
+    monkeypatch.setattr("combine_scrapy.itempipelines.parse.parse_document", broken)
+    with caplog.at_level(logging.ERROR, logger="combine_scrapy.itempipelines.parse"):
         item = run_pipeline(pipeline, fetch(b"<title>T</title>"))
     assert item.page.failure == "error" and item.page.mime_type == "text/html" and item.record_key
     assert pipeline.stats.counts["parse/failed/error"] == 1

@@ -191,19 +191,19 @@ def test_harvest_marks_at_a_distance_and_counts_raises(tmp_path):
     from types import SimpleNamespace
 
     from combine_scrapy.access.urls import UrlRules
-    from combine_scrapy.context import CrawlContext
+    from combine_scrapy.policy import CrawlPolicy
 
     class Stats(Counter):
         def inc_value(self, key, count=1):
             self[key] += count
 
     frontier = SqliteFrontier(tmp_path / "frontier.sqlite")
-    context = CrawlContext(job=SimpleNamespace(crawling=Crawling(strategy="BestFirst"), url_rules=UrlRules()), frontier=frontier, store=None,
-                      stats=Stats())
-    assert context.mark([("http://a.example/1", 0.2), ("http://a.example/1#part", 0.6)], distance=2)[0] == 1
-    context.mark([("http://a.example/1", 0.4)], distance=1)
+    policy = CrawlPolicy(SimpleNamespace(crawling=Crawling(strategy="BestFirst"), url_rules=UrlRules()), frontier,
+                         stats=Stats())
+    assert policy.mark([("http://a.example/1", 0.2), ("http://a.example/1#part", 0.6)], distance=2)[0] == 1
+    policy.mark([("http://a.example/1", 0.4)], distance=1)
     entry = frontier.ready(0)[0]
-    assert (entry.priority, entry.distance, context.stats["frontier/raised"]) == (0.6, 1, 1)
+    assert (entry.priority, entry.distance, policy.stats["frontier/raised"]) == (0.6, 1, 1)
     frontier.close()
 
 

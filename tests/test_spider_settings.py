@@ -55,26 +55,26 @@ def test_the_focused_spider_gets_its_own_under_what_settings_py_and_the_command_
     assert (settings.getint("CONCURRENT_REQUESTS"), settings.getint("CONCURRENT_ITEMS")) == (8, 5)
     assert not settings.getbool("REDIRECT_ENABLED")
     pipelines = components(settings, "ITEM_PIPELINES")
-    assert pipelines[0] == "combine_scrapy.pipelines.OutcomePipeline"
+    assert pipelines[0] == "combine_scrapy.itempipelines.outcome.OutcomePipeline"
     assert pipelines[-3:] == [
-        f"{__name__}.ProjectPipeline", "combine_scrapy.itempipelines.harvestlog.HarvestLogWriter", "combine_scrapy.pipelines.FrontierPipeline"
+        f"{__name__}.ProjectPipeline", "combine_scrapy.itempipelines.harvestlog.HarvestLogWriter", "combine_scrapy.itempipelines.frontier.FrontierPipeline"
     ]
     assert "scrapy.extensions.logstats.LogStats" not in components(settings, "EXTENSIONS")
 
 
 def test_settings_py_switches_a_focused_component_off_with_none():
-    settings = crawler_settings(FocusedSpider, project={"ITEM_PIPELINES": {"combine_scrapy.pipelines.RecordPipeline": None}})
+    settings = crawler_settings(FocusedSpider, project={"ITEM_PIPELINES": {"combine_scrapy.itempipelines.record.RecordPipeline": None}})
     pipelines = components(settings, "ITEM_PIPELINES")
-    assert "combine_scrapy.pipelines.RecordPipeline" not in pipelines
-    assert "combine_scrapy.pipelines.FrontierPipeline" in pipelines
+    assert "combine_scrapy.itempipelines.record.RecordPipeline" not in pipelines
+    assert "combine_scrapy.itempipelines.frontier.FrontierPipeline" in pipelines
 
 
 def test_the_trial_runs_no_component_that_touches_the_jobs_own_state():
     settings = crawler_settings(TrialSpider)
     assert components(settings, "ITEM_PIPELINES") == [
-        "combine_scrapy.pipelines.OutcomePipeline", "combine_scrapy.pipelines.ParsePipeline",
-        "combine_scrapy.pipelines.TopicPipeline", "combine_scrapy.pipelines.AnalysePipeline",
-        "combine_scrapy.pipelines.FrontierPipeline",
+        "combine_scrapy.itempipelines.outcome.OutcomePipeline", "combine_scrapy.itempipelines.parse.ParsePipeline",
+        "combine_scrapy.itempipelines.topic.TopicPipeline", "combine_scrapy.itempipelines.analyse.AnalysePipeline",
+        "combine_scrapy.itempipelines.frontier.FrontierPipeline",
     ]
     ours = [path for path in components(settings, "EXTENSIONS") if path.startswith("combine_scrapy.")]
     assert ours == ["combine_scrapy.extensions.progress.HarvestProgress", "combine_scrapy.extensions.crawlfaults.CrawlFaults"]

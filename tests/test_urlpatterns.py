@@ -8,7 +8,6 @@ import re
 import pytest
 
 from combine_scrapy.commands.trial import trial_config
-from combine_scrapy.context import link_scorer_for
 from combine_scrapy.job import Job, JobConfigError, build_job, load_config, load_job
 from combine_scrapy.links.learned import (
     CONTENT,
@@ -27,6 +26,7 @@ from combine_scrapy.links.learned import (
     parse_rules,
 )
 from combine_scrapy.links.scoring import LinkCandidate, LinkScorer
+from combine_scrapy.policy import link_scorer_for
 
 SHOP = "http://shop.example"
 GENERA = ["drosera", "nepenthes", "dionaea", "pinguicula", "utricularia"]

@@ -28,7 +28,7 @@ class Command(JobCommand):
                 records += 1
                 links += len(record.links)
                 candidates = [LinkCandidate(link.url, link.anchor) for link in record.links]
-                new, refused = context.mark(context.link_scorer.select(candidates, record.score, True), record.url)
+                new, refused = context.policy.recycle_links(candidates, record.score, record.url)
                 marked += new
                 rejected.update(refused)
         print(f"job {job.name}: {links} links of {records} records, {marked} URLs newly marked, "

@@ -7,9 +7,10 @@ import logging
 import time
 from pathlib import Path
 
+from combine_scrapy.context import link_model_store
 from combine_scrapy.frontier import Frontier
 from combine_scrapy.job import Job
-from combine_scrapy.links.online import LinkModel, describe_feature, store_for
+from combine_scrapy.links.online import LinkModel, describe_feature
 from combine_scrapy.operations.control import CommandError, JobCommand
 from combine_scrapy.operations.harvestlog import HarvestLog, HostRow, log_path
 from combine_scrapy.operations.report import ReportData, render
@@ -53,7 +54,7 @@ class Command(JobCommand):
 
     def _link_model_features(self, frontier: Frontier, job: str, top: int) -> list[tuple[str, float]]:
         """The stored link model's strongest named features (none without a model or names)."""
-        store = store_for(frontier, self.data_dir, job)
+        store = link_model_store(frontier, self.data_dir, job)
         stored = store.read()
         if not stored:
             return []

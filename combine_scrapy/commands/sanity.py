@@ -87,4 +87,4 @@ def _restore(report: SanityReport, context: CrawlContext) -> None:
         store.forget_url(url)
     for key in report.orphans:
         store.delete(key)
-    context.mark([(url, 0.0) for url in [*report.unknown, *(new for _, new in report.renamed)]])
+    context.policy.mark([(url, 0.0) for url in [*report.unknown, *(new for _, new in report.renamed)]])

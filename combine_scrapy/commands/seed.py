@@ -52,7 +52,7 @@ class Command(JobCommand):
             except (OSError, UnicodeDecodeError) as e:
                 raise CommandError(f"cannot read seed file {source}: {getattr(e, 'strerror', None) or e}", exitcode=2) from e
         with self.context(job) as context:
-            marked, rejected = context.mark(((url, opts.priority) for url in urls), seeds=True)
+            marked, rejected = context.policy.mark(((url, opts.priority) for url in urls), seeds=True)
         over_bound = rejected.pop("host_full", 0)
         refused = sum(rejected.values())
         accepted = len(urls) - refused

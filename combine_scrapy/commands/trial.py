@@ -46,7 +46,11 @@ def _canonical_links(urls: Iterable[str], rules: UrlRules) -> tuple[str, ...]:
 
 
 class SiteLinks:
-    """The trial's link selection: every link that stays on the seed sites, in the order found."""
+    """The trial's link selection: every link that stays on the seed sites, in the order found; it has no model
+    to learn, re-score or sync (the rules are learned from all the trial's pages at the end)."""
+
+    learner = None
+    rescore_due = False
 
     def __init__(self, sites: Iterable[str], url_rules: UrlRules):
         self.sites = frozenset(sites)
@@ -61,6 +65,9 @@ class SiteLinks:
         """The trial learns nothing while it crawls: the rules are learned from all its pages at the end."""
         return 0
 
+    def rescore(self) -> dict[str, float]:
+        return {}
+
 
 def trial_config(config: JobConfig, pages: int) -> JobConfig:
     """The job as the trial crawls it: breadth-first, every link marked, ``pages`` URLs a host, no revisits,
@@ -74,7 +81,7 @@ def trial_config(config: JobConfig, pages: int) -> JobConfig:
 
 _JOB_STATE_COMPONENTS = frozenset({
     "combine_scrapy.downloadermiddlewares.warc.WarcMiddleware",
-    "combine_scrapy.pipelines.RecordPipeline",
+    "combine_scrapy.itempipelines.record.RecordPipeline",
     "combine_scrapy.itempipelines.irrelevant.IrrelevantPagesPipeline",
     "combine_scrapy.itempipelines.harvestlog.HarvestLogWriter",
     "combine_scrapy.extensions.summary.HarvestSummary",
@@ -114,7 +121,8 @@ class TrialSpider(FocusedSpider):
         spider = super(FocusedSpider, cls).from_crawler(crawler, *args, **kwargs)
         job = spider.trial_job
         spider.context = CrawlContext.open(job, spider.data_dir)
-        spider.context.link_scorer = SiteLinks((host_of(seed) for seed in job.seeds), job.url_rules)
+        spider.context.policy.link_scorer = SiteLinks((host_of(seed) for seed in job.seeds), job.url_rules)
+        spider.context.policy.stats = crawler.stats
         spider.seed_set = frozenset(job.seeds)  # fetch_failed notes the seeds robots.txt refuses
         spider.seeds_refused_by_robots = set()
         crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)

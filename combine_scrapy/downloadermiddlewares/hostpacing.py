@@ -38,18 +38,18 @@ class HostPacingMiddleware(CrawlComponent):
         queue: UrlQueue = context.frontier
         hop = extra_turn(request)
         wait = context.pace.next_turn(host) - now
-        if wait > context.lease_seconds:
+        if wait > context.policy.lease_seconds:
             if hop:
                 raise HopDeferred(f"{host} is not free for {wait:.1f} s")
             # The frontier handed the host out, so what holds it here is something the frontier was not told
             # (a Retry-After on a robots.txt answer): wait no longer than the fetch's lease.
             logger.info("%s %s: its host is held for %.1f s more; it goes in %g s", request_kind(request),
-                        request.url, wait, context.lease_seconds)
+                        request.url, wait, context.policy.lease_seconds)
             self.stats.inc_value("politeness/wait_cut")
-        turn = context.pace.reserve(host, now, latest=now + context.lease_seconds)
+        turn = context.pace.reserve(host, now, latest=now + context.policy.lease_seconds)
         if turn > now:
             if hop:
-                queue.lock_host(host, turn + context.lease_seconds)
+                queue.lock_host(host, turn + context.policy.lease_seconds)
             self.stats.inc_value("politeness/waited")
             logger.debug("%s %s waits %.2f s for its host's turn", request_kind(request), request.url, turn - now)
             await sleep(turn - now)

@@ -129,7 +129,7 @@ class SitemapReader(CrawlComponent):
         if not pages:
             return
         self.stats.inc_value("sitemaps/urls", len(pages))
-        marked, rejected = self.context.mark((url, 0.0) for url, _ in pages)
+        marked, rejected = self.context.policy.mark((url, 0.0) for url, _ in pages)
         self.stats.inc_value("sitemaps/marked", marked)
         self.stats.inc_value("frontier/marked", marked)
         for reason, count in rejected.items():

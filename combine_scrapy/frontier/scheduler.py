@@ -76,7 +76,6 @@ class FrontierScheduler(BaseScheduler):
     def open(self, spider: Spider) -> None:
         self.spider = cast("FocusedSpider", spider)   # the scheduler of the focused crawl (settings.py)
         self.context = self.spider.context
-        self.context.stats = self.stats  # counts frontier/raised when links raise a marked URL
         # What the scheduler reads of the frontier: its queue's rounds, its pause switch and counts.
         self.queue: UrlQueue = self.context.frontier
         self.operations: FrontierOperations = self.context.frontier
@@ -93,7 +92,7 @@ class FrontierScheduler(BaseScheduler):
 
     @stops_crawl_on_fault(False)
     def enqueue_request(self, request: Request) -> bool:
-        marked, rejected = self.context.mark([(request.url, request.priority)])
+        marked, rejected = self.context.policy.mark([(request.url, request.priority)])
         self.stats.inc_value("frontier/marked", marked)
         for reason, count in rejected.items():
             self.stats.inc_value(f"urls/rejected/{reason}", count)
@@ -126,8 +125,8 @@ class FrontierScheduler(BaseScheduler):
             self._schedule(now)
         while self.ready:
             entry = self.ready.popleft()
-            if self.context.claim(entry, now):
-                self._lease_ends[entry.url] = now + self.context.lease_seconds
+            if self.context.policy.claim(entry, now):
+                self._lease_ends[entry.url] = now + self.context.policy.lease_seconds
                 self._handed_out_since_rerank += 1
                 self.stats.inc_value("scheduler/dequeued/frontier")
                 return self.spider.request_for(entry)
@@ -136,7 +135,7 @@ class FrontierScheduler(BaseScheduler):
 
     def _in_flight(self, now: float) -> int:
         """URLs this harvester leased and has not completed or released, whose lease still runs."""
-        leased = self.context.leased
+        leased = self.context.policy.leased
         for url in [url for url in self._lease_ends if url not in leased]:
             del self._lease_ends[url]
         return sum(1 for end in self._lease_ends.values() if end > now)
@@ -156,12 +155,12 @@ class FrontierScheduler(BaseScheduler):
         """Build the next ready queue in the job's strategy's order."""
         strategy = self.strategy
         if strategy.ranked and self._handed_out_since_rerank >= self.rerank_every:
-            ranked = self.context.rerank()
+            ranked = self.context.policy.rerank()
             self._handed_out_since_rerank = 0
             self.stats.inc_value("scheduler/reranked")
             logger.debug("%s recomputed over %d pages", strategy.name, ranked)
         limit = None if strategy.full_round else self.best_batch
-        hold = self.context.lease_seconds if strategy.holds_places else 0.0
+        hold = self.context.policy.lease_seconds if strategy.holds_places else 0.0
         round_ = self.queue.ready(now, strategy.name, limit, hold=hold)
         self._held_until = round_.held_until
         if round_.held_until is not None and not round_:

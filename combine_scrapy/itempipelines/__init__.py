@@ -1,2 +1,6 @@
-"""Item pipelines beside the crawl's own (:mod:`combine_scrapy.pipelines`): what a fetch leaves apart from the
-records and the frontier. Their order is the focused spider's ``ITEM_PIPELINES``."""
+"""The crawl's item pipelines, one a module: a Fetch goes through outcome, parse, topic filter, analysis, record
+store, irrelevant pages and harvest log to the frontier, in the order of the focused spider's ``ITEM_PIPELINES``.
+
+Each stage is thin: the crawl policy (:mod:`combine_scrapy.policy`) decides what the fetch means for the frontier
+and the link model, the document, topic and records groups do the rest.
+"""

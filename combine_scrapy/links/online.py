@@ -518,11 +518,3 @@ class OnlineLinkLearner:
 class DamagedModel(ValueError):
     """The stored link model could not be read; it was replaced."""
 
-
-def store_for(frontier: object, data_dir: Path | str, job: str) -> ModelStore:
-    """The model beside the job's frontier: a Redis key with a Redis frontier, else a file in ``data_dir/job/``."""
-    server, prefix = getattr(frontier, "server", None), getattr(frontier, "prefix", None)
-    if server is not None and prefix is not None:
-        return RedisModelStore(server, prefix + MODEL_KEY)
-    return FileModelStore(Path(data_dir) / job / MODEL_FILE)
-

@@ -96,15 +96,15 @@ class FocusedSpider(scrapy.Spider):
             "combine_scrapy.downloadermiddlewares.warc.WarcMiddleware": 595,
         },
         "ITEM_PIPELINES": {
-            "combine_scrapy.pipelines.OutcomePipeline": 50,
-            "combine_scrapy.pipelines.ParsePipeline": 100,
-            "combine_scrapy.pipelines.TopicPipeline": 200,
-            "combine_scrapy.pipelines.AnalysePipeline": 250,
-            "combine_scrapy.pipelines.RecordPipeline": 300,
+            "combine_scrapy.itempipelines.outcome.OutcomePipeline": 50,
+            "combine_scrapy.itempipelines.parse.ParsePipeline": 100,
+            "combine_scrapy.itempipelines.topic.TopicPipeline": 200,
+            "combine_scrapy.itempipelines.analyse.AnalysePipeline": 250,
+            "combine_scrapy.itempipelines.record.RecordPipeline": 300,
             # saveIrrelevant = 1: pages the topic filter turned down, kept apart as negative examples.
             "combine_scrapy.itempipelines.irrelevant.IrrelevantPagesPipeline": 310,
             "combine_scrapy.itempipelines.harvestlog.HarvestLogWriter": 850,
-            "combine_scrapy.pipelines.FrontierPipeline": 900,
+            "combine_scrapy.itempipelines.frontier.FrontierPipeline": 900,
         },
         "EXTENSIONS": {
             "combine_scrapy.extensions.progress.HarvestProgress": 500,
@@ -162,6 +162,7 @@ class FocusedSpider(scrapy.Spider):
         if spider.continuous:  # run forever: wait for whatever comes due, however far away
             settings.set("COMBINE_IDLE_HORIZON", float("inf"), priority="spider")
         spider.context = CrawlContext.from_settings(settings, job)
+        spider.context.policy.stats = crawler.stats
         try:
             record_stores(settings, job.name)  # the job's commands read the stores this crawl uses
         except OSError as e:
@@ -221,7 +222,7 @@ class FocusedSpider(scrapy.Spider):
                 if not self.crawler.crawling:  # stopped while the seeds were marked: the next run marks them all
                     self.logger.info("seeds marked: %d of %d when the crawl stopped", start, len(job.seeds))
                     return
-                marked, refused = self.context.mark_seeds(list(job.seeds[start:start + SEED_BATCH]))
+                marked, refused = self.context.policy.mark_seeds(list(job.seeds[start:start + SEED_BATCH]))
                 stats.inc_value("frontier/marked", marked)
                 stats.inc_value("seeds/marked", marked)
                 if refused:

@@ -360,7 +360,7 @@ class ConsoleData:
 
     def seed(self, urls: list[str], priority: float = 0.0) -> JsonObject:
         """Mark URLs through the job's URL rules, as ``scrapy seed`` does."""
-        marked, rejected = self.context.mark(((url, priority) for url in urls), seeds=True)
+        marked, rejected = self.context.policy.mark(((url, priority) for url in urls), seeds=True)
         over_bound = rejected.pop("host_full", 0)
         refused = sum(rejected.values())
         accepted = len(urls) - refused
