@@ -16,7 +16,7 @@ import logging
 import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin
 
 from combine_scrapy.access.addresses import PRIVATE_ADDRESS, AddressPolicy, written_non_public
@@ -43,6 +43,9 @@ from combine_scrapy.links.learned import LearnedLinkScorer
 from combine_scrapy.links.online import DamagedModel, OnlineLinkLearner
 from combine_scrapy.links.saturation import NoveltyWatch
 from combine_scrapy.links.scoring import LinkCandidate, LinkScorer
+
+if TYPE_CHECKING:
+    from combine_scrapy.records.store import RecordReader
 
 logger = logging.getLogger(__name__)
 
@@ -174,6 +177,12 @@ class CrawlPolicy:
         """Whether the strategy orders by PageRank, and so needs the link graph."""
         return strategy_named(self.job.crawling.strategy).ranked
 
+    def _checker(self) -> UrlChecker:
+        """check_url with the job's rules, remembered (links repeat from page to page); made on first use."""
+        if self.url_checker is None:
+            self.url_checker = UrlChecker(self.job.url_rules)
+        return self.url_checker
+
     def _count(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(key, count)
@@ -204,9 +213,7 @@ class CrawlPolicy:
         """
         rejected: Counter[str] = Counter()
         accepted: dict[str, float] = {}
-        if self.url_checker is None:
-            self.url_checker = UrlChecker(self.job.url_rules)
-        check = self.url_checker
+        check = self._checker()
         for url, priority in candidates:
             verdict = check(url)
             refusal = self.addresses.refusal(verdict.url) if verdict.ok and written_non_public(verdict.url) else None
@@ -233,6 +240,24 @@ class CrawlPolicy:
         if refused:
             rejected["host_full"] += refused
         return marked, rejected
+
+    def mark_changed(self, dated: Iterable[tuple[str, float]], records: RecordReader) -> list[str]:
+        """Mark again the stored pages whose ``(url, lastmod)`` (a sitemap's) is later than their record's last
+        check; returns those marked again."""
+        canonical: dict[str, float] = {}
+        check = self._checker()
+        for url, lastmod in dated:
+            verdict = check(url)
+            if verdict.ok:
+                canonical[verdict.url] = max(lastmod, canonical.get(verdict.url, lastmod))
+        fetched = [url for url, status in self.frontier.statuses(canonical).items() if status == 200]
+        marked = []
+        for url in fetched:
+            key = records.key_for_url(url)
+            record = records.get(key) if key else None
+            if record is not None and canonical[url] > record.checked and self.frontier.remark(url):
+                marked.append(url)
+        return marked
 
     def recycle_links(self, links: Sequence[LinkCandidate], score: float, source: str) -> tuple[int, Counter[str]]:
         """Mark the links the job's link method chooses from a stored record (a relevant page of that score)."""

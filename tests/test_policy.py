@@ -72,6 +72,13 @@ class RecordingFrontier:
     def record_visit(self, url, now, digest, changed):
         self.calls.append(("record_visit", (url, now, digest, changed)))
 
+    def statuses(self, urls):
+        return {url: 200 for url in urls if "unknown" not in url}
+
+    def remark(self, url):
+        self.calls.append(("remark", url))
+        return True
+
     def set_priorities(self, priorities):
         self.calls.append(("set_priorities", dict(priorities)))
 
@@ -274,6 +281,21 @@ def test_seeds_from_a_person_must_name_a_full_host_and_raised_urls_are_counted()
     assert (marked, rejected) == (1, Counter({"one_word_host": 1}))
     assert frontier.called("mark") == [([("http://a.example/", "a.example", 0.4)], 0)]
     assert crawl.stats["frontier/raised"] == 1
+
+
+def test_a_sitemap_marks_again_the_stored_pages_that_changed_since_their_check():
+    class Records:
+        def key_for_url(self, url):
+            return {"http://a.example/old": "k1", "http://a.example/new": "k2"}.get(url)
+
+        def get(self, key):
+            return SimpleNamespace(checked=100.0)
+
+    frontier = RecordingFrontier()
+    dated = [("http://a.example/old", 50.0), ("HTTP://a.example/new#x", 150.0), ("http://a.example/unknown", 900.0),
+             ("http://a.example/never-stored", 900.0)]
+    assert policy(frontier).mark_changed(dated, Records()) == ["http://a.example/new"]
+    assert frontier.called("remark") == ["http://a.example/new"]
 
 
 def test_the_model_re_scores_the_waiting_links_when_it_is_due():

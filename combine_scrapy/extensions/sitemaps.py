@@ -13,9 +13,8 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred
 
 from combine_scrapy.access.robots import RobotsPolicy
-from combine_scrapy.access.urls import check_url, host_of
+from combine_scrapy.access.urls import host_of
 from combine_scrapy.context import CrawlComponent
-from combine_scrapy.frontier import UrlQueue
 from combine_scrapy.links.sitemaps import (
     GUESSED_PATH,
     SitemapContent,
@@ -137,21 +136,10 @@ class SitemapReader(CrawlComponent):
 
     def _revisit_changed(self, dated: list[tuple[str, float]]) -> None:
         """Mark again the stored pages whose lastmod is later than their record's last check."""
-        context = self.context
-        queue: UrlQueue = context.frontier
-        records: RecordReader = context.store
-        canonical: dict[str, float] = {}
-        for url, lastmod in dated:
-            verdict = check_url(url, context.job.url_rules)
-            if verdict.ok:
-                canonical[verdict.url] = max(lastmod, canonical.get(verdict.url, lastmod))
-        fetched = [url for url, status in queue.statuses(canonical).items() if status == 200]
-        for url in fetched:
-            key = records.key_for_url(url)
-            record = records.get(key) if key else None
-            if record is not None and canonical[url] > record.checked and queue.remark(url):
-                self.stats.inc_value("sitemaps/revisits")
-                logger.info("sitemap: %s changed since it was checked (lastmod): marked again", url)
+        records: RecordReader = self.context.store
+        for url in self.context.policy.mark_changed(dated, records):
+            self.stats.inc_value("sitemaps/revisits")
+            logger.info("sitemap: %s changed since it was checked (lastmod): marked again", url)
 
     def _limit(self, host: str, limit: str, detail: str) -> None:
         self.stats.inc_value(f"sitemaps/limit/{limit}")
