@@ -18,8 +18,9 @@ class Fetch:
 
     ``status`` is None when no response came back; ``error`` then says why.
     The spider's errback decides ``outcome`` for a fetch that failed (robots.txt
-    forbids it, a URL rule refused it, the download failed); OutcomePipeline
-    decides it from the status for every other.
+    forbids it, a URL rule refused it, the download failed); the crawl policy
+    (``CrawlPolicy.settle_outcome``, run by OutcomePipeline) decides it from the
+    status for every other. The policy reads the fetch as the event it is.
     """
 
     url: str
@@ -29,10 +30,10 @@ class Fetch:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     error: str | None = None
-    outcome: Outcome | None = None  # the errback's, else OutcomePipeline's from the status
+    outcome: Outcome | None = None  # the errback's, else the policy's from the status
     postponed: bool = False      # the fetch was put off (robots.txt read first)
     response_url: str | None = None  # where a followed redirect ended: the base of the page's relative links
-    retry_after: float | None = None  # seconds a 429/503 asked to wait (Retry-After), set by OutcomePipeline
+    retry_after: float | None = None  # seconds a 429/503 asked to wait (Retry-After), set by the policy
     page: ParsedPage | None = None  # set by ParsePipeline
     classification: Classification | None = None  # set by TopicPipeline
     analysis: Analysis | None = None  # language and country, set by AnalysePipeline with doAnalyse
