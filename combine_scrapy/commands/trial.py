@@ -122,7 +122,6 @@ class TrialSpider(FocusedSpider):
         job = spider.trial_job
         spider.context = CrawlContext.open(job, spider.data_dir)
         spider.context.policy.link_scorer = SiteLinks((host_of(seed) for seed in job.seeds), job.url_rules)
-        spider.context.policy.stats = crawler.stats
         spider.seed_set = frozenset(job.seeds)  # fetch_failed notes the seeds robots.txt refuses
         spider.seeds_refused_by_robots = set()
         crawler.signals.connect(spider.context.close, scrapy.signals.engine_stopped)

@@ -76,6 +76,7 @@ class FrontierScheduler(BaseScheduler):
     def open(self, spider: Spider) -> None:
         self.spider = cast("FocusedSpider", spider)   # the scheduler of the focused crawl (settings.py)
         self.context = self.spider.context
+        self.context.policy.stats = self.stats  # the policy counts what it decides in the crawl's stats
         # What the scheduler reads of the frontier: its queue's rounds, its pause switch and counts.
         self.queue: UrlQueue = self.context.frontier
         self.operations: FrontierOperations = self.context.frontier

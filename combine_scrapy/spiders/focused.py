@@ -162,7 +162,6 @@ class FocusedSpider(scrapy.Spider):
         if spider.continuous:  # run forever: wait for whatever comes due, however far away
             settings.set("COMBINE_IDLE_HORIZON", float("inf"), priority="spider")
         spider.context = CrawlContext.from_settings(settings, job)
-        spider.context.policy.stats = crawler.stats
         try:
             record_stores(settings, job.name)  # the job's commands read the stores this crawl uses
         except OSError as e:
