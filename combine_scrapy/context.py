@@ -56,15 +56,13 @@ def outage_patience_setting(settings: BaseSettings) -> float:
 
 @dataclass
 class CrawlContext:
-    """The parts of one crawl of a job: the job, its frontier and record store, the policy that decides what the
-    crawl's events mean for them, and what the downloader middlewares share (the address policy, the hosts' pace)."""
+    """The parts of one crawl of a job: the job, its frontier and record store, and the policy that decides what
+    the crawl's events mean for them."""
 
     job: Job
     frontier: Frontier
     store: RecordStore
     policy: CrawlPolicy
-    addresses: AddressPolicy
-    pace: HostPace
 
     @classmethod
     def open(
@@ -98,19 +96,16 @@ class CrawlContext:
         link_scorer = link_scorer_for(job, url_checker)
         if link_scorer.learner is not None:
             link_scorer.learner.store = link_model_store(frontier, data_dir, job.name)
-        addresses, pace = AddressPolicy.for_job(job), HostPace(job.locks.host)
         policy = CrawlPolicy(
             job,
             frontier,
             link_scorer=link_scorer,
             url_checker=url_checker,
-            addresses=addresses,
-            pace=pace,
             max_urls_per_host=job.crawling.max_urls_per_host or max_urls_per_host,
             lease_seconds=lease_seconds,
         )
         store = open_store(job.name, data_dir, mysql_url, outage_patience=outage_patience)
-        return cls(job=job, frontier=frontier, store=store, policy=policy, addresses=addresses, pace=pace)
+        return cls(job=job, frontier=frontier, store=store, policy=policy)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, job: Job, *, outage_patience: float | None = None) -> CrawlContext:
@@ -135,6 +130,16 @@ class CrawlContext:
     def shared(self) -> bool:
         """Whether other harvesters may use the same frontier at the same time."""
         return isinstance(self.frontier, RedisFrontier)
+
+    @property
+    def addresses(self) -> AddressPolicy:
+        """Which hosts may be on loopback or private addresses (the policy's, which refuses the others' URLs)."""
+        return self.policy.addresses
+
+    @property
+    def pace(self) -> HostPace:
+        """This harvester's memory of each host's next turn (the policy's, which gives a postponed URL back for it)."""
+        return self.policy.pace
 
     def close(self) -> None:
         """Give back what this harvester still holds (the policy's leases), close the frontier and the records."""

@@ -128,7 +128,8 @@ class CrawlPolicy:
 
     ``stats`` counts what it decides (None: nothing is counted, as in the job's commands). ``addresses``
     and ``pace`` are the crawl's (the hosts that may be on private addresses, this harvester's memory of
-    each host's next turn); made from the job when not given.
+    each host's next turn, which the downloader middlewares share); made from the job on first use when not
+    given (a job's seeds may be many, and a command may never need them).
     """
 
     def __init__(
