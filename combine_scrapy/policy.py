@@ -275,7 +275,7 @@ class CrawlPolicy:
         self.leased[entry.url] = entry
         return True
 
-    def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
+    def _release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
         """Give a leased URL back without counting the attempt."""
         self.frontier.release(url, host, host_lock_until, now)
         self.leased.pop(url, None)
@@ -284,7 +284,7 @@ class CrawlPolicy:
         """Give back what this harvester still holds, so the next run need not wait for leases to end."""
         try:
             for entry in list(self.leased.values()):
-                self.release(entry.url, entry.host, now + self.job.locks.host)
+                self._release(entry.url, entry.host, now + self.job.locks.host)
         except CrawlFault as fault:  # a full disk, a vanished frontier: the leases end by themselves
             logger.warning("%d leased URLs not given back (%s); they come back when their lease ends", len(self.leased), fault)
 
@@ -326,7 +326,7 @@ class CrawlPolicy:
     def fetch_postponed(self, fetch: Fetch) -> None:
         """The URL goes back for the host's next turn: WaitIntervalHost, or later when a Retry-After holds it."""
         host_lock_until = max(fetch.fetched_at + self.job.locks.host, self.pace.next_turn(fetch.host))
-        self.release(fetch.url, fetch.host, host_lock_until, now=fetch.fetched_at)
+        self._release(fetch.url, fetch.host, host_lock_until, now=fetch.fetched_at)
 
     def fetch_done(self, fetch: Fetch) -> str | None:
         """Complete the URL in the frontier and mark what it leads to; returns why the crawl is saturated, once,
