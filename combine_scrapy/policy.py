@@ -127,9 +127,9 @@ class CrawlPolicy:
     """What the events of one crawl of a job mean for its frontier and its link model.
 
     ``stats`` counts what it decides (None: nothing is counted, as in the job's commands). ``addresses``
-    and ``pace`` are the crawl's (the hosts that may be on private addresses, this harvester's memory of
-    each host's next turn, which the downloader middlewares share); made from the job on first use when not
-    given (a job's seeds may be many, and a command may never need them).
+    and ``pace`` (the hosts that may be on private addresses, this harvester's memory of each host's next
+    turn) are the crawl's, which the downloader middlewares share; made from the job on first use (a job's
+    seeds may be many, and a command may never need them).
     """
 
     def __init__(
@@ -139,8 +139,6 @@ class CrawlPolicy:
         *,
         link_scorer: LinkChooser | None = None,
         url_checker: UrlChecker | None = None,
-        addresses: AddressPolicy | None = None,
-        pace: HostPace | None = None,
         max_urls_per_host: int | None = None,
         lease_seconds: float = LEASE_SECONDS,
         stats: CrawlStats | None = None,
@@ -149,8 +147,8 @@ class CrawlPolicy:
         self.frontier = frontier
         self.link_scorer = link_scorer
         self.url_checker = url_checker
-        self._addresses = addresses
-        self._pace = pace
+        self._addresses: AddressPolicy | None = None
+        self._pace: HostPace | None = None
         self.max_urls_per_host = max_urls_per_host
         self.lease_seconds = lease_seconds
         self.stats = stats

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from combine_scrapy.access.politeness import HostPace
 from combine_scrapy.access.urls import UrlRules
 from combine_scrapy.document.parse import Link, ParsedPage
 from combine_scrapy.frontier import FrontierEntry, MarkResult, Outcome
@@ -248,7 +247,7 @@ def test_a_revisited_page_is_due_again_after_the_allowed_age_first_then_as_often
 
 def test_a_postponed_fetch_gives_its_url_back_for_the_hosts_next_turn():
     frontier = RecordingFrontier()
-    crawl = CrawlPolicy(job(), frontier, pace=HostPace(LOCKS.host))
+    crawl = CrawlPolicy(job(), frontier)
     crawl.pace.reserve("a.example", 4940.0)  # its next turn: 4940 + WaitIntervalHost
     entry = FrontierEntry("http://a.example/", "a.example")
     assert crawl.claim(entry, 900.0) and crawl.leased == {entry.url: entry}
