@@ -51,7 +51,7 @@ def test_the_focused_spider_gets_its_own_under_what_settings_py_and_the_command_
         project={"ITEM_PIPELINES": {f"{__name__}.ProjectPipeline": 800}, "CONCURRENT_REQUESTS": 8},
         cmdline={"CONCURRENT_ITEMS": 5},
     )
-    assert settings["SCHEDULER"] == "combine_scrapy.frontier.scheduler.FrontierScheduler"
+    assert settings["SCHEDULER"] == "combine_scrapy.scheduler.FrontierScheduler"
     assert (settings.getint("CONCURRENT_REQUESTS"), settings.getint("CONCURRENT_ITEMS")) == (8, 5)
     assert not settings.getbool("REDIRECT_ENABLED")
     pipelines = components(settings, "ITEM_PIPELINES")

@@ -57,7 +57,7 @@ class FocusedSpider(scrapy.Spider):
     crawl_settings: dict[str, Any] = {
         # The frontier hands out every URL and decides when a host may be fetched; Scrapy's own throttles,
         # retries and redirects would fetch behind its back (FetchLimitsMiddleware follows redirects).
-        "SCHEDULER": "combine_scrapy.frontier.scheduler.FrontierScheduler",
+        "SCHEDULER": "combine_scrapy.scheduler.FrontierScheduler",
         "ROBOTSTXT_OBEY": False,
         "RETRY_ENABLED": False,
         "REDIRECT_ENABLED": False,

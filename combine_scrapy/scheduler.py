@@ -1,5 +1,8 @@
 """The frontier as a Scrapy scheduler: BreadthFirstTime and the other crawl strategies.
 
+A Scrapy component, so it sits above the spider beside the other components (Scrapy's own is
+``scrapy/core/scheduler.py``); what it hands out is the frontier's and the strategy's.
+
 At each scheduling point one URL from each unlocked host forms a ready queue,
 as in Combine. BreadthFirstTime and
 BreadthFirst hand it out completely before the next scheduling; BestFirst and
@@ -34,7 +37,7 @@ from combine_scrapy.frontier import FrontierEntry, FrontierOperations, UrlQueue
 from combine_scrapy.frontier.strategy import strategy_named
 from combine_scrapy.stats import PAGES_STAT
 
-if TYPE_CHECKING:  # a layer above: the spider names this scheduler in its settings
+if TYPE_CHECKING:  # the spider names this scheduler in its settings, and the scheduler reads its crawl context
     from combine_scrapy.spiders.focused import FocusedSpider
 
 logger = logging.getLogger(__name__)
