@@ -265,7 +265,7 @@ def test_only_a_job_that_renders_gets_the_render_handler(tmp_path):
     if os.access(COMBINE_CHROMIUM, os.X_OK):
         enabled = render.crawl_settings(job, settings)
         assert enabled[render.ENABLED] and enabled["PLAYWRIGHT_MAX_PAGES_PER_CONTEXT"] == 2
-        assert enabled["DOWNLOAD_HANDLERS"]["https"] == "combine_scrapy.render.handler.RenderDownloadHandler"
+        assert enabled["DOWNLOAD_HANDLERS"]["https"] == "combine_scrapy.downloadhandlers.render.RenderDownloadHandler"
         assert enabled["PLAYWRIGHT_LAUNCH_OPTIONS"]["executable_path"] == COMBINE_CHROMIUM
     missing = Settings({"COMBINE_CHROMIUM": str(tmp_path / "no-chromium")})
     assert render.crawl_settings(job, missing) == {}

@@ -9,7 +9,7 @@
   as the download handler of the render (``meta["playwright"] = True``).
 
 A job with ``Render = never`` gets Scrapy's own download handlers. Otherwise
-http and https go to :class:`~combine_scrapy.render.handler.RenderDownloadHandler`:
+http and https go to :class:`~combine_scrapy.downloadhandlers.render.RenderDownloadHandler`:
 Scrapy's HTTP handler for every fetch, scrapy-playwright's for the renders
 (``meta["playwright"] = True``), made at the first render. Only then are
 Playwright imported and its driver and the system Chromium
@@ -71,7 +71,7 @@ def crawl_settings(job: Job, settings: BaseSettings) -> dict[str, Any]:
         logger.warning("job %s: Render = %s, but there is no browser at %s (COMBINE_CHROMIUM): no page is rendered",
                        job.name, rendering.mode, chromium)
         return {}
-    handler = "combine_scrapy.render.handler.RenderDownloadHandler"
+    handler = "combine_scrapy.downloadhandlers.render.RenderDownloadHandler"
     return {
         ENABLED: True,
         "DOWNLOAD_HANDLERS": {**settings.getdict("DOWNLOAD_HANDLERS"), "http": handler, "https": handler},
