@@ -258,6 +258,17 @@ class CrawlPolicy:
                 marked.append(url)
         return marked
 
+    def mark_again(self, urls: Iterable[str]) -> tuple[int, int]:
+        """Mark fetched URLs for harvesting again, unlocked (``scrapy reharvest``): how many were marked, and how
+        many the frontier does not know (a reset frontier, or another backend's)."""
+        marked = missing = 0
+        for url in urls:
+            if self.frontier.remark(url):
+                marked += 1
+            else:
+                missing += 1
+        return marked, missing
+
     def recycle_links(self, links: Sequence[LinkCandidate], score: float, source: str) -> tuple[int, Counter[str]]:
         """Mark the links the job's link method chooses from a stored record (a relevant page of that score)."""
         if self.link_scorer is None:

@@ -297,6 +297,18 @@ def test_a_sitemap_marks_again_the_stored_pages_that_changed_since_their_check()
     assert frontier.called("remark") == ["http://a.example/new"]
 
 
+def test_reharvest_marks_again_the_urls_the_frontier_knows_and_counts_the_others():
+    class Frontier(RecordingFrontier):
+        def remark(self, url):
+            super().remark(url)
+            return "gone" not in url
+
+    frontier = Frontier()
+    urls = ["http://a.example/1", "http://a.example/gone", "http://b.example/2"]
+    assert policy(frontier).mark_again(urls) == (2, 1)
+    assert frontier.called("remark") == urls
+
+
 def test_the_model_re_scores_the_waiting_links_when_it_is_due():
     frontier = RecordingFrontier()
     crawl = policy(frontier, ChosenLinks(rescored={"http://c.example/": 0.9}))

@@ -22,11 +22,9 @@ class Command(JobCommand):
         with self.context(job) as context:
             for record in context.store:
                 records += 1
-                for url in context.store.urls(record.key):
-                    if context.frontier.remark(url):
-                        marked += 1
-                    else:
-                        missing += 1
+                marked_now, missing_now = context.policy.mark_again(context.store.urls(record.key))
+                marked += marked_now
+                missing += missing_now
         print(f"job {job.name}: {marked} URLs of {records} records marked for harvesting again")
         if missing:
             print(f"  {missing} URLs of records are not in this frontier (a frontier reset or another backend?)")
