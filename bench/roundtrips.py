@@ -7,13 +7,18 @@ every request the process writes to a Redis connection: one command, or one
 pipeline (its commands go in one write). ``bench.scaling`` loads it in the
 harvesters it starts (``EXTENSIONS`` and ``SCALING_ROUND_TRIPS_DIR``); from
 the spider's opening, every ``INTERVAL`` seconds, it appends
-``<monotonic time> <round trips so far>`` to ``<dir>/<pid>.txt``.
+``<monotonic time> <round trips so far>`` to ``<dir>/<pid>.txt``, and the
+round trips so far by caller (``caller_of``) as one JSON line to
+``<dir>/<pid>.callers.jsonl``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from redis.connection import AbstractConnection
@@ -23,16 +28,45 @@ from scrapy.utils.asyncio import create_looping_call
 
 INTERVAL = 0.5
 
+#: The project's source, whose frames name a round trip's caller.
+PACKAGE = str(Path(__file__).resolve().parent.parent / "combine_scrapy") + os.sep
+#: The frontier's Redis parts: the outermost of their frames is the frontier method that made the round trip.
+FRONTIER_PARTS = PACKAGE + os.path.join("frontier", "redis") + os.sep
+#: Functions of connection.py that only pass a call on (run a script, a pipeline of scripts): named by their caller.
+PASSING_ON = {"run", "run_buckets", "answered", "call_with_retry", "<lambda>"}
+
+
+def caller_of(frame) -> str:
+    """Who made a round trip: the frontier method it serves (the outermost frame in frontier/redis/), then the
+    function that sent it (the innermost frame of the project that does more than pass a call on), as
+    ``method > function``; a round trip from outside the frontier (the beacon, the link model) by its function.
+    """
+    inner = outer = None
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith(PACKAGE):
+            name = f"{Path(code.co_filename).stem}.{code.co_name}"
+            if inner is None and code.co_name not in PASSING_ON:
+                inner = name
+            if code.co_filename.startswith(FRONTIER_PARTS):
+                outer = name
+        frame = frame.f_back
+    if inner is None:
+        return "other"
+    return inner if outer is None or outer == inner else f"{outer} > {inner}"
+
 
 class RedisRoundTrips:
     """Counts writes to Redis connections in this process and samples the count to a file."""
 
     sent = 0  # round trips of every connection of this process
+    by_caller: Counter[str] = Counter()  # the same by caller_of
     _unpatched = None
 
     def __init__(self, path: Path):
         self.path = path
         self._file = None
+        self._callers = None
         self._task = None
 
     @classmethod
@@ -55,17 +89,22 @@ class RedisRoundTrips:
 
         def counted(connection, command, check_health=True):
             cls.sent += 1
+            cls.by_caller[caller_of(sys._getframe(1))] += 1
             return send(connection, command, check_health)
 
         AbstractConnection.send_packed_command = counted
 
     def sample(self) -> None:
-        self._file.write(f"{time.monotonic():.6f} {type(self).sent}\n")
+        moment = time.monotonic()
+        self._file.write(f"{moment:.6f} {type(self).sent}\n")
         self._file.flush()
+        self._callers.write(json.dumps({"t": moment, "callers": type(self).by_caller}) + "\n")
+        self._callers.flush()
 
     def spider_opened(self, spider) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.path.open("a", encoding="ascii")
+        self._callers = self.path.with_suffix(".callers.jsonl").open("a", encoding="ascii")
         self.sample()
         self._task = create_looping_call(self.sample)
         self._task.start(INTERVAL, now=False)
@@ -76,7 +115,8 @@ class RedisRoundTrips:
         if self._file is not None:
             self.sample()
             self._file.close()
-            self._file = None
+            self._callers.close()
+            self._file = self._callers = None
 
 
 def read_samples(path: Path) -> list[tuple[float, int]]:
@@ -98,3 +138,26 @@ def count_at(samples: list[tuple[float, int]], moment: float) -> float:
         if moment <= t1:
             return c0 + (c1 - c0) * (moment - t0) / (t1 - t0) if t1 > t0 else float(c1)
     return float(samples[-1][1])
+
+
+def read_callers(path: Path) -> list[tuple[float, dict[str, int]]]:
+    """The ``(time, round trips by caller)`` samples a harvester wrote next to ``path`` (its ``<pid>.txt``)."""
+    callers = path.with_suffix(".callers.jsonl")
+    if not callers.exists():
+        return []
+    return [(entry["t"], entry["callers"]) for entry in map(json.loads, callers.read_text(encoding="ascii").splitlines())]
+
+
+def callers_between(samples: list[tuple[float, dict[str, int]]], start: float, end: float) -> Counter[str]:
+    """Round trips by caller between the last samples at or before ``start`` and ``end``."""
+    def at(moment: float) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for sampled, callers in samples:
+            if sampled > moment:
+                break
+            found = callers
+        return found
+
+    first, last = at(start), at(end)
+    return Counter({caller: count - first.get(caller, 0) for caller, count in last.items()
+                    if count - first.get(caller, 0) > 0})

@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.scaling [--harvesters 1 2 4] [--seconds 45] [--warmup 8] [--repeats 1] [--wait 0]
                                       [--latency 0.05] [--seed 1 --hosts 1000 --pages 100000] [--redis URL]
                                       [--cluster-nodes 3 6] [--results bench/results] [--full]
+                                      [--profile 5] [--compare-sqlite]
     .venv/bin/python -m bench.scaling --report-only bench/results/scaling.json    # summarise stored runs again
 
 Each run starts ``scrapy harvest JOB -n N`` (N ``scrapy crawl focused``
@@ -18,7 +19,21 @@ that Lua scripts run inside Redis count too) and the script calls among them
 (counted in each harvester by bench/roundtrips.py: one per command or
 pipeline written to Redis), and the server's CPU (``control.test/stats``);
 then each harvester's peak RSS (VmHWM). Pages are the server's logged page
-requests that arrived in the window. Politeness over the whole run, from the
+requests that arrived in the window. The round trips are also counted by
+caller (the frontier method and the function that sent them), and the
+commands Redis ran by name.
+
+Where the commands inside Redis go: for ``--profile`` seconds after the
+window (the crawl runs on for them) the bench reads Redis's MONITOR, which
+lists every command a client sent and, after a script call, each command the
+script ran; each script call is named by its SHA1 (the scripts of
+``frontier/lua/``), so the report gives, per page, the calls of each script
+and the commands run inside it, by name. MONITOR costs Redis CPU, which is
+why it watches after the window and not in it.
+
+``--compare-sqlite`` first runs one harvester on the SQLite frontier
+(``scrapy crawl focused``, the same job, web and window) in each repeat, so
+one command gives a harvester's CPU per page on both frontiers. Politeness over the whole run, from the
 server's log: the most requests to one host in flight at once (must be 1;
 the server holds each answer ``--latency`` seconds so that two would show),
 and with ``--wait`` > 0 the most requests to one host in any WaitIntervalHost
@@ -47,6 +62,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import redis
@@ -54,12 +70,13 @@ import redis
 from bench.children import ends_with_bench
 from bench.politeness import most_in_window
 from bench.report import RESULTS, environment, write_report
-from bench.roundtrips import count_at, read_samples
+from bench.roundtrips import callers_between, count_at, read_callers, read_samples
 from bench.virtualweb.harness import PROJECT, ServedWeb, command_line, load_average, page_fetches
 from bench.virtualweb.job import write_job
 from bench.virtualweb.server import CONTROL_HOST
 from bench.virtualweb.web import VirtualWeb
 from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.frontier.redis.connection import RedisConnection
 from combine_scrapy.spiders.focused import FocusedSpider
 
 #: Combine's speed-up for 1, 2, 5, 10, 15 and 20 harvesters (the Combine study, 3.3.2, Table 3.1).
@@ -110,15 +127,67 @@ def redis_counters(server: redis.Redis) -> dict:
     }
 
 
-def sample(pids: list[int], server: redis.Redis, served: ServedWeb) -> dict:
-    """Everything the window's figures are deltas of, read as close together as possible."""
+def sample(pids: list[int], server: redis.Redis | None, served: ServedWeb) -> dict:
+    """Everything the window's figures are deltas of, read as close together as possible (no Redis figures
+    for a harvester on the SQLite frontier)."""
     moment = time.monotonic()
     return {
         "t": moment,
         "harvesters": [process_cpu(pid) for pid in pids],
-        "redis": redis_counters(server),
+        "redis": redis_counters(server) if server is not None else None,
         "server_cpu": served.stats()["cpu_seconds"],
     }
+
+
+def script_names(client: redis.Redis) -> dict[str, str]:
+    """The frontier's Lua scripts by the SHA1 a script call names them by."""
+    connection = RedisConnection(client, "names")
+    return {script.sha: name for name, script in connection.scripts.items()} | {
+        connection.marker._open_script.sha: "open"}
+
+
+def monitor_profile(redis_url: str, seconds: float) -> dict:
+    """What Redis ran in ``seconds`` from now, from MONITOR: the calls of each script and the commands each ran
+    inside it (a script's commands follow its call in MONITOR's stream), and the commands sent directly;
+    ``t`` is when the watch began (time.monotonic).
+
+    The lines are read until one stamped (by Redis) after the watch's end, so a reader slower than Redis
+    still counts every command of the watch. In Redis 7.0 MONITOR lists a script call before the commands
+    it ran; a script call reloaded after a NOSCRIPT (SCRIPT LOAD, then EVALSHA again) is counted as two calls.
+    """
+    scripts: dict[str, dict] = {}
+    direct: Counter[str] = Counter()
+    client = redis.Redis.from_url(redis_url, socket_timeout=1)
+    names = script_names(client)
+    current: dict | None = None
+    started, wall_end = time.monotonic(), time.time() + seconds
+    try:
+        with client.monitor() as monitor:
+            while time.monotonic() - started < seconds + 120:
+                try:
+                    line = monitor.next_command()
+                except redis.TimeoutError:
+                    if time.time() > wall_end:
+                        break
+                    continue
+                if line["time"] > wall_end:
+                    break
+                words = line["command"].split(" ", 2)
+                name = words[0].upper()
+                if line["client_type"] == "lua":
+                    if current is not None:
+                        current["inner"][name] += 1
+                    continue
+                if name in ("EVALSHA", "EVALSHA_RO") and len(words) > 1:
+                    script = names.get(words[1], words[1][:8])
+                    current = scripts.setdefault(script, {"calls": 0, "inner": Counter()})
+                    current["calls"] += 1
+                else:
+                    current = None
+                    direct[name] += 1
+    finally:
+        client.close()
+    return {"t": started, "seconds": seconds, "scripts": scripts, "direct": direct}
 
 
 class PrivateRedis:
@@ -182,29 +251,34 @@ def harvester_pids(output: Path, harvesters: int) -> list[int] | None:
     return pids if len(pids) == harvesters else None
 
 
-def harvest_command(name: str, harvesters: int, seconds: float, topics: Path, data: Path, redis_url: str,
+def harvest_command(name: str, harvesters: int, seconds: float, topics: Path, data: Path, redis_url: str | None,
                     round_trips: Path) -> list[str]:
-    """``scrapy harvest`` with the round-trip counter added to the focused crawl's extensions."""
+    """``scrapy harvest`` with the round-trip counter added to the focused crawl's extensions; without a
+    ``redis_url``, one ``scrapy crawl focused`` on the SQLite frontier with the same settings."""
     extensions = {**FocusedSpider.components["EXTENSIONS"], "bench.roundtrips.RedisRoundTrips": 900}
+    crawler = (["harvest", name, "-n", str(harvesters), "-s", f"REDIS_URL={redis_url}"] if redis_url
+               else ["crawl", "focused", "-a", f"job={name}"])
     return [
-        sys.executable, "-m", "scrapy", "harvest", name, "-n", str(harvesters),
-        "-s", f"COMBINE_TOPICS_DIR={topics}", "-s", f"COMBINE_DATA_DIR={data}", "-s", f"REDIS_URL={redis_url}",
+        sys.executable, "-m", "scrapy", *crawler,
+        "-s", f"COMBINE_TOPICS_DIR={topics}", "-s", f"COMBINE_DATA_DIR={data}",
         "-s", f"CLOSESPIDER_TIMEOUT={seconds:g}", "-s", "COMBINE_PROGRESS_INTERVAL=0", "-s", "LOG_LEVEL=WARNING",
         "-s", f"EXTENSIONS={json.dumps(extensions)}", "-s", f"SCALING_ROUND_TRIPS_DIR={round_trips}",
     ]
 
 
-def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Namespace, directory: Path) -> dict:
-    """One crawl by ``harvesters`` processes, measured over its steady window."""
-    name = f"scaling{harvesters}-{uuid.uuid4().hex[:6]}"
+def run(served: ServedWeb, redis_url: str | None, harvesters: int, args: argparse.Namespace, directory: Path) -> dict:
+    """One crawl by ``harvesters`` processes, measured over its steady window; without a ``redis_url``, one
+    harvester on the SQLite frontier (no Redis figures)."""
+    name = f"scaling{harvesters}-{uuid.uuid4().hex[:6]}" if redis_url else f"scalingsqlite-{uuid.uuid4().hex[:6]}"
+    profile = args.profile if redis_url else 0.0
     topics, data, round_trips = directory / "topics", directory / "data", directory / name / "roundtrips"
     write_job(served.web, topics / name, served.port, args.wait,
               variables={"CrawlStrategy": args.strategy} if args.strategy else None)
     output = directory / name / "harvest.out"
     output.parent.mkdir(parents=True, exist_ok=True)
-    command = harvest_command(name, harvesters, args.seconds, topics, data, redis_url, round_trips)
+    command = harvest_command(name, harvesters, args.seconds + profile, topics, data, redis_url, round_trips)
     env = {**os.environ, "http_proxy": served.proxy, "no_proxy": "", "PYTHONPATH": str(PROJECT)}
-    server = redis.Redis.from_url(redis_url)
+    server = redis.Redis.from_url(redis_url) if redis_url else None
     since = served.stats()["requests"]
     load_before = load_average()
     started = time.monotonic()
@@ -212,9 +286,10 @@ def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Names
         process = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                    preexec_fn=ends_with_bench())
     try:
-        pids = wait_until(lambda: harvester_pids(output, harvesters), 60, "the harvesters started", process)
+        pids = (wait_until(lambda: harvester_pids(output, harvesters), 60, "the harvesters started", process)
+                if redis_url else [process.pid])
         first = wait_until(lambda: served.log(since)[:1], 120, "the first request", process)[0]["t"]
-        wait_until(lambda: round_trips.is_dir() and len(list(round_trips.iterdir())) == harvesters, 120,
+        wait_until(lambda: round_trips.is_dir() and len(list(round_trips.glob("*.txt"))) == harvesters, 120,
                    "every harvester opened its spider", process)
         window_start = max(first, time.monotonic()) + args.warmup
         window_end = first + args.seconds * (1 - END_MARGIN)
@@ -227,20 +302,37 @@ def run(served: ServedWeb, redis_url: str, harvesters: int, args: argparse.Names
         time.sleep(max(0.0, window_end - time.monotonic()))
         after = sample(pids, server, served)
         rss = [peak_rss(pid) for pid in pids]
-        frontier_hosts = sum(server.zcard(key) for key in server.scan_iter(match=f"combine:{{{name}:b*}}:hostq"))
-        process.wait(timeout=args.seconds + 180)
+        frontier_hosts = (sum(server.zcard(key) for key in server.scan_iter(match=f"combine:{{{name}:b*}}:hostq"))
+                          if server is not None else None)
+        profiled = None
+        if profile > 0 and redis_url:
+            profile_since = served.stats()["requests"]
+            profiled = monitor_profile(redis_url, profile)
+            profiled["pages"] = sum(
+                1 for entry in page_fetches([entry for entry in served.log(profile_since) if entry["host"] != CONTROL_HOST])
+                if profiled["t"] <= entry["t"] < profiled["t"] + profile)
+        process.wait(timeout=args.seconds + profile + 180)
     finally:
         if process.poll() is None:
             process.terminate()
             process.wait(timeout=60)
-        RedisFrontier(server, name).delete_all()  # this job's keys only
-        server.close()
+        if server is not None:
+            RedisFrontier(server, name).delete_all()  # this job's keys only
+            server.close()
     wall = time.monotonic() - started
     if process.returncode != 0:
         raise RuntimeError(f"harvest -n {harvesters} failed (exit {process.returncode}):\n{output.read_text()[-3000:]}")
     entries = [entry for entry in served.log(since) if entry["host"] != CONTROL_HOST]
-    trips = [read_samples(path) for path in sorted(round_trips.iterdir())]
-    return measured_run(harvesters, entries, before, after, rss, trips, args.wait) | {
+    paths = sorted(round_trips.glob("*.txt"))
+    trips = [read_samples(path) for path in paths]
+    callers = sum((callers_between(read_callers(path), before["t"], after["t"]) for path in paths), Counter())
+    measured = measured_run(harvesters, entries, before, after, rss, trips, args.wait)
+    pages = measured["window_pages"]
+    return measured | {
+        "frontier": "redis" if redis_url else "sqlite",
+        "redis_round_trips_per_page_by_caller": {
+            caller: round(count / pages, 3) for caller, count in callers.most_common()} if pages and redis_url else {},
+        "redis_profile": profile_per_page(profiled) if profiled else None,
         "frontier_hosts_at_window_end": frontier_hosts,
         "wall_seconds": round(wall, 1),
         "load_average_before": load_before,
@@ -256,11 +348,14 @@ def measured_run(harvesters: int, entries: list[dict], before: dict, after: dict
     counted = sum(1 for entry in pages if before["t"] <= entry["t"] < after["t"])
     per_page = 1000 / counted if counted else float("nan")  # ms per page from seconds
     harvester_cpu = [b - a for a, b in zip(before["harvesters"], after["harvesters"])]
-    redis_cpu = after["redis"]["cpu"] - before["redis"]["cpu"]
     server_cpu = after["server_cpu"] - before["server_cpu"]
+    round_trips = sum(count_at(samples, after["t"]) - count_at(samples, before["t"]) for samples in trips)
+    if before["redis"] is None:  # a harvester on the SQLite frontier
+        before = {**before, "redis": {"cpu": 0.0, "commands": 1, "script_calls": 0, "calls": {}}}
+        after = {**after, "redis": before["redis"]}
+    redis_cpu = after["redis"]["cpu"] - before["redis"]["cpu"]
     commands = after["redis"]["commands"] - before["redis"]["commands"] - 1  # less the bench's own INFO
     script_calls = after["redis"]["script_calls"] - before["redis"]["script_calls"]
-    round_trips = sum(count_at(samples, after["t"]) - count_at(samples, before["t"]) for samples in trips)
     calls = {name: count - before["redis"]["calls"].get(name, 0) for name, count in after["redis"]["calls"].items()}
     busiest = sorted((name for name in calls if calls[name] > 0), key=calls.get, reverse=True)[:BUSIEST_COMMANDS]
     return {
@@ -285,6 +380,33 @@ def measured_run(harvesters: int, entries: list[dict], before: dict, after: dict
         "peak_rss_mb_each": [round(value / 2**20) for value in rss],
         "most_requests_to_one_host_in_flight": max((entry["in_flight"] for entry in entries), default=0),
         "most_requests_to_one_host_per_wait_interval": most_requests_in_a_window(entries, wait),
+    }
+
+
+def profile_per_page(profiled: dict) -> dict:
+    """A MONITOR profile per page of the pages served while it watched: each script's calls and the commands
+    run inside it (by name), the commands sent directly, busiest first."""
+    pages = profiled["pages"]
+    if not pages:
+        return {"seconds": profiled["seconds"], "pages": 0}
+
+    def per_page(counts: Counter[str]) -> dict[str, float]:
+        return {name: round(count / pages, 2) for name, count in counts.most_common()}
+
+    scripts = sorted(profiled["scripts"].items(), key=lambda item: -sum(item[1]["inner"].values()) - item[1]["calls"])
+    return {
+        "seconds": profiled["seconds"],
+        "pages": pages,
+        "commands_per_page": round((sum(profiled["direct"].values()) + sum(
+            script["calls"] + sum(script["inner"].values()) for _, script in scripts)) / pages, 2),
+        "scripts": {
+            name: {"calls_per_page": round(script["calls"] / pages, 2),
+                   "inner_per_page": round(sum(script["inner"].values()) / pages, 2),
+                   "inner_per_call": round(sum(script["inner"].values()) / script["calls"], 1),
+                   "inner": per_page(script["inner"])}
+            for name, script in scripts
+        },
+        "direct": per_page(profiled["direct"]),
     }
 
 
@@ -314,6 +436,7 @@ def spread(values: list[float]) -> dict:
 def summarise(runs: list[dict]) -> list[dict]:
     """Per harvester count (in order of first appearance): each figure's spread over its repeats, the worst
     politeness, and the speed-up of the mean rate against the smallest count's rate per harvester."""
+    runs = [run for run in runs if run.get("frontier", "redis") == "redis"]
     counts = list(dict.fromkeys(run["harvesters"] for run in runs))
     summary = []
     for count in counts:
@@ -326,11 +449,33 @@ def summarise(runs: list[dict]) -> list[dict]:
             "most_requests_to_one_host_in_flight": max(run["most_requests_to_one_host_in_flight"] for run in repeats),
             "most_requests_to_one_host_per_wait_interval": None if None in windows else max(windows),
         })
+    for entry in summary:
+        repeats = [run for run in runs if run["harvesters"] == entry["harvesters"]]
+        entry["redis_round_trips_per_page_by_caller"] = mean_of_maps(
+            [run.get("redis_round_trips_per_page_by_caller") or {} for run in repeats])
+        entry["redis_commands_per_page_by_name"] = mean_of_maps(
+            [run["redis_commands_per_page_by_name"] for run in repeats])
+        entry["redis_profile"] = next((run["redis_profile"] for run in repeats if run.get("redis_profile")), None)
     base = min(summary, key=lambda entry: entry["harvesters"])
     per_harvester = base["pages_per_minute"]["mean"] / base["harvesters"]
     for entry in summary:
         entry["speedup"] = round(entry["pages_per_minute"]["mean"] / per_harvester, 2) if per_harvester else None
     return summary
+
+
+def mean_of_maps(maps: list[dict[str, float]]) -> dict[str, float]:
+    """Per key, the mean over ``maps`` (a key missing from one counts 0), largest first."""
+    keys = {key for found in maps for key in found}
+    means = {key: round(sum(found.get(key, 0) for found in maps) / len(maps), 3) for key in keys} if maps else {}
+    return dict(sorted(means.items(), key=lambda item: -item[1]))
+
+
+def sqlite_summary(runs: list[dict]) -> dict | None:
+    """The SQLite runs (``--compare-sqlite``): a harvester's pages/min and CPU per page, mean and spread."""
+    sqlite = [run for run in runs if run.get("frontier") == "sqlite"]
+    if not sqlite:
+        return None
+    return {figure: spread([run[figure] for run in sqlite]) for figure in ("pages_per_minute", "harvester_cpu_ms_per_page")}
 
 
 def project(summary: list[dict], nodes: list[int]) -> dict:
@@ -443,6 +588,8 @@ def report(result: dict) -> list[str]:
             f"of {cpus} CPUs; each harvester used {entry['harvester_cpu_share']['mean']:.0%} of a CPU; "
             f"{entry['frontier_hosts_at_window_end']['mean']:,.0f} hosts queued in the frontier at the window's end"
         )
+    lines += sqlite_lines(result)
+    lines += cost_lines(summary)
     lines += [
         "",
         f"Politeness (the server's log, whole runs): most requests to one host in flight at once "
@@ -455,6 +602,57 @@ def report(result: dict) -> list[str]:
         "",
         *projection_lines(projection),
     ]
+    return lines
+
+
+def sqlite_lines(result: dict) -> list[str]:
+    """The SQLite comparison (``--compare-sqlite``): a harvester's CPU per page on each frontier."""
+    sqlite = result.get("sqlite") or sqlite_summary(result["runs"])
+    one = next((entry for entry in result["summary"] if entry["harvesters"] == 1), None)
+    if sqlite is None or one is None:
+        return []
+    ratio = one["harvester_cpu_ms_per_page"]["mean"] / sqlite["harvester_cpu_ms_per_page"]["mean"]
+    return [
+        "",
+        f"One harvester on the SQLite frontier, same job, web and window (`scrapy crawl focused`, run before the "
+        f"Redis runs of each repeat): {figure(sqlite, 'pages_per_minute', 0)} pages/min, "
+        f"**{figure(sqlite, 'harvester_cpu_ms_per_page')} harvester CPU ms/page**; one harvester on Redis "
+        f"{figure(one, 'harvester_cpu_ms_per_page')}: **{ratio:.2f}x** the SQLite harvester's CPU per page.",
+    ]
+
+
+def cost_lines(summary: list[dict]) -> list[str]:
+    """Where a page's Redis work goes: round trips by caller, commands by name and, from the MONITOR profile,
+    the calls of each script and the commands they ran inside Redis."""
+    lines = ["", "Redis round trips a page by caller (frontier method > the function that sent them), in the window:", ""]
+    for entry in summary:
+        callers = entry.get("redis_round_trips_per_page_by_caller") or {}
+        lines.append(f"- {entry['harvesters']} harvester(s): " + (", ".join(
+            f"{caller} {count:.2f}" for caller, count in callers.items() if count >= 0.01) or "not counted"))
+    lines += ["", "Commands inside Redis a page by name (INFO commandstats, in the window, the busiest):", ""]
+    for entry in summary:
+        lines.append(f"- {entry['harvesters']} harvester(s): " + ", ".join(
+            f"{name.upper()} {count:.1f}" for name, count in entry["redis_commands_per_page_by_name"].items()))
+    profiled = [entry for entry in summary if entry.get("redis_profile") and entry["redis_profile"].get("pages")]
+    if profiled:
+        lines += ["", "Where the commands go (Redis MONITOR after the window, first repeat): per page, each script's "
+                  "calls and the commands it ran inside Redis, and the commands sent directly:", ""]
+    for entry in profiled:
+        found = entry["redis_profile"]
+        lines += [
+            f"{entry['harvesters']} harvester(s), {found['pages']} pages in {found['seconds']:g} s: "
+            f"{found['commands_per_page']:.1f} commands a page (script calls included)",
+            "",
+            "| script | calls/page | commands inside/page | inside a call | busiest inside (per page) |",
+            "| --- | --- | --- | --- | --- |",
+            *(f"| {name} | {script['calls_per_page']:.2f} | {script['inner_per_page']:.1f} | "
+              f"{script['inner_per_call']:.1f} | "
+              + ", ".join(f"{command} {count:.1f}" for command, count in list(script["inner"].items())[:6]) + " |"
+              for name, script in found["scripts"].items()),
+            f"| (sent directly) | | {sum(found['direct'].values()):.1f} | | "
+            + ", ".join(f"{command} {count:.2f}" for command, count in list(found["direct"].items())[:6]) + " |",
+            "",
+        ]
     return lines
 
 
@@ -521,12 +719,17 @@ def main(argv: list[str] | None = None) -> None:
                         help="Redis cluster sizes to project for (default 3 6)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="directory for scaling.json and .md")
     parser.add_argument("--full", action="store_true", help="1, 2, 4 and 8 harvesters, 120 s each, 3 repeats")
+    parser.add_argument("--profile", type=float, default=5.0,
+                        help="seconds of Redis MONITOR after each window: the commands each script runs (0: none)")
+    parser.add_argument("--compare-sqlite", action="store_true",
+                        help="also run one harvester on the SQLite frontier in each repeat, for its CPU per page")
     parser.add_argument("--report-only", type=Path, metavar="JSON",
                         help="crawl nothing: summarise the runs stored in a scaling.json again and rewrite the report")
     args = parser.parse_args(argv)
     if args.report_only:
         result = json.loads(args.report_only.read_text())
         result["summary"] = summarise(result["runs"])
+        result["sqlite"] = sqlite_summary(result["runs"])
         result["projection"] = project(result["summary"], args.cluster_nodes)
         write_report("scaling", result, "Scaling: harvesters sharing one Redis frontier", ["", *report(result)],
                      args.results)
@@ -563,6 +766,7 @@ def main(argv: list[str] | None = None) -> None:
         "redis_round_trips": "counted in the harvesters (bench/roundtrips.py): one per command or pipeline sent",
         "redis_commands": "INFO total_commands_processed: commands run inside Lua scripts count too",
         "summary": summary,
+        "sqlite": sqlite_summary(runs),
         "projection": project(summary, args.cluster_nodes),
         "combine_speedup": COMBINE_SPEEDUP,
         "combine_urls_per_minute": list(COMBINE_URLS_PER_MINUTE),
@@ -576,6 +780,10 @@ def measure(served: ServedWeb, redis_url: str, args: argparse.Namespace, directo
     """Every run, the harvester counts interleaved within each repeat."""
     runs = []
     for repeat in range(args.repeats):
+        if args.compare_sqlite:
+            runs.append(run(served, None, 1, args, directory) | {"repeat": repeat + 1})
+            print(f"SQLite, repeat {repeat + 1}: {runs[-1]['pages_per_minute']:,} pages/min, "
+                  f"{runs[-1]['harvester_cpu_ms_per_page']} harvester CPU ms/page", file=sys.stderr)
         for harvesters in args.harvesters:
             runs.append(run(served, redis_url, harvesters, args, directory) | {"repeat": repeat + 1})
             print(f"{harvesters} harvesters, repeat {repeat + 1}: {runs[-1]['pages_per_minute']:,} pages/min, "
