@@ -34,8 +34,8 @@ local function long(host, kept)
   return kept
 end
 
-local function load(host, url)
-  local packed = redis.call('HGET', P .. 'u:' .. host, short(host, url))
+-- A record from its stored value (false or nil: none).
+local function unpacked(packed)
   if not packed then return nil end
   local values, r = {cmsgpack.unpack(packed)}, {}
   for i, name in ipairs(F) do r[name] = values[i] end
@@ -43,7 +43,12 @@ local function load(host, url)
   return r
 end
 
-local function save(host, url, r)
+local function load(host, url)
+  return unpacked(redis.call('HGET', P .. 'u:' .. host, short(host, url)))
+end
+
+-- A record as stored: its fields in the order of F, trailing empty ones left out.
+local function packed(r)
   local values = {}
   local last = 0
   for i, name in ipairs(F) do
@@ -52,7 +57,11 @@ local function save(host, url, r)
     values[i] = value
     if value ~= nil then last = i end
   end
-  redis.call('HSET', P .. 'u:' .. host, short(host, url), cmsgpack.pack(unpack(values, 1, last)))
+  return cmsgpack.pack(unpack(values, 1, last))
+end
+
+local function save(host, url, r)
+  redis.call('HSET', P .. 'u:' .. host, short(host, url), packed(r))
 end
 
 local function held(host, url) return host .. '\n' .. short(host, url) end

@@ -1,42 +1,131 @@
--- ARGV: per-host bound (-1: none), distance, then url, host, priority, order of marking for each entry (the
--- order is used only by new URLs). A known URL still marked and never fetched keeps the higher priority
--- (re-queued in place) and the lower distance.
+-- KEYS: the prefixes of the buckets the entries' hosts are in, then (on a single Redis) the job's ``seq``.
+-- ARGV: per-host bound (-1: none), distance, the position in KEYS of ``seq`` (0: none), then url, host, priority,
+-- its bucket's position in KEYS, number for each entry: with ``seq`` the batch reserves its orders of marking
+-- with one INCRBY and a new URL's is the first reserved plus its number, else the number is its order of
+-- marking (used only by new URLs). A known URL still marked and never fetched keeps the higher priority
+-- (re-queued in place) and the lower distance. Each host's URLs are read with one HMGET and its new ones
+-- written with one command a structure, so a batch costs commands by host, not by URL.
 
-local bound, distance = tonumber(ARGV[1]), tonumber(ARGV[2])
-local marked, refused, raised = 0, 0, 0
-local touched = {}
-for i = 3, #ARGV, 4 do
-  local url, host, priority = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-  local r = load(host, url)
-  if r then
-    if r.marked == 1 and not r.last_checked then
-      local higher, closer = priority > r.priority, distance < (r.distance or 0)
-      if higher then
-        r.priority = priority
-        redis.call('ZADD', P .. 'best:' .. host, 'XX', num(-priority), hexseq(r.seq))
-        touched[host] = true
-      end
-      if closer then r.distance = distance ~= 0 and distance or nil end
-      if higher or closer then
-        save(host, url, r)
-        raised = raised + 1
-      end
-    end
-  else
-    redis.call('SADD', P .. 'hosts', host)
-    if bound >= 0 and tonumber(redis.call('HGET', P .. 'host:' .. host, 'urls') or 0) >= bound then
-      refused = refused + 1
-    else
-      local seq = tonumber(ARGV[i + 3])
-      save(host, url, {marked = 1, priority = priority, seq = seq, distance = distance ~= 0 and distance or nil})
-      redis.call('HINCRBY', P .. 'host:' .. host, 'urls', 1)
-      redis.call('HINCRBY', P .. 'stats', 'urls', 1)
-      recount(host, false, false, true, false)
-      enqueue(url, host, seq, priority)
-      touched[host] = true
-      marked = marked + 1
+-- A command with a long list of arguments, sent in parts (Lua's unpack takes a few thousand at most); an
+-- HMGET's answers joined.
+local CHUNK = 2000
+local function chunked(command, key, option, items)
+  local answers = {}
+  for at = 1, #items, CHUNK do
+    local part = {unpack(items, at, math.min(at + CHUNK - 1, #items))}
+    local answer = option and redis.call(command, key, option, unpack(part)) or redis.call(command, key, unpack(part))
+    if type(answer) == 'table' then
+      for _, value in ipairs(answer) do table.insert(answers, value) end
     end
   end
+  return answers
 end
-for host in pairs(touched) do rehead(host, nil) end
+
+local bound, distance, seq_key = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local first = 0
+if seq_key > 0 then
+  local count = (#ARGV - 3) / 5
+  first = redis.call('INCRBY', KEYS[seq_key], count) - count
+end
+-- The entries by host, hosts in the order first given, each host's entries in the order given.
+local hosts, order = {}, {}
+for i = 4, #ARGV, 5 do
+  local host = ARGV[i + 1]
+  local group = hosts[host]
+  if not group then
+    group = {key = tonumber(ARGV[i + 3]), entries = {}}
+    hosts[host] = group
+    table.insert(order, host)
+  end
+  table.insert(group.entries, i)
+end
+local marked, refused, raised = 0, 0, 0
+local new_by_key = {}
+for _, host in ipairs(order) do
+  local group = hosts[host]
+  P = KEYS[group.key]
+  local kept = {}
+  for j, i in ipairs(group.entries) do kept[j] = short(host, ARGV[i]) end
+  local stored = chunked('HMGET', P .. 'u:' .. host, nil, kept)
+  -- records: read or made in this batch; written: the members to store, in order; fresh: those new here;
+  -- raised: the orders of marking of stored URLs whose priority rose, in order, with their new scores
+  local records, written, writes, fresh, raised_seqs, raised_scores = {}, {}, {}, {}, {}, {}
+  local urls, fifo = nil, {}
+  for j, i in ipairs(group.entries) do
+    local member, priority = kept[j], tonumber(ARGV[i + 2])
+    local r = records[member]
+    if r == nil then
+      r = unpacked(stored[j])
+      records[member] = r or false
+    end
+    if r then
+      if r.marked == 1 and not r.last_checked then
+        local higher, closer = priority > r.priority, distance < (r.distance or 0)
+        if higher then
+          r.priority = priority
+          if not fresh[member] then
+            if not raised_scores[r.seq] then table.insert(raised_seqs, r.seq) end
+            raised_scores[r.seq] = num(-priority)
+          end
+        end
+        if closer then r.distance = distance ~= 0 and distance or nil end
+        if higher or closer then
+          if not writes[member] then table.insert(written, member) end
+          writes[member] = true
+          raised = raised + 1
+        end
+      end
+    else
+      if urls == nil then
+        redis.call('SADD', P .. 'hosts', host)
+        urls = bound >= 0 and tonumber(redis.call('HGET', P .. 'host:' .. host, 'urls') or 0) or 0
+      end
+      if bound >= 0 and urls >= bound then
+        refused = refused + 1
+      else
+        local seq = first + tonumber(ARGV[i + 4])
+        records[member] = {marked = 1, priority = priority, seq = seq, distance = distance ~= 0 and distance or nil}
+        fresh[member], writes[member] = true, true
+        table.insert(written, member)
+        table.insert(fifo, seq)
+        table.insert(fifo, member)
+        urls = urls + 1
+      end
+    end
+  end
+  local fields = {}
+  for _, member in ipairs(written) do
+    table.insert(fields, member)
+    table.insert(fields, packed(records[member]))
+  end
+  if #fields > 0 then chunked('HSET', P .. 'u:' .. host, nil, fields) end
+  local raises = {}
+  for _, seq in ipairs(raised_seqs) do
+    table.insert(raises, raised_scores[seq])
+    table.insert(raises, hexseq(seq))
+  end
+  if #raises > 0 then chunked('ZADD', P .. 'best:' .. host, 'XX', raises) end
+  local new = #fifo / 2
+  if new > 0 then
+    redis.call('HINCRBY', P .. 'host:' .. host, 'urls', new)
+    redis.call('ZINCRBY', P .. 'busy', -new, host)
+    chunked('ZADD', P .. 'fifo:' .. host, nil, fifo)
+    local best = {}
+    for k = 2, #fifo, 2 do
+      local r = records[fifo[k]]
+      table.insert(best, num(-r.priority))
+      table.insert(best, hexseq(r.seq))
+    end
+    chunked('ZADD', P .. 'best:' .. host, nil, best)
+    redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
+    new_by_key[group.key] = (new_by_key[group.key] or 0) + new
+    marked = marked + new
+  end
+  if new > 0 or #raises > 0 then rehead(host, nil) end
+end
+for key, new in pairs(new_by_key) do
+  P = KEYS[key]
+  redis.call('HINCRBY', P .. 'stats', 'urls', new)
+  redis.call('HINCRBY', P .. 'stats', 'marked', new)
+end
 return {marked, refused, raised}

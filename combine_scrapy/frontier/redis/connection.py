@@ -240,6 +240,11 @@ class RedisConnection:
         job_node = self._node_of(self.prefix)
         return any(self._bucket_nodes[bucket] == job_node for bucket in buckets)
 
+    @cached_property
+    def single_node(self) -> bool:
+        """Whether every key is on one Redis (not a Redis Cluster), so one script may reach several buckets."""
+        return not isinstance(self.server, RedisCluster)
+
     def key(self, *parts: str) -> str:
         """A job-wide key."""
         return self.prefix + ":".join(parts)
@@ -251,6 +256,10 @@ class RedisConnection:
     def run(self, host: str, script: str, *args: str | int | float) -> Any:
         """Run a script in the bucket of ``host``."""
         return self.scripts[script](keys=[self.prefix_of(host)], args=args)
+
+    def run_keys(self, script: str, keys: list[str], args: list[Any]) -> Any:
+        """Run a script over several keys (``single_node``: buckets' prefixes and job-wide keys in one call)."""
+        return self.scripts[script](keys=keys, args=args)
 
     def run_buckets(self, calls: list[tuple[int, str, list[Any]]]) -> list[Any]:
         """Run ``(bucket, script, args)`` calls in one pipeline (a round trip per node); their answers in order.

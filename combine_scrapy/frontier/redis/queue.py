@@ -93,19 +93,31 @@ class RedisQueue(RedisPart):
         distance, in the same script, so concurrent marks keep the best.
         Fetched URLs stay as they are. Refused URLs are new ones over the
         per-host bound. The batch reserves its orders of marking with one
-        INCRBY and numbers its URLs in the order given.
+        INCRBY and numbers its URLs in the order given. On a single Redis the
+        whole batch is one script call (its INCRBY inside); on a Redis Cluster,
+        whose scripts reach one slot each, the INCRBY, then a script per bucket
+        in one pipeline.
         """
         entries = list(entries)
         if not entries:
             return MarkResult(0, 0, 0)
         self.connection.store_buckets()
+        head: list[Any] = [-1 if max_urls_per_host is None else max_urls_per_host, int(distance)]
+        groups = self.connection.by_bucket(host for _, host, _ in entries)
+        if self.connection.single_node:
+            keys = [self.connection.bucket_prefixes[bucket] for bucket in groups] + [self.connection.key("seq")]
+            args = [*head, len(keys)]
+            place = {position: key for key, positions in enumerate(groups.values(), start=1) for position in positions}
+            for position, (url, host, priority) in enumerate(entries):
+                args += [url, host, number(priority), place[position], position]
+            return MarkResult(*self.connection.run_keys("mark", keys, args))
         first = self.connection.server.incrby(self.connection.key("seq"), len(entries)) - len(entries) + 1
         calls = []
-        for bucket, positions in self.connection.by_bucket(host for _, host, _ in entries).items():
-            args: list[Any] = [-1 if max_urls_per_host is None else max_urls_per_host, int(distance)]
+        for bucket, positions in groups.items():
+            args = [*head, 0]
             for position in positions:
                 url, host, priority = entries[position]
-                args += [url, host, number(priority), first + position]
+                args += [url, host, number(priority), 1, first + position]
             calls.append((bucket, "mark", args))
         totals = [sum(column) for column in zip(*self.connection.run_buckets(calls))]
         return MarkResult(*totals)
