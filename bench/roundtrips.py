@@ -33,7 +33,7 @@ PACKAGE = str(Path(__file__).resolve().parent.parent / "combine_scrapy") + os.se
 #: The frontier's Redis parts: the outermost of their frames is the frontier method that made the round trip.
 FRONTIER_PARTS = PACKAGE + os.path.join("frontier", "redis") + os.sep
 #: Functions of connection.py that only pass a call on (run a script, a pipeline of scripts): named by their caller.
-PASSING_ON = {"run", "run_buckets", "answered", "call_with_retry", "<lambda>"}
+PASSING_ON = {"run", "run_buckets", "_answered", "call_with_retry", "<lambda>"}
 
 
 def caller_of(frame) -> str:

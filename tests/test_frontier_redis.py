@@ -149,6 +149,22 @@ def test_answers_like_the_embedded_frontier_under_random_operations(frontier, tm
     embedded.close()
 
 
+def test_a_batch_of_thousands_of_urls_on_one_host_is_marked_and_ranked_as_the_embedded_frontier_does(frontier, tmp_path):
+    """A host's URLs go to Redis in parts of a few thousand arguments (Lua's limit); a URL given twice in a batch
+    counts once, raised to its better priority."""
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite")
+    batch = [(f"http://a.test/{i}", "a.test", float(i % 7)) for i in range(5000)]
+    batch += [("http://a.test/3", "a.test", 9.0), ("http://b.test/", "b.test", 1.0), ("http://a.test/4", "a.test", 0.0)]
+    assert frontier.mark(batch, max_urls_per_host=4500) == embedded.mark(batch, max_urls_per_host=4500)
+    ranks = {f"http://a.test/{i}": i / 5000 for i in range(0, 5000, 2)}
+    frontier.set_priorities(ranks)
+    embedded.set_priorities(ranks)
+    for strategy in ("BestFirst", "BreadthFirst"):
+        assert frontier.ready(0.0, strategy, 5) == embedded.ready(0.0, strategy, 5)
+    assert frontier.counts(0.0) == embedded.counts(0.0)
+    embedded.close()
+
+
 def test_the_client_is_made_from_scrapy_redis_settings(job):
     """REDIS_URL and REDIS_PARAMS as scrapy-redis reads them; the outage retry and timeouts are defaults under them."""
     from scrapy.settings import Settings

@@ -60,6 +60,21 @@ local function packed(r)
   return cmsgpack.pack(unpack(values, 1, last))
 end
 
+-- A command with a long list of arguments, sent in parts (Lua's unpack takes a few thousand at most); an
+-- HMGET's answers joined.
+local CHUNK = 2000
+local function chunked(command, key, option, items)
+  local answers = {}
+  for at = 1, #items, CHUNK do
+    local part = {unpack(items, at, math.min(at + CHUNK - 1, #items))}
+    local answer = option and redis.call(command, key, option, unpack(part)) or redis.call(command, key, unpack(part))
+    if type(answer) == 'table' then
+      for _, value in ipairs(answer) do table.insert(answers, value) end
+    end
+  end
+  return answers
+end
+
 local function save(host, url, r)
   redis.call('HSET', P .. 'u:' .. host, short(host, url), packed(r))
 end

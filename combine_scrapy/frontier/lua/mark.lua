@@ -6,21 +6,6 @@
 -- (re-queued in place) and the lower distance. Each host's URLs are read with one HMGET and its new ones
 -- written with one command a structure, so a batch costs commands by host, not by URL.
 
--- A command with a long list of arguments, sent in parts (Lua's unpack takes a few thousand at most); an
--- HMGET's answers joined.
-local CHUNK = 2000
-local function chunked(command, key, option, items)
-  local answers = {}
-  for at = 1, #items, CHUNK do
-    local part = {unpack(items, at, math.min(at + CHUNK - 1, #items))}
-    local answer = option and redis.call(command, key, option, unpack(part)) or redis.call(command, key, unpack(part))
-    if type(answer) == 'table' then
-      for _, value in ipairs(answer) do table.insert(answers, value) end
-    end
-  end
-  return answers
-end
-
 local bound, distance, seq_key = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local first = 0
 if seq_key > 0 then

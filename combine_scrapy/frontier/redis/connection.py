@@ -87,6 +87,32 @@ _BUCKET_SCRIPTS = {
 }
 _OPEN = _lua("open")
 
+# On a single Redis a pipeline of calls of one script over several buckets is one call of the script's
+# "each:" form: KEYS the buckets' prefixes, ARGV each bucket's argument count then its arguments; it runs the
+# script once a bucket (its ARGV that bucket's) and answers a list of their answers (false for none). A cluster
+# reaches one slot a script, so there it stays a pipeline. mark and set_priorities take several buckets
+# themselves; rebuild_heads rebuilds whole buckets, which stay one a call.
+_EACH_BUCKET = """
+local answers, at = {}, 1
+for k = 1, #KEYS do
+  P = KEYS[k]
+  local count, args = tonumber(ARGV[at]), {}
+  for j = 1, count do args[j] = ARGV[at + j] end
+  at = at + count + 1
+  local answer = in_bucket(args)
+  if answer == nil then answer = false end
+  answers[k] = answer
+end
+return answers
+"""
+_EACH_BUCKET_SCRIPTS = {
+    f"each:{name}": LIBRARY + "local function in_bucket(ARGV)\n" + _lua(name) + "\nend\n" + _EACH_BUCKET
+    for name in _BUCKET_SCRIPTS if name not in ("mark", "set_priorities", "rebuild_heads")
+}
+#: Arguments a combined call ("each:" scripts) carries at most: a larger batch (``scrapy sanity`` over a
+#: whole crawl) stays a pipeline of calls, so no one script holds Redis for long.
+EACH_BUCKET_ARGS = 20_000
+
 _T = TypeVar("_T")
 
 
@@ -201,10 +227,12 @@ class RedisConnection:
             raise ValueError(f"COMBINE_REDIS_BUCKETS must be at least 1, not {buckets}")
         self.server = server
         self.job = job
+        self.single_node = not isinstance(server, RedisCluster)   # one script may reach several buckets
         self.prefix = f"combine:{{{job}}}:"   # the job-wide keys
         self._configured_buckets = buckets
         self._buckets_stored = False
-        self.scripts: dict[str, Script] = {name: server.register_script(code) for name, code in _BUCKET_SCRIPTS.items()}
+        self.scripts: dict[str, Script] = {name: server.register_script(code)
+                                           for name, code in (_BUCKET_SCRIPTS | _EACH_BUCKET_SCRIPTS).items()}
         self.marker = JobMarker(self)
 
     @cached_property
@@ -240,11 +268,6 @@ class RedisConnection:
         job_node = self._node_of(self.prefix)
         return any(self._bucket_nodes[bucket] == job_node for bucket in buckets)
 
-    @cached_property
-    def single_node(self) -> bool:
-        """Whether every key is on one Redis (not a Redis Cluster), so one script may reach several buckets."""
-        return not isinstance(self.server, RedisCluster)
-
     def key(self, *parts: str) -> str:
         """A job-wide key."""
         return self.prefix + ":".join(parts)
@@ -257,27 +280,58 @@ class RedisConnection:
         """Run a script in the bucket of ``host``."""
         return self.scripts[script](keys=[self.prefix_of(host)], args=args)
 
-    def run_keys(self, script: str, keys: list[str], args: list[Any]) -> Any:
-        """Run a script over several keys (``single_node``: buckets' prefixes and job-wide keys in one call)."""
-        return self.scripts[script](keys=keys, args=args)
+    def run_buckets(self, calls: list[tuple[int, str, list[Any]]], also: Callable[[Any], None] | None = None) -> list[Any]:
+        """Run ``(bucket, script, args)`` calls in one pipeline (a round trip per node); their answers in order,
+        then those of what ``also`` queued in the same pipeline.
 
-    def run_buckets(self, calls: list[tuple[int, str, list[Any]]]) -> list[Any]:
-        """Run ``(bucket, script, args)`` calls in one pipeline (a round trip per node); their answers in order.
-
-        A script not yet in a node's cache is loaded (on every node) and its calls sent again.
+        On a single Redis several calls of one script are one call (``_EACH_BUCKET``). A script not yet in a
+        node's cache is loaded (on every node) and its calls sent again.
         """
-        if len(calls) == 1:
+        if len(calls) == 1 and also is None:
             bucket, script, args = calls[0]
             return [self.scripts[script](keys=[self.bucket_prefixes[bucket]], args=args)]
         with self.server.pipeline(transaction=False) as pipe:
-            for bucket, script, args in calls:
-                pipe.execute_command("EVALSHA", self.scripts[script].sha, 1, self.bucket_prefixes[bucket], *args)
+            self._queue(pipe, calls)
+            if also is not None:
+                also(pipe)
             answers: list[Any] = pipe.execute(raise_on_error=False)
-        return self.answered(answers, [(bucket, script, args) for bucket, script, args in calls])
+        sent = 1 if self._combines(calls) else len(calls)
+        return self._answered(answers[:sent], calls) + answers[sent:]
 
-    def answered(self, answers: list[Any], calls: list[tuple[int, str, list[Any]]]) -> list[Any]:
-        """The pipelined answers to ``calls``: a script missing from a node's cache is run again alone (which loads
-        it), any other error raised."""
+    def _combines(self, calls: list[tuple[int, str, list[Any]]]) -> bool:
+        """Whether ``calls`` go to Redis as one call of an "each:" script (``_EACH_BUCKET``): on a single Redis,
+        several calls of one script that has that form, not too many arguments in all."""
+        return (self.single_node and len(calls) > 1 and f"each:{calls[0][1]}" in self.scripts
+                and all(script == calls[0][1] for _, script, _ in calls)
+                and sum(len(args) + 1 for _, _, args in calls) <= EACH_BUCKET_ARGS)
+
+    def _combined(self, calls: list[tuple[int, str, list[Any]]]) -> tuple[Script, list[str], list[Any]]:
+        """The "each:" script, KEYS and ARGV that make ``calls`` one call."""
+        args: list[Any] = []
+        for _, _, found in calls:
+            args += [len(found), *found]
+        return (self.scripts[f"each:{calls[0][1]}"], [self.bucket_prefixes[bucket] for bucket, _, _ in calls], args)
+
+    def _queue(self, pipe: Any, calls: list[tuple[int, str, list[Any]]]) -> None:
+        """Queue ``calls`` in a pipeline: one combined call when ``_combines``, else a script call each."""
+        if self._combines(calls):
+            script, keys, args = self._combined(calls)
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            return
+        for bucket, script_name, found in calls:
+            pipe.execute_command("EVALSHA", self.scripts[script_name].sha, 1, self.bucket_prefixes[bucket], *found)
+
+    def _answered(self, answers: list[Any], calls: list[tuple[int, str, list[Any]]]) -> list[Any]:
+        """The pipelined answers to ``calls`` (queued by ``_queue``), one a call: a script missing from a node's
+        cache is run again alone (which loads it), any other error raised."""
+        if self._combines(calls):
+            answer = answers[0]
+            if isinstance(answer, redis.exceptions.NoScriptError):
+                combined, keys, found = self._combined(calls)
+                answer = combined(keys=keys, args=found)
+            elif isinstance(answer, Exception):
+                raise answer
+            return list(answer)
         for position, (answer, (bucket, script, args)) in enumerate(zip(answers, calls)):
             if isinstance(answer, redis.exceptions.NoScriptError):
                 answers[position] = self.scripts[script](keys=[self.bucket_prefixes[bucket]], args=args)

@@ -29,13 +29,22 @@ class RedisLinkGraph(RedisPart):
         return edges, scores
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
-        """Overwrite the priority of marked URLs (a PageRank recomputation)."""
+        """Overwrite the priority of marked URLs (a PageRank recomputation, the link model's re-scoring): on a
+        single Redis one script call, on a Redis Cluster one a bucket in one pipeline."""
         urls = list(priorities)
         if not urls:
             return
         hosts = [host_of(url) for url in urls]
-        self.connection.run_buckets([
-            (bucket, "set_priorities",
-             [part for position in positions for part in (urls[position], hosts[position], number(priorities[urls[position]]))])
-            for bucket, positions in self.connection.by_bucket(hosts).items()
-        ])
+        groups = self.connection.by_bucket(hosts)
+
+        def entries(positions: list[int], key: dict[int, int]) -> list[str | int]:
+            return [part for position in positions
+                    for part in (urls[position], hosts[position], number(priorities[urls[position]]), key[position])]
+
+        if self.connection.single_node:
+            key = {position: place for place, found in enumerate(groups.values(), start=1) for position in found}
+            self.connection.scripts["set_priorities"](keys=[self.connection.bucket_prefixes[bucket] for bucket in groups],
+                                                      args=entries(list(range(len(urls))), key))
+            return
+        self.connection.run_buckets([(bucket, "set_priorities", entries(positions, dict.fromkeys(positions, 1)))
+                                     for bucket, positions in groups.items()])

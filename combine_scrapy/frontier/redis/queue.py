@@ -110,7 +110,7 @@ class RedisQueue(RedisPart):
             place = {position: key for key, positions in enumerate(groups.values(), start=1) for position in positions}
             for position, (url, host, priority) in enumerate(entries):
                 args += [url, host, number(priority), place[position], position]
-            return MarkResult(*self.connection.run_keys("mark", keys, args))
+            return MarkResult(*self.connection.scripts["mark"](keys=keys, args=args))
         first = self.connection.server.incrby(self.connection.key("seq"), len(entries)) - len(entries) + 1
         calls = []
         for bucket, positions in groups.items():
@@ -197,16 +197,12 @@ class RedisQueue(RedisPart):
             first = min(best, max(FIRST_HEADS, math.ceil(3 * best / len(buckets))))
             script, args = "top_heads", [number(now), self.max_attempts, number(now + hold), first]
         renew = self.lease_ahead and self.share.due(buckets)
-        with self.connection.server.pipeline(transaction=False) as pipe:
-            for bucket in buckets:
-                pipe.execute_command("EVALSHA", self.connection.scripts[script].sha, 1, self.connection.bucket_prefixes[bucket], *args)
-            if renew:
-                self.share.renew(pipe, self.lease_seconds)
-            answers = pipe.execute(raise_on_error=False)
+        answers = self.connection.run_buckets(
+            [(bucket, script, args) for bucket in buckets],
+            also=(lambda pipe: self.share.renew(pipe, self.lease_seconds)) if renew else None)
         if renew:
             self.share.renewed(answers[-1])
             answers = answers[:-3]
-        answers = self.connection.answered(answers, [(bucket, script, args) for bucket in buckets])
         if best is None:
             rows = [row for answer in answers[:len(buckets)] for row in answer]
         else:
