@@ -157,7 +157,7 @@ def monitor_profile(redis_url: str, seconds: float) -> dict:
     """
     scripts: dict[str, dict] = {}
     direct: Counter[str] = Counter()
-    client = redis.Redis.from_url(redis_url, socket_timeout=1)
+    client = redis.Redis.from_url(redis_url, socket_timeout=5)
     names = script_names(client)
     current: dict | None = None
     started, wall_end = time.monotonic(), time.time() + seconds
@@ -166,10 +166,8 @@ def monitor_profile(redis_url: str, seconds: float) -> dict:
             while time.monotonic() - started < seconds + 120:
                 try:
                     line = monitor.next_command()
-                except redis.TimeoutError:
-                    if time.time() > wall_end:
-                        break
-                    continue
+                except redis.TimeoutError:  # nothing for seconds: the crawl has stopped
+                    break
                 if line["time"] > wall_end:
                     break
                 words = line["command"].split(" ", 2)
