@@ -120,6 +120,8 @@ def redis_counters(server: redis.Redis) -> dict:
     return {
         "calls": {name.removeprefix("cmdstat_"): stat["calls"] for name, stat in info.items()
                   if name.startswith("cmdstat_")},
+        "usec": {name.removeprefix("cmdstat_"): stat["usec"] for name, stat in info.items()
+                 if name.startswith("cmdstat_")},
         "cpu": info["used_cpu_user"] + info["used_cpu_sys"],
         "commands": info["total_commands_processed"],
         "script_calls": sum(stat["calls"] for name, stat in info.items()
@@ -152,7 +154,8 @@ def monitor_profile(redis_url: str, seconds: float) -> dict:
     ``t`` is when the watch began (time.monotonic).
 
     The lines are read until one stamped (by Redis) after the watch's end, so a reader slower than Redis
-    still counts every command of the watch. In Redis 7.0 MONITOR lists a script call before the commands
+    still counts every command of the watch. Meanwhile Redis's SLOWLOG, set to log every command, gives the
+    time each top-level command took (a script's with the commands it ran), summed by script. In Redis 7.0 MONITOR lists a script call before the commands
     it ran; a script call reloaded after a NOSCRIPT (SCRIPT LOAD, then EVALSHA again) is counted as two calls.
     """
     scripts: dict[str, dict] = {}
@@ -160,6 +163,10 @@ def monitor_profile(redis_url: str, seconds: float) -> dict:
     client = redis.Redis.from_url(redis_url, socket_timeout=5)
     names = script_names(client)
     current: dict | None = None
+    slowlog = {name: client.config_get(name)[name] for name in ("slowlog-log-slower-than", "slowlog-max-len")}
+    client.config_set("slowlog-max-len", 1_000_000)
+    client.config_set("slowlog-log-slower-than", 0)
+    client.slowlog_reset()
     started, wall_end = time.monotonic(), time.time() + seconds
     try:
         with client.monitor() as monitor:
@@ -183,9 +190,20 @@ def monitor_profile(redis_url: str, seconds: float) -> dict:
                 else:
                     current = None
                     direct[name] += 1
+        logged = client.slowlog_get(1_000_000)
     finally:
+        for name, value in slowlog.items():
+            client.config_set(name, value)
         client.close()
-    return {"t": started, "seconds": seconds, "scripts": scripts, "direct": direct}
+    us: Counter[str] = Counter()
+    for entry in logged:
+        if wall_end - seconds <= entry["start_time"] <= wall_end:
+            words = entry["command"].split(b" ", 2)
+            name = words[0].decode().upper()
+            if name in ("EVALSHA", "EVALSHA_RO") and len(words) > 1:
+                name = names.get(words[1].decode(), words[1].decode()[:8])
+            us[name] += entry["duration"]
+    return {"t": started, "seconds": seconds, "scripts": scripts, "direct": direct, "us": us}
 
 
 class PrivateRedis:
@@ -356,6 +374,8 @@ def measured_run(harvesters: int, entries: list[dict], before: dict, after: dict
     script_calls = after["redis"]["script_calls"] - before["redis"]["script_calls"]
     calls = {name: count - before["redis"]["calls"].get(name, 0) for name, count in after["redis"]["calls"].items()}
     busiest = sorted((name for name in calls if calls[name] > 0), key=calls.get, reverse=True)[:BUSIEST_COMMANDS]
+    usec = {name: count - before["redis"].get("usec", {}).get(name, 0)
+            for name, count in after["redis"].get("usec", {}).items()}
     return {
         "harvesters": harvesters,
         "pages": len(pages),
@@ -371,6 +391,11 @@ def measured_run(harvesters: int, entries: list[dict], before: dict, after: dict
         "redis_commands_per_page": round(commands / counted, 2) if counted else None,
         "redis_script_calls_per_page": round(script_calls / counted, 2) if counted else None,
         "redis_commands_per_page_by_name": {name: round(calls[name] / counted, 2) for name in busiest} if counted else {},
+        # the time Redis spent running commands a page (a script's includes the commands it ran); the rest
+        # of its CPU is reading, parsing and answering requests, and its event loop
+        "redis_command_us_per_page": {name: round(usec[name] / counted, 1)
+                                      for name in sorted(usec, key=usec.get, reverse=True)[:BUSIEST_COMMANDS]
+                                      if usec[name] > 0} if counted else {},
         "redis_cpu_us_per_round_trip": round(redis_cpu * 1e6 / round_trips, 1) if round_trips else None,
         "server_cpu_ms_per_page": round(server_cpu * per_page, 2),
         "server_cpu_share": round(server_cpu / seconds, 3),
@@ -405,6 +430,7 @@ def profile_per_page(profiled: dict) -> dict:
             for name, script in scripts
         },
         "direct": per_page(profiled["direct"]),
+        "us_per_page": per_page(profiled.get("us", Counter())),
     }
 
 
@@ -453,6 +479,8 @@ def summarise(runs: list[dict]) -> list[dict]:
             [run.get("redis_round_trips_per_page_by_caller") or {} for run in repeats])
         entry["redis_commands_per_page_by_name"] = mean_of_maps(
             [run["redis_commands_per_page_by_name"] for run in repeats])
+        entry["redis_command_us_per_page"] = mean_of_maps(
+            [run.get("redis_command_us_per_page") or {} for run in repeats])
         entry["redis_profile"] = next((run["redis_profile"] for run in repeats if run.get("redis_profile")), None)
     base = min(summary, key=lambda entry: entry["harvesters"])
     per_harvester = base["pages_per_minute"]["mean"] / base["harvesters"]
@@ -631,6 +659,12 @@ def cost_lines(summary: list[dict]) -> list[str]:
     for entry in summary:
         lines.append(f"- {entry['harvesters']} harvester(s): " + ", ".join(
             f"{name.upper()} {count:.1f}" for name, count in entry["redis_commands_per_page_by_name"].items()))
+    lines += ["", "Time Redis spent running commands a page, µs (INFO commandstats usec; a script's includes the "
+              "commands it ran), beside its CPU a page; the rest is reading, parsing and answering requests:", ""]
+    for entry in summary:
+        lines.append(f"- {entry['harvesters']} harvester(s): " + ", ".join(
+            f"{name.upper()} {us:,.0f}" for name, us in entry.get("redis_command_us_per_page", {}).items())
+            + f"; Redis CPU {entry['redis_cpu_ms_per_page']['mean'] * 1000:,.0f}")
     profiled = [entry for entry in summary if entry.get("redis_profile") and entry["redis_profile"].get("pages")]
     if profiled:
         lines += ["", "Where the commands go (Redis MONITOR after the window, first repeat): per page, each script's "
@@ -649,6 +683,10 @@ def cost_lines(summary: list[dict]) -> list[str]:
               for name, script in found["scripts"].items()),
             f"| (sent directly) | | {sum(found['direct'].values()):.1f} | | "
             + ", ".join(f"{command} {count:.2f}" for command, count in list(found["direct"].items())[:6]) + " |",
+            "",
+            "Time in Redis a page, µs, by script (SLOWLOG over the same watch, a script's with the commands it ran; "
+            "MONITOR slows Redis, so these are above the window's): " + ", ".join(
+                f"{name} {us:,.0f}" for name, us in list(found.get("us_per_page", {}).items())[:10]),
             "",
         ]
     return lines

@@ -39,8 +39,13 @@ for _, host in ipairs(order) do
   for j, i in ipairs(group.entries) do
     local member, priority = kept[j], tonumber(ARGV[i + 2])
     local r = records[member]
-    if r == nil then
-      r = unpacked(stored[j])
+    if r == nil then  -- only the fields a mark reads; the whole record is unpacked if it is written
+      local value = stored[j]
+      if value then
+        local marked_, _, priority_, seq, _, _, _, last_checked, _, _, distance_ = cmsgpack.unpack(value)
+        r = {marked = marked_, priority = priority_, seq = seq, last_checked = last_checked, distance = distance_,
+             stored = value}
+      end
       records[member] = r or false
     end
     if r then
@@ -80,8 +85,17 @@ for _, host in ipairs(order) do
   end
   local fields = {}
   for _, member in ipairs(written) do
+    local r = records[member]
     table.insert(fields, member)
-    table.insert(fields, packed(records[member]))
+    if r.stored then
+      local whole = unpacked(r.stored)
+      whole.priority, whole.distance = r.priority, r.distance
+      table.insert(fields, packed(whole))
+    elseif r.distance then  -- a new record as packed() writes it: marked, no lock, priority, seq[, distance]
+      table.insert(fields, cmsgpack.pack(1, nil, r.priority, r.seq, nil, nil, nil, nil, nil, nil, r.distance))
+    else
+      table.insert(fields, cmsgpack.pack(1, nil, r.priority, r.seq))
+    end
   end
   if #fields > 0 then chunked('HSET', P .. 'u:' .. host, nil, fields) end
   local raises = {}
