@@ -10,10 +10,15 @@ setting; kept in the frontier when it is first marked, so every harvester uses
 the frontier's own): a host is in bucket ``crc32(host) % buckets``, and each
 bucket's keys share one hash tag, ``combine:{<job>:b<k>}:``, so a Redis
 Cluster puts each bucket in one slot and spreads the buckets over its nodes,
-while every script touches one bucket only. What belongs to the whole job is
-under ``combine:{<job>}:``. Looks over the whole frontier (``ready``,
-``next_due``, ``counts``, ``hosts``) send one script or command per bucket in
-one pipeline: one round trip per node. BestFirst's ``ready`` reads only each
+while on a cluster every script touches one bucket only. What belongs to the
+whole job is under ``combine:{<job>}:``. Looks over the whole frontier
+(``ready``, ``next_due``, ``counts``, ``hosts``) send one script or command per
+bucket in one pipeline: one round trip per node. On a single Redis, where one
+script may reach every key, the calls of one script over several buckets are
+one call (``connection._EACH_BUCKET``), and a batch of marks or of new
+priorities is one script call whatever buckets its hosts are in; a mark reads
+each host's known URLs with one HMGET and writes its new ones with one
+command a structure. BestFirst's ``ready`` reads only each
 bucket's first heads (``heads`` below), then the rows of the best of them in a
 second pipeline: its cost is in the round's size, not in the due hosts.
 

@@ -61,7 +61,8 @@ UPGRADED_LAYOUT = "3"
 
 #: Buckets a new job's hosts are spread over (COMBINE_REDIS_BUCKETS): a bucket is one hash tag, so one slot of
 #: a Redis Cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters and gives eight
-#: harvesters four buckets each to look at first; a look over the whole frontier costs a script per bucket.
+#: harvesters four buckets each to look at first; a look over the whole frontier costs a script per bucket on a
+#: cluster, one script call on a single Redis.
 BUCKETS = 32
 
 # The Lua scripts live in frontier/lua/<name>.lua, each file opening with a comment on what its KEYS and ARGV
