@@ -461,6 +461,8 @@ def summarise(runs: list[dict]) -> list[dict]:
     """Per harvester count (in order of first appearance): each figure's spread over its repeats, the worst
     politeness, and the speed-up of the mean rate against the smallest count's rate per harvester."""
     runs = [run for run in runs if run.get("frontier", "redis") == "redis"]
+    if not runs:
+        return []
     counts = list(dict.fromkeys(run["harvesters"] for run in runs))
     summary = []
     for count in counts:
@@ -478,7 +480,7 @@ def summarise(runs: list[dict]) -> list[dict]:
         entry["redis_round_trips_per_page_by_caller"] = mean_of_maps(
             [run.get("redis_round_trips_per_page_by_caller") or {} for run in repeats])
         entry["redis_commands_per_page_by_name"] = mean_of_maps(
-            [run["redis_commands_per_page_by_name"] for run in repeats])
+            [run.get("redis_commands_per_page_by_name") or {} for run in repeats])
         entry["redis_command_us_per_page"] = mean_of_maps(
             [run.get("redis_command_us_per_page") or {} for run in repeats])
         entry["redis_profile"] = next((run["redis_profile"] for run in repeats if run.get("redis_profile")), None)

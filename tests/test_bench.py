@@ -15,8 +15,8 @@ from bench.focus import relevance_curve
 from bench.politeness import close_pairs, host_figures, most_in_window
 from bench.profile import OTHER, group_seconds
 from bench.profiled import ThreadProfile
-from bench.roundtrips import count_at
-from bench.scaling import measured_run, project, summarise
+from bench.roundtrips import callers_between, count_at
+from bench.scaling import measured_run, profile_per_page, project, sqlite_summary, summarise
 from bench.virtualweb import VirtualWeb
 from bench.virtualweb.harness import page_fetches, steady_rate
 
@@ -193,6 +193,29 @@ def test_summary_spread_and_projection_of_harvesters_per_redis_node():
     assert projection["speedup"][-1] == {"harvesters": 20, "combine": 11.0, "one_node": 20, "cluster_3": 20}
 
 
+
+
+def test_round_trips_by_caller_are_the_difference_of_the_samples_around_the_window():
+    samples = [(0.0, {"queue.mark": 1}), (1.0, {"queue.mark": 4, "queue.complete": 2}), (2.0, {"queue.mark": 9})]
+    assert callers_between(samples, 0.5, 1.5) == {"queue.mark": 3, "queue.complete": 2}   # samples at 0 and 1
+    assert callers_between(samples, 0.0, 2.0) == {"queue.mark": 8}   # a caller gone from the last sample counts 0
+
+
+def test_the_monitor_profile_is_per_page_and_the_sqlite_runs_stay_out_of_the_redis_summary():
+    from collections import Counter
+
+    profiled = {"seconds": 5, "pages": 10, "direct": Counter({"GET": 5}), "us": Counter({"mark": 300}),
+                "scripts": {"mark": {"calls": 10, "inner": Counter({"HMGET": 30, "ZADD": 40})},
+                            "complete": {"calls": 10, "inner": Counter({"HSET": 20})}}}
+    found = profile_per_page(profiled)
+    assert list(found["scripts"]) == ["mark", "complete"]   # most commands first
+    assert found["scripts"]["mark"] == {"calls_per_page": 1.0, "inner_per_page": 7.0, "inner_per_call": 7.0,
+                                        "inner": {"ZADD": 4.0, "HMGET": 3.0}}
+    assert found["commands_per_page"] == (5 + 10 + 70 + 10 + 20) / 10
+    assert found["us_per_page"] == {"mark": 30.0}
+    sqlite = {"frontier": "sqlite", "harvesters": 1, "pages_per_minute": 600, "harvester_cpu_ms_per_page": 8.0}
+    assert sqlite_summary([sqlite])["harvester_cpu_ms_per_page"]["mean"] == 8.0
+    assert summarise([sqlite]) == []
 
 
 def test_most_in_window_counts_a_half_open_sliding_window():
