@@ -12,14 +12,19 @@ from harvesters import delete_job_keys
 from combine_scrapy.context import link_model_store
 from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.links.online import (
+    HOST_DEPTH_BONUS,
+    HOST_DEPTH_DECAY,
+    HUB_BONUS,
     MODEL_FILE,
     RESCORE_EVERY,
     RESCORE_WAITING,
     DamagedModel,
     FileModelStore,
+    LinkFeatures,
     LinkModel,
     OnlineLinkLearner,
     RedisModelStore,
+    hub_page,
     language_variant,
     link_features,
 )
@@ -51,6 +56,14 @@ def crawl_outcomes(scorer: LinkScorer, pages: int = 40) -> None:
 FRESH = [LinkCandidate("http://site.example/news/999.html", "News 999"),
          LinkCandidate("http://site.example/w/999.html", "Weather 999"),
          LinkCandidate("http://site.example/m/999-cp.html", "CP 999")]
+
+
+def fresh_predictions(scorer: LinkScorer) -> list[float]:
+    """What the model says of FRESH's links: the part of their priorities that a stored model carries (the hosts
+    that gave relevant pages, and the pages' depths in them, are the run's, as the links waiting for a label are)."""
+    return scorer.learner.predict([
+        link_features(anchor=link.anchor, context="", url=link.url, host="site.example", source_host="site.example",
+                      page_relevant=False, page_evidence=0.0, distance=0) for link in FRESH]).tolist()
 
 
 def test_links_named_by_an_abbreviation_the_crawl_found_relevant_then_outrank_the_others():
@@ -130,7 +143,7 @@ def test_the_model_survives_a_round_trip_through_its_file(tmp_path):
     assert (tmp_path / "job" / MODEL_FILE).exists()
     resumed = online_scorer(store=store)
     resumed.learner.sync()                                   # a resumed crawl loads what the first one learned
-    assert resumed.select(FRESH, 0.0, False) == scorer.select(FRESH, 0.0, False)
+    assert fresh_predictions(resumed) == fresh_predictions(scorer)
     assert resumed.learner.model.positives == 40
 
 
@@ -177,7 +190,7 @@ def test_the_model_survives_a_round_trip_through_redis_beside_the_frontier(redis
     resumed = online_scorer(store=store)
     resumed.learner.sync()
     assert resumed.learner.model.positives == 40
-    assert resumed.select(FRESH, 0.0, False) == other.select(FRESH, 0.0, False)
+    assert fresh_predictions(resumed) == fresh_predictions(other)
     assert not (tmp_path / redis_job).exists()                # nothing written beside it on disk
     frontier.close()
 
@@ -210,7 +223,9 @@ def test_links_marked_before_the_model_learned_are_rescored_once_it_has():
     rescored = scorer.rescore()
     assert not scorer.rescore_due      # due again only after the next lessons
     assert rescored["http://site.example/m/999-cp.html"] > 2 * early["http://site.example/m/999-cp.html"]
-    assert rescored["http://site.example/news/999.html"] < early["http://site.example/news/999.html"]
+    # site.example gave relevant pages, so the seed's links also gain its depth bonus; the model's part fell
+    bonus = HOST_DEPTH_BONUS * HOST_DEPTH_DECAY
+    assert rescored["http://site.example/news/999.html"] - bonus < early["http://site.example/news/999.html"]
     assert "http://site.example/m/5-cp.html" not in rescored    # fetched links are not in the frontier any more
 
 
@@ -296,3 +311,69 @@ def test_duplicates_teach_that_other_languages_copies_lead_nowhere_new():
                                 LinkCandidate("http://docs.example/it/page99.html", "Page 99")], 200.0, True,
                                distance=0, source_url="http://docs.example/en/index99.html"))
     assert fresh["http://docs.example/en/page99.html"] > fresh["http://docs.example/it/page99.html"]
+
+
+def test_the_model_carries_the_topic_terms_to_words_it_has_not_seen():
+    """Links whose anchors name the topic's terms led to relevant pages: a fresh link naming other terms of the
+    topic, in words the model never saw, is then more likely to lead to one than a fresh link naming none."""
+    scorer = online_scorer()
+    for n in range(40):
+        topical, other = f"http://site.example/s/{n}.html", f"http://site.example/o/{n}.html"
+        scorer.select([LinkCandidate(topical, f"Sundews {n}"), LinkCandidate(other, f"Weather {n}")], 0.0, False,
+                      distance=0, source_url=f"http://site.example/list/{n}.html")
+        scorer.observe(topical, True)
+        scorer.observe(other, False)
+
+    def features(anchor: str, url: str) -> LinkFeatures:
+        return link_features(anchor=anchor, context="", url=url, host="site.example", source_host="site.example",
+                             page_relevant=False, page_evidence=0.0, distance=1,
+                             topic_terms=scorer.link_relevance(LinkCandidate(url, anchor)))
+
+    topical, plain = scorer.learner.predict([features("Carnivorous plants", "http://site.example/a.html"),
+                                             features("Opening hours", "http://site.example/b.html")])
+    assert topical > 2 * plain
+
+
+def test_within_a_host_that_gave_a_relevant_page_links_near_its_entry_come_first():
+    """A link's depth is counted from where the crawl entered its host; the bonus for a shallow link comes only
+    once the host gave a relevant page, and a re-scoring gives it to the links marked before."""
+    scorer = online_scorer()
+    crawl_outcomes(scorer)  # the model has a share; site.example is productive, docs.example not yet
+
+    def mark(url: str, source: str) -> float:
+        return dict(scorer.select([LinkCandidate(url, "More")], 0.0, False, distance=1, source_url=source))[url]
+
+    shallow = mark("http://docs.example/guide.html", "http://docs.example/")          # depth 1: a seed's link
+    mark("http://docs.example/part.html", "http://docs.example/guide.html")            # 2
+    deep = mark("http://docs.example/chapter.html", "http://docs.example/part.html")  # 3
+    assert shallow == deep                                   # docs.example gave nothing: no bonus
+    scorer.observe("http://docs.example/", True)             # its home page was relevant
+    rescored = scorer.rescore()
+    assert rescored["http://docs.example/guide.html"] == pytest.approx(shallow + HOST_DEPTH_BONUS * HOST_DEPTH_DECAY)
+    assert rescored["http://docs.example/chapter.html"] == pytest.approx(
+        deep + HOST_DEPTH_BONUS * HOST_DEPTH_DECAY ** 3)
+    near = mark("http://docs.example/intro.html", "http://docs.example/")
+    far = mark("http://docs.example/section.html", "http://docs.example/part.html")
+    assert near - far == pytest.approx(HOST_DEPTH_BONUS * (HOST_DEPTH_DECAY - HOST_DEPTH_DECAY ** 3))
+    assert scorer.learner.bonus("other.example", 0, False) == 0  # another host starts at 0, and gave nothing
+
+
+@pytest.mark.parametrize(("url", "hub"), [
+    ("http://docs.example/contents.html", True), ("http://docs.example/mod/index.html", True),
+    ("http://docs.example/en/mod/index.html", False), ("http://docs.example/index.html.fr", False),
+    ("http://docs.example/toc.html?lang=de", True), ("http://docs.example/Sitemap.xml", True),
+    ("http://docs.example/library/re.html", False), ("http://docs.example/", False),
+    ("http://docs.example/index-of-terms.html", False), ("http://docs.example/indexes.html", False),
+])
+def test_hub_pages_are_told_by_their_name(url, hub):
+    assert hub_page(url) is hub
+
+
+def test_links_to_pages_named_as_hubs_come_first_from_the_first_fetch():
+    """Before the model knows anything, of two links alike the one to a contents page comes first: its page's
+    anchors will name the pages under it."""
+    scorer = online_scorer()
+    page, hub = "http://docs.example/library/re.html", "http://docs.example/library/index.html"
+    chosen = dict(scorer.select([LinkCandidate(page, "Library"), LinkCandidate(hub, "Library")], 0.0, False,
+                                source_url="http://docs.example/"))
+    assert chosen[hub] == pytest.approx(chosen[page] + HUB_BONUS)

@@ -5,8 +5,9 @@ ranks the links not fetched yet (ACHE's online link classifier, with the
 path credit of context-graph and reinforcement-learning crawlers). A link is
 described by hashed features: the words of its anchor (and title attribute),
 the words around it on its page, the tokens of its URL (and whether its path
-names a language), the linking page's verdict and score, how many links it is
-from the last relevant page, and whether it stays on its page's host; nothing
+names a language), how much the topic's terms are in those (the link's topic
+relevance, as the prior counts it), the linking page's verdict and score, how
+many links it is from the last relevant page, and whether it stays on its page's host; nothing
 of its target host, whose share of the fetches is the crawl strategy's. The label of a link is known when its target has been fetched
 and classified, so the features of links not fetched yet wait in a bounded
 LRU keyed by canonical URL (canonicalized as the frontier does); on
@@ -44,7 +45,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
-from combine_scrapy.access.urls import UrlChecker, UrlRules
+from combine_scrapy.access.urls import UrlChecker, UrlRules, host_of
 
 if TYPE_CHECKING:
     import redis
@@ -78,11 +79,27 @@ RESCORE_TOLERANCE = 0.005
 #: Words of the text around a link, and URL tokens, used at most.
 CONTEXT_WORDS = 20
 URL_TOKENS = 16
+#: Within a host that has given a new relevant page, a link's priority gains HOST_DEPTH_BONUS * HOST_DEPTH_DECAY **
+#: depth, ``depth`` being the links from where the crawl entered the host (0: a seed, or a page found on another
+#: host): the index and contents pages near a productive host's entry come before its deep pages the model knows
+#: nothing of, as a breadth-first walk of the host would take them. A documentation site's pages on a topic sit under
+#: such hubs, 2-3 links from its home page. Hosts that gave nothing get no bonus, so the share of the fetches among
+#: hosts stays the strategy's and a generated web's barren sites are not walked breadth-first.
+HOST_DEPTH_BONUS = 0.2
+HOST_DEPTH_DECAY = 0.5
+#: Pages whose depth in their host is remembered at most; past it the memory starts again.
+HOST_DEPTHS = 200_000
+#: A link to a page whose name says that it lists a site's pages (``index.html``, ``contents.html``, ``toc``,
+#: ``sitemap``) gains HUB_BONUS on its priority, from the first fetch: a hub's anchors name the pages under it, so
+#: its links can be judged by their topic terms, where the model knows nothing yet of the site. Not in a path that
+#: names a language: a translated site's hubs, one a language, lead mostly to copies.
+HUB_BONUS = 0.2
+HUB_NAMES = frozenset({"index", "contents", "toc", "sitemap"})
 #: Features named in a stored model at most (the strongest), for ``scrapy report``.
 NAMED_FEATURES = 200
 MODEL_FILE = "link_model.npz"
 MODEL_KEY = "link_model"
-FORMAT_VERSION = 2  # 2: no host features (1 had them: its hashed indices are others)
+FORMAT_VERSION = 3  # 3: the topic terms feature; 2: no host features (1 had them); hashed indices differ
 
 #: Language codes (ISO 639-1 and common regional forms) as translated sites put them in their paths. A link
 #: whose path names one gets the feature LANGUAGE_FEATURE besides its URL tokens: what the crawl learns of one
@@ -95,7 +112,7 @@ LANGUAGE_CODES = frozenset(
 LANGUAGE_FEATURE = "u:@language"
 
 # Fixed features with a value, before the hashed ones.
-_NUMERIC = ("bias", "page_relevant", "page_score", "same_host")
+_NUMERIC = ("bias", "page_relevant", "page_score", "same_host", "topic_terms")
 _N_NUMERIC = len(_NUMERIC)
 _WORD = re.compile(r"[^\W_]+")
 _SIZE = 1 << FEATURE_BITS
@@ -143,15 +160,27 @@ def language_variant(path: str) -> bool:
     return False
 
 
+def hub_page(url: str) -> bool:
+    """Whether a URL's last path segment, before its first dot, is one of HUB_NAMES (``/library/index.html``)
+    and its path names no language (``/fr/mod/index.html`` is not a hub here)."""
+    path = url.split("://", 1)[-1].partition("/")[2].partition("?")[0].partition("#")[0]
+    name = path.rstrip("/").rpartition("/")[2].partition(".")[0].lower()
+    return name in HUB_NAMES and not language_variant(path)
+
+
 def link_features(*, anchor: str, context: str, url: str, host: str, source_host: str, page_relevant: bool,
-                  page_evidence: float, distance: int) -> LinkFeatures:
+                  page_evidence: float, distance: int, topic_terms: float = 0.0) -> LinkFeatures:
     """The features of one link (see the module's docstring); each group of words weighs 1 in all.
+
+    ``topic_terms`` is the link's topic relevance in [0, 1) (the topic's terms in its anchor, title, URL and the
+    words around it): the model learns how much it says on this crawl, and carries it to words it has not seen.
 
     Nothing of the target's host is a feature: which hosts deserve fetches is the crawl strategy's (BestFirst
     shares them by each host's yield). A host feature would rank all of a productive host's links above every
     other host's and, with the strategy's own host weight, let one host starve the rest.
     """
-    values: dict[int, float] = {0: 1.0, 1: float(page_relevant), 2: page_evidence, 3: float(host == source_host)}
+    values: dict[int, float] = {0: 1.0, 1: float(page_relevant), 2: page_evidence, 3: float(host == source_host),
+                                4: topic_terms}
     anchor_words = words(anchor)
     path = url.split("://", 1)[-1].partition("/")[2]
     url_tokens = [f"u:{token}" for token in words(path)[:URL_TOKENS]]
@@ -184,7 +213,8 @@ def describe_feature(feature: str) -> str:
     if feature.startswith("#"):
         return {"#bias": "every link", "#page_relevant": "the link's page was relevant",
                 "#page_score": "the link's page's score",
-                "#same_host": "the link stays on its host"}.get(feature, feature[1:])
+                "#same_host": "the link stays on its host",
+                "#topic_terms": "the topic's terms in the link"}.get(feature, feature[1:])
     kind, _, value = feature.partition(":")
     return f"{_FEATURE_KINDS.get(kind, kind)}: {value}"
 
@@ -348,12 +378,16 @@ class RedisModelStore:
 @dataclass(frozen=True, slots=True)
 class _Link:
     """A link remembered until its target is fetched: its features, the page it was found on, its priority
-    before the model's share (``prior``) and the priority it was marked with."""
+    before the model's share (``prior``), the priority it was marked with, its target's host and depth there, and
+    whether its target is a hub page."""
 
     features: LinkFeatures
     source: str
     prior: float = 0.0
     priority: float = 0.0
+    host: str = ""
+    depth: int = 0
+    hub: bool = False
 
 
 class OnlineLinkLearner:
@@ -374,6 +408,9 @@ class OnlineLinkLearner:
         self._pending_limit, self._fetched_limit = pending_links, fetched_pages
         self._since_sync = 0
         self._since_rescore = 0
+        self._host_depths: dict[str, int] = {}
+        #: Hosts that gave a new relevant page in this harvester: their links get the host depth bonus.
+        self.productive_hosts: set[str] = set()
 
     def canonical(self, url: str) -> str | None:
         """The URL as the frontier keeps it (None: the frontier refuses it); cached, links repeat from page to page."""
@@ -391,8 +428,27 @@ class OnlineLinkLearner:
     def predict(self, batch: list[LinkFeatures]) -> np.ndarray:
         return self.model.predict(batch)
 
+    def host_depth(self, url: str, host: str, source: str, source_host: str) -> int:
+        """The (canonical) ``url``'s links from where the crawl entered its host, found on page ``source``: one more
+        than the source's on the same host, else 0; the least over the pages it was found on. A page never seen as
+        a link's target (a seed) is at 0."""
+        depth = self._host_depths.get(source, 0) + 1 if host == source_host else 0
+        known = self._host_depths.get(url)
+        if known is not None and known <= depth:
+            return known
+        if len(self._host_depths) >= HOST_DEPTHS:
+            self._host_depths.clear()
+        self._host_depths[url] = depth
+        return depth
+
+    def bonus(self, host: str, depth: int, hub: bool) -> float:
+        """What a link at ``depth`` in ``host`` gains on its priority: HOST_DEPTH_BONUS * HOST_DEPTH_DECAY ** depth
+        once the host gave a new relevant page, and HUB_BONUS when it leads to a hub page."""
+        bonus = HOST_DEPTH_BONUS * HOST_DEPTH_DECAY ** depth if host in self.productive_hosts else 0.0
+        return bonus + HUB_BONUS if hub else bonus
+
     def remember(self, url: str, features: LinkFeatures, source: str, prior: float = 0.0,
-                 priority: float = 0.0) -> None:
+                 priority: float = 0.0, host: str = "", depth: int = 0, hub: bool = False) -> None:
         """Keep a link's features until its (canonical) target is observed. Of the links found to a URL the
         one marked with the highest priority is kept (the first of equals), as the frontier keeps the highest."""
         if url in self._fetched:
@@ -400,7 +456,7 @@ class OnlineLinkLearner:
         kept = self._pending.get(url)
         if kept is not None and kept.priority >= priority:
             return
-        self._pending[url] = _Link(features, source, prior, priority)
+        self._pending[url] = _Link(features, source, prior, priority, host, depth, hub)
         if len(self._pending) > self._pending_limit:
             self._pending.popitem(last=False)
 
@@ -412,7 +468,10 @@ class OnlineLinkLearner:
         """Learn from the classified fetch of ``url``: its link, and for a relevant page the links on the path
         to it through irrelevant pages; ``weight`` says how much the lesson counts (a page far over the cut-off
         more). ``relevant`` is False for a duplicate of a stored record as for an irrelevant page: both lead
-        nowhere new. Returns the number of training steps (0: no link to it was seen here)."""
+        nowhere new. A relevant page makes its host productive (``bonus``). Returns the number of training
+        steps (0: no link to it was seen here)."""
+        if relevant:
+            self.productive_hosts.add(host_of(url))
         link = self._pending.pop(url, None)
         if link is None:
             return 0
@@ -442,8 +501,9 @@ class OnlineLinkLearner:
         A link is marked with the model of its time: those found before the model learned which links lead to
         the topic (a directory's entries found on the way in) keep their prior alone, and those found early
         keep what an immature model said. Re-scoring them (ACHE re-scores its frontier the same way) lets
-        them rise, or sink, with what the crawl has learned since. Only the links whose priority moved by
-        ``RESCORE_TOLERANCE`` or more are returned (the others' priorities stand)."""
+        them rise, or sink, with what the crawl has learned since; the links into a host that has become
+        productive since they were marked gain its depth bonus (``bonus``). Only the links whose priority moved
+        by ``RESCORE_TOLERANCE`` or more are returned (the others' priorities stand)."""
         self._since_rescore = 0
         weight = self.weight
         if not weight or not self._pending:
@@ -453,11 +513,13 @@ class OnlineLinkLearner:
         probabilities = self.model.predict([link.features for link in links])
         priors = np.fromiter((link.prior for link in links), np.float64, len(links))
         marked = np.fromiter((link.priority for link in links), np.float64, len(links))
-        priorities = np.minimum((1 - weight) * priors + weight * probabilities.astype(np.float64), 1.0)
+        bonuses = np.fromiter((self.bonus(link.host, link.depth, link.hub) for link in links), np.float64, len(links))
+        priorities = np.minimum((1 - weight) * priors + weight * probabilities.astype(np.float64) + bonuses, 1.0)
         rescored = {}
         for position in np.flatnonzero(np.abs(priorities - marked) >= RESCORE_TOLERANCE).tolist():
             url, link, priority = urls[position], links[position], float(priorities[position])
-            self._pending[url] = _Link(link.features, link.source, link.prior, priority)
+            self._pending[url] = _Link(link.features, link.source, link.prior, priority, link.host, link.depth,
+                                       link.hub)
             rescored[url] = priority
         return rescored
 

@@ -17,7 +17,12 @@ pages are followed too, their priority decaying with their distance from the
 last relevant page, up to ``max_tunnel_distance`` links. Until the model has
 seen enough outcomes a link's priority is the topic terms in its anchor,
 title, URL and surrounding words, mixed with its page's score (graded, so the
-links of a strong page outrank those of a page that barely passed).
+links of a strong page outrank those of a page that barely passed); the model
+has those topic terms among its features. Within a host that has given a new
+relevant page, links near where the crawl entered the host gain a bonus
+(``HOST_DEPTH_BONUS`` in :mod:`combine_scrapy.links.online`), so its index
+pages come before its deep pages; links to pages named as hubs (``index``,
+``contents``, ``toc``, ``sitemap``) gain ``HUB_BONUS`` from the first fetch.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from combine_scrapy.access.urls import host_of
-from combine_scrapy.links.online import OnlineLinkLearner, link_features
+from combine_scrapy.links.online import OnlineLinkLearner, hub_page, link_features
 from combine_scrapy.topic.definition import REGEX_CHARACTERS, TopicDefinition
 from combine_scrapy.topic.matching import term_hits
 from combine_scrapy.topic.text import tokens, url_path_text
@@ -258,6 +263,7 @@ class LinkScorer:
         learned: list[int] = []
         batch = []
         canonicals: list[str] = []
+        places: list[tuple[str, int, bool]] = []  # each learned link's host, depth in it, and whether it is a hub
         for link in links:
             chosen.append((link.url, self.prior(link, page_evidence, link_distance)))
             canonical = learner.canonical(link.url)
@@ -267,18 +273,20 @@ class LinkScorer:
             features = link_features(
                 anchor=f"{link.anchor} {link.title}", context=link.context, url=canonical, host=host,
                 source_host=source_host, page_relevant=page_relevant, page_evidence=page_evidence,
-                distance=link_distance,
+                distance=link_distance, topic_terms=self.link_relevance(link),
             )
             learned.append(len(chosen) - 1)
             batch.append(features)
             canonicals.append(canonical)
+            places.append((host, learner.host_depth(canonical, host, source_url, source_host), hub_page(canonical)))
         weight = learner.weight
         probabilities = learner.predict(batch) if weight and batch else [0.0] * len(batch)
-        for position, canonical, features, probability in zip(learned, canonicals, batch, probabilities):
+        for position, canonical, features, probability, (host, depth, hub) in zip(learned, canonicals, batch,
+                                                                                  probabilities, places):
             url, prior = chosen[position]
-            priority = (1 - weight) * prior + weight * float(probability)
+            priority = min((1 - weight) * prior + weight * float(probability) + learner.bonus(host, depth, hub), 1.0)
             chosen[position] = (url, priority)
-            learner.remember(canonical, features, source_url, prior, priority)
+            learner.remember(canonical, features, source_url, prior, priority, host, depth, hub)
         return chosen
 
     def observe(self, url: str, relevant: bool, score: float = 0.0) -> int:
