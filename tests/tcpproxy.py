@@ -10,7 +10,8 @@ import threading
 class TcpProxy:
     """Forwards connections to ``127.0.0.1:port`` to ``target``. ``cut()`` closes every connection and stops
     listening (a client's next attempt is refused, as by a server that is down); ``restore()`` listens again
-    on the same port."""
+    on the same port. ``stall()`` keeps every connection open but passes nothing more either way, nor answers
+    new ones (a hung server, or a network that drops its packets); ``cut()`` ends a stall."""
 
     def __init__(self, target: tuple[str, int], host: str = "127.0.0.1"):
         self.target = target
@@ -19,6 +20,8 @@ class TcpProxy:
         self._listener: socket.socket | None = None
         self._connections: list[socket.socket] = []
         self._lock = threading.Lock()
+        self._flowing = threading.Event()
+        self._flowing.set()
 
     def __enter__(self) -> TcpProxy:
         self.restore()
@@ -36,7 +39,11 @@ class TcpProxy:
         self._listener = listener
         threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
 
+    def stall(self) -> None:
+        self._flowing.clear()
+
     def cut(self) -> None:
+        self._flowing.set()   # a stalled pipe wakes, finds its sockets closed and ends
         with self._lock:
             listener, self._listener = self._listener, None
             connections, self._connections = self._connections, []
@@ -56,6 +63,7 @@ class TcpProxy:
                 client, _ = listener.accept()
             except OSError:  # cut
                 return
+            self._flowing.wait()
             try:
                 server = socket.create_connection(self.target)
             except OSError:
@@ -70,10 +78,10 @@ class TcpProxy:
             for source, sink in ((client, server), (server, client)):
                 threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
 
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while data := source.recv(65536):
+                self._flowing.wait()
                 sink.sendall(data)
         except OSError:
             pass

@@ -12,6 +12,7 @@ import zlib
 
 import MySQLdb
 import pytest
+from tcpproxy import TcpProxy
 
 from combine_scrapy.document import neardup
 from combine_scrapy.records.record import Record, RecordLink, TopicClass, content_key
@@ -546,6 +547,39 @@ def test_killed_connection_inside_a_transaction_retries_it_whole(mysql_backend, 
     assert store.get(item.key) == item
     assert store.urls(item.key) == ["http://a/1"]
     assert store.orphans() == []
+
+
+def test_a_server_that_stops_answering_is_an_outage_not_a_hang(mysql_backend):
+    """The server keeps the connection but answers nothing more (hung, or cut off by a network that drops its
+    packets). Before: a statement waited for ever, and the crawl with it; now each connection has a read and
+    write timeout (1 s here; STATEMENT_SILENCE by default), after which the outage is waited out and given up on
+    as one that refuses."""
+    assert connection_arguments(MYSQL_URL)["read_timeout"] == connection_arguments(MYSQL_URL)["write_timeout"] > 0
+    with TcpProxy(("127.0.0.1", 3306)) as proxy:
+        arguments = {**connection_arguments(MYSQL_URL), "port": proxy.port, "read_timeout": 1, "write_timeout": 1,
+                     "connect_timeout": 1}
+        store = MysqlRecordStore(arguments, mysql_backend.job, location="proxied", reconnect_timeout=2)
+        try:
+            store.store(record("http://a/1"))
+            proxy.stall()
+            outcome: list[BaseException | None] = []
+
+            def store_one() -> None:
+                try:
+                    store.store(record("http://a/2", text="second text"))
+                    outcome.append(None)
+                except BaseException as error:  # noqa: BLE001 - the thread hands whatever it met to the test
+                    outcome.append(error)
+
+            writer = threading.Thread(target=store_one, daemon=True)
+            writer.start()
+            writer.join(30)
+            assert not writer.is_alive(), "the store still waits for a server that answers nothing"
+            assert isinstance(outcome[0], MysqlUnavailable), outcome
+        finally:
+            proxy.cut()
+            store.close()
+    assert mysql_backend().count() == 1   # what was stored before the stall is kept
 
 
 def test_server_away_for_a_while_is_waited_for_and_then_given_up_on(mysql_backend):

@@ -54,6 +54,12 @@ FATAL = {
     1290: "the database server is read-only: make it writable and run the crawl again",
 }
 RECONNECT_TIMEOUT = 60.0
+#: Seconds a statement may go without a word from the server (mysqlclient's read_timeout and write_timeout): a
+#: server that stops answering without closing the connection (hung, or cut off by a network that drops its
+#: packets) is then an outage, waited out and given up on as one that refuses, not a crawl blocked for good. Long
+#: enough for any statement of a crawl or a command on a big job; migrations, whose DDL on a big table and whose
+#: wait for another harvester's migration may take longer, run without it.
+STATEMENT_SILENCE = 600
 
 # How a job's tables store their pages ({storage}: one of the two below, by server).
 _TABLE_OPTIONS = "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci {storage}"
@@ -220,6 +226,8 @@ def connection_arguments(url: str) -> dict[str, Any]:
         "charset": "utf8mb4",
         "autocommit": False,
         "connect_timeout": 5,   # a server that does not answer is an outage, waited out as one that refuses
+        "read_timeout": STATEMENT_SILENCE,
+        "write_timeout": STATEMENT_SILENCE,
     }
 
 
@@ -258,6 +266,7 @@ class MysqlRecordStore(SqlRecordStore):
         self._arguments = arguments
         self._outages = OutageWait("MySQL", "MYSQL_URL", MysqlUnavailable, logger, where=f"MySQL at {self.location}")
         self._db: Any = None   # a mysqlclient connection (untyped); None after close or while one is lost
+        self._migrating = False   # connections made meanwhile have no read or write timeout (STATEMENT_SILENCE)
         try:
             self._db = self._reach(connect_patience)
         except MySQLdb.Error as e:
@@ -289,7 +298,10 @@ class MysqlRecordStore(SqlRecordStore):
                     return db
 
     def _connect(self) -> Any:
-        db = MySQLdb.connect(**self._arguments)
+        arguments = self._arguments
+        if self._migrating:
+            arguments = {name: value for name, value in arguments.items() if name not in ("read_timeout", "write_timeout")}
+        db = MySQLdb.connect(**arguments)
         cursor = db.cursor()
         cursor.execute("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'")
         cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
@@ -412,6 +424,18 @@ class MysqlRecordStore(SqlRecordStore):
             raise self._newer_schema_error(self.location, version)
         if version >= self.schema_version:
             return
+        timed = self._db
+        self._migrating = True
+        try:
+            self._db = self._connect()
+            self._run_migrations()
+        finally:
+            self._migrating = False
+            self._drop_connection()
+            self._db = timed
+
+    def _run_migrations(self) -> None:
+        """The migrations the tables lack, on a connection without read or write timeouts."""
         lock = f"combine-schema-{self.prefix}"
         cursor = self._db.cursor()
         cursor.execute("SELECT GET_LOCK(%s, 300)", (lock,))
