@@ -75,6 +75,33 @@ local function chunked(command, key, option, items)
   return answers
 end
 
+-- A batch's entries grouped by host: ``argv`` from ``from`` on, ``stride`` values an entry (url, host, ..., its
+-- bucket's position in KEYS third after the host). The hosts in the order first given, each with its bucket and
+-- its entries' positions in ``argv``, in the order given.
+local function by_host(argv, from, stride)
+  local hosts, order = {}, {}
+  for i = from, #argv, stride do
+    local host = argv[i + 1]
+    local group = hosts[host]
+    if not group then
+      group = {key = tonumber(argv[i + 3]), entries = {}}
+      hosts[host] = group
+      table.insert(order, host)
+    end
+    table.insert(group.entries, i)
+  end
+  return hosts, order
+end
+
+-- Enter the bucket of a host's group (P) and read the stored records of its entries with one HMGET: their
+-- members and their packed records (false: none), in the group's order.
+local function group_records(argv, host, group)
+  P = KEYS[group.key]
+  local kept = {}
+  for j, i in ipairs(group.entries) do kept[j] = short(host, argv[i]) end
+  return kept, chunked('HMGET', P .. 'u:' .. host, nil, kept)
+end
+
 local function save(host, url, r)
   redis.call('HSET', P .. 'u:' .. host, short(host, url), packed(r))
 end

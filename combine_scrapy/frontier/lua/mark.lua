@@ -12,26 +12,12 @@ if seq_key > 0 then
   local count = (#ARGV - 3) / 5
   first = redis.call('INCRBY', KEYS[seq_key], count) - count
 end
--- The entries by host, hosts in the order first given, each host's entries in the order given.
-local hosts, order = {}, {}
-for i = 4, #ARGV, 5 do
-  local host = ARGV[i + 1]
-  local group = hosts[host]
-  if not group then
-    group = {key = tonumber(ARGV[i + 3]), entries = {}}
-    hosts[host] = group
-    table.insert(order, host)
-  end
-  table.insert(group.entries, i)
-end
+local hosts, order = by_host(ARGV, 4, 5)
 local marked, refused, raised = 0, 0, 0
 local new_by_key = {}
 for _, host in ipairs(order) do
   local group = hosts[host]
-  P = KEYS[group.key]
-  local kept = {}
-  for j, i in ipairs(group.entries) do kept[j] = short(host, ARGV[i]) end
-  local stored = chunked('HMGET', P .. 'u:' .. host, nil, kept)
+  local kept, stored = group_records(ARGV, host, group)
   -- records: read or made in this batch; written: the members to store, in order; fresh: those new here;
   -- raised: the orders of marking of stored URLs whose priority rose, in order, with their new scores
   local records, written, writes, fresh, raised_seqs, raised_scores = {}, {}, {}, {}, {}, {}
