@@ -165,6 +165,19 @@ def test_a_batch_of_thousands_of_urls_on_one_host_is_marked_and_ranked_as_the_em
     embedded.close()
 
 
+def test_looks_over_many_buckets_load_their_scripts_again_after_redis_forgot_them(frontier, tmp_path):
+    """A restarted Redis has no scripts cached: a look's one call over several buckets (single Redis) loads its
+    script and answers as before."""
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite")
+    batch = [(f"http://h{i}.test/", f"h{i}.test", float(i)) for i in range(40)]
+    assert frontier.mark(batch) == embedded.mark(batch)
+    frontier.connection.server.script_flush()
+    for strategy in ("BestFirst", "BreadthFirstTime"):
+        assert frontier.ready(0.0, strategy, 5) == embedded.ready(0.0, strategy, 5)
+    assert frontier.counts(0.0) == embedded.counts(0.0)
+    embedded.close()
+
+
 def test_the_client_is_made_from_scrapy_redis_settings(job):
     """REDIS_URL and REDIS_PARAMS as scrapy-redis reads them; the outage retry and timeouts are defaults under them."""
     from scrapy.settings import Settings

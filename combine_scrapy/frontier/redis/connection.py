@@ -291,13 +291,20 @@ class RedisConnection:
         if len(calls) == 1 and also is None:
             bucket, script, args = calls[0]
             return [self.scripts[script](keys=[self.bucket_prefixes[bucket]], args=args)]
+        combined = self._combined(calls) if self._combines(calls) else None
         with self.server.pipeline(transaction=False) as pipe:
-            self._queue(pipe, calls)
+            if combined is not None:
+                each, keys, each_args = combined
+                pipe.execute_command("EVALSHA", each.sha, len(keys), *keys, *each_args)
+            else:
+                for bucket, name, found in calls:
+                    pipe.execute_command("EVALSHA", self.scripts[name].sha, 1, self.bucket_prefixes[bucket], *found)
             if also is not None:
                 also(pipe)
             answers: list[Any] = pipe.execute(raise_on_error=False)
-        sent = 1 if self._combines(calls) else len(calls)
-        return self._answered(answers[:sent], calls) + answers[sent:]
+        if combined is not None:
+            return self._answered_combined(answers[0], combined) + answers[1:]
+        return self._answered(answers[:len(calls)], calls) + answers[len(calls):]
 
     def _combines(self, calls: list[tuple[int, str, list[Any]]]) -> bool:
         """Whether ``calls`` go to Redis as one call of an "each:" script (``_EACH_BUCKET``): on a single Redis,
@@ -313,26 +320,20 @@ class RedisConnection:
             args += [len(found), *found]
         return (self.scripts[f"each:{calls[0][1]}"], [self.bucket_prefixes[bucket] for bucket, _, _ in calls], args)
 
-    def _queue(self, pipe: Any, calls: list[tuple[int, str, list[Any]]]) -> None:
-        """Queue ``calls`` in a pipeline: one combined call when ``_combines``, else a script call each."""
-        if self._combines(calls):
-            script, keys, args = self._combined(calls)
-            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
-            return
-        for bucket, script_name, found in calls:
-            pipe.execute_command("EVALSHA", self.scripts[script_name].sha, 1, self.bucket_prefixes[bucket], *found)
+    @staticmethod
+    def _answered_combined(answer: Any, combined: tuple[Script, list[str], list[Any]]) -> list[Any]:
+        """The answers of the calls made one (``_combined``): the script run again alone when it was missing
+        from the cache (which loads it), any other error raised."""
+        if isinstance(answer, redis.exceptions.NoScriptError):
+            script, keys, args = combined
+            answer = script(keys=keys, args=args)
+        elif isinstance(answer, Exception):
+            raise answer
+        return list(answer)
 
     def _answered(self, answers: list[Any], calls: list[tuple[int, str, list[Any]]]) -> list[Any]:
-        """The pipelined answers to ``calls`` (queued by ``_queue``), one a call: a script missing from a node's
-        cache is run again alone (which loads it), any other error raised."""
-        if self._combines(calls):
-            answer = answers[0]
-            if isinstance(answer, redis.exceptions.NoScriptError):
-                combined, keys, found = self._combined(calls)
-                answer = combined(keys=keys, args=found)
-            elif isinstance(answer, Exception):
-                raise answer
-            return list(answer)
+        """The pipelined answers to ``calls``, one a call: a script missing from a node's cache is run again alone
+        (which loads it), any other error raised."""
         for position, (answer, (bucket, script, args)) in enumerate(zip(answers, calls)):
             if isinstance(answer, redis.exceptions.NoScriptError):
                 answers[position] = self.scripts[script](keys=[self.bucket_prefixes[bucket]], args=args)
