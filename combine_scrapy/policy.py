@@ -27,6 +27,8 @@ from combine_scrapy.frontier import (
     LEASE_SECONDS,
     FrontierEntry,
     LinkGraph,
+    Marking,
+    MarkResult,
     Outcome,
     RevisitHistory,
     UrlQueue,
@@ -210,6 +212,17 @@ class CrawlPolicy:
         distance of the two (counted as ``frontier/raised``). Returns how many
         were new, and the rejected ones counted by reason.
         """
+        links, rejected = self._links(candidates, source, distance=distance, seeds=seeds)
+        if links is None:
+            return 0, rejected
+        marks = self.frontier.mark(links.entries, max_urls_per_host=links.max_urls_per_host, distance=links.distance)
+        return self._marked(marks, rejected), rejected
+
+    def _links(
+        self, candidates: Iterable[tuple[str, float]], source: str | None, *, distance: int, seeds: bool = False
+    ) -> tuple[Marking | None, Counter[str]]:
+        """``mark``'s URLs canonicalized and validated (each the best priority it was given), the link graph
+        told of them: what to mark (None: nothing), and the rejected ones counted by reason."""
         rejected: Counter[str] = Counter()
         accepted: dict[str, float] = {}
         check = self._checker()
@@ -228,17 +241,17 @@ class CrawlPolicy:
         if source is not None and self.ranks_links:
             self.frontier.add_links((source, target) for target in accepted)
         if not accepted:
-            return 0, rejected
-        marked, refused, raised = self.frontier.mark(
-            [(url, host_of(url), priority) for url, priority in accepted.items()],
-            max_urls_per_host=self.max_urls_per_host,
-            distance=distance,
-        )
-        if raised:
-            self._count("frontier/raised", raised)
-        if refused:
-            rejected["host_full"] += refused
-        return marked, rejected
+            return None, rejected
+        entries = [(url, host_of(url), priority) for url, priority in accepted.items()]
+        return Marking(entries, self.max_urls_per_host, distance), rejected
+
+    def _marked(self, marks: MarkResult, rejected: Counter[str]) -> int:
+        """Count what a mark did (raised URLs; new ones over the per-host bound as rejected): how many were new."""
+        if marks.raised:
+            self._count("frontier/raised", marks.raised)
+        if marks.refused:
+            rejected["host_full"] += marks.refused
+        return marks.marked
 
     def mark_changed(self, dated: Iterable[tuple[str, float]], records: RecordReader) -> list[str]:
         """Mark again the stored pages whose ``(url, lastmod)`` (a sitemap's) is later than their record's last
@@ -351,17 +364,13 @@ class CrawlPolicy:
         if outcome is None:
             raise ValueError(f"the fetch of {fetch.url} has no outcome: settle_outcome decides it first")
         relevant = fetch.classification is not None and fetch.classification.relevant
-        self._mark_links(self._next_urls(fetch), fetch.url, distance=0 if relevant else fetch.distance + 1)
-        saturation = None
-        if fetch.classification is not None:
-            self._learn(fetch)
-            saturation = self._watch_novelty(new_relevant(fetch))
+        links, rejected = self._links(self._next_urls(fetch), fetch.url, distance=0 if relevant else fetch.distance + 1)
         locks = locks_for(outcome, self.job.locks, retry_after=fetch.retry_after)
         url_lock = locks.url
         revisit = self.job.crawling.revisit and outcome in (Outcome.SUCCESS, Outcome.NOT_MODIFIED)
         if revisit:
             url_lock = self._revisit_after(fetch)
-        self.frontier.complete(
+        marks = self.frontier.complete(
             fetch.url,
             fetch.host,
             now=fetch.fetched_at,
@@ -373,9 +382,16 @@ class CrawlPolicy:
             last_modified=fetch.headers.get("last-modified") if outcome is Outcome.SUCCESS else None,
             score=fetch.classification.score if fetch.classification is not None else None,
             relevant=new_relevant(fetch) if fetch.classification is not None else None,
+            links=links,
         )
         self.leased.pop(fetch.url, None)
-        return saturation
+        self._count("frontier/marked", self._marked(marks, rejected))
+        for reason, count in rejected.items():
+            self._count(f"urls/rejected/{reason}", count)
+        if fetch.classification is None:
+            return None
+        self._learn(fetch)
+        return self._watch_novelty(new_relevant(fetch))
 
     def _revisit_after(self, fetch: Fetch) -> float:
         """Seconds until the page is due again, from how often it was seen to change."""
@@ -404,12 +420,6 @@ class CrawlPolicy:
         return self.link_scorer.select(
             links, classification.score, classification.relevant, distance=fetch.distance, source_url=fetch.url,
         )
-
-    def _mark_links(self, urls: list[tuple[str, float]], source: str, distance: int) -> None:
-        marked, rejected = self.mark(urls, source, distance=distance)
-        self._count("frontier/marked", marked)
-        for reason, count in rejected.items():
-            self._count(f"urls/rejected/{reason}", count)
 
     # -- the link model -------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from combine_scrapy.frontier import (
     FrontierCounts,
     FrontierEntry,
     Locks,
+    Marking,
     Outcome,
     locks_for,
     outcome_for_status,
@@ -93,6 +94,23 @@ def test_complete_clears_the_mark_and_sets_locks(frontier):
     assert frontier.counts(now=111) == FrontierCounts(urls=2, marked_ready=1, marked_locked=0, done=1, hosts=1)
 
 
+def test_complete_marks_the_pages_links_in_the_same_step(frontier):
+    mark(frontier, "http://a/1", "http://a/2")
+    entry = frontier.ready(now=100)[0]
+    frontier.claim(entry, now=100, lease=60)
+    links = Marking([("http://a/1", "a", 9.0), ("http://a/2", "a", 5.0), ("http://a/3", "a", 1.0),
+                     ("http://a/4", "a", 1.0), ("http://b/1", "b", 2.0)], max_urls_per_host=3, distance=2)
+    # marked before the page is done: a/1 (the page itself) and a/2 raised, a/3 new, a/4 over the bound, b/1 new
+    assert frontier.complete(entry.url, "a", now=101, url_lock_until=1000, host_lock_until=111, status=200,
+                             links=links) == (2, 1, 2)
+    assert frontier.counts(now=111) == FrontierCounts(urls=4, marked_ready=3, marked_locked=0, done=1, hosts=2)
+    assert [e.url for e in frontier.ready(now=105)] == ["http://b/1"]   # host a waits for its interval
+    [head_of_a] = [e for e in frontier.ready(now=111, strategy="BestFirst") if e.host == "a"]
+    assert head_of_a == FrontierEntry("http://a/2", "a", 5.0, distance=0)   # raised, and kept its lower distance
+    assert frontier.complete("http://b/1", "b", now=112, url_lock_until=1000, host_lock_until=112, status=404,
+                             links=Marking([])) == (0, 0, 0)
+
+
 def test_marking_is_idempotent_and_keeps_first_state(frontier):
     assert mark(frontier, "http://a/1") == (1, 0, 0)
     entry = frontier.ready(now=0)[0]
@@ -149,8 +167,23 @@ def test_crawl_delay_lengthens_the_host_lock(frontier):
     assert frontier.ready(now=31)
 
 
+def test_storing_robots_sets_the_hosts_delay_with_it(frontier):
+    mark(frontier, "http://a/1", "http://a/2", "http://a/3")
+    frontier.store_robots("a", 200, b"User-agent: *\nCrawl-delay: 30\n", expires=1000, host_delay=30)
+    entry = frontier.ready(now=0)[0]
+    frontier.claim(entry, now=0, lease=60)
+    frontier.complete(entry.url, "a", now=1, url_lock_until=10**9, host_lock_until=2, status=200)
+    assert frontier.ready(now=30) == [] and frontier.ready(now=31)
+    frontier.store_robots("a", 200, b"", expires=1000, host_delay=None)   # the Crawl-delay is gone: so is the delay
+    entry = frontier.ready(now=31)[0]
+    frontier.claim(entry, now=31, lease=60)
+    frontier.complete(entry.url, "a", now=32, url_lock_until=10**9, host_lock_until=33, status=200)
+    assert frontier.ready(now=33)
+    assert frontier.robots("a", now=999) == (200, b"")
+
+
 def test_robots_answers_are_cached_until_they_expire(frontier):
-    frontier.store_robots("a", 200, b"User-agent: *\nDisallow: /x\n", expires=100)
+    frontier.store_robots("a", 200, b"User-agent: *\nDisallow: /x\n", expires=100, host_delay=None)
     assert frontier.robots("a", now=99) == (200, b"User-agent: *\nDisallow: /x\n")
     assert frontier.robots("a", now=100) is None
 
@@ -216,8 +249,8 @@ def test_release_with_now_waits_for_the_crawl_delay(frontier):
 
 
 def test_robots_keeps_binary_bodies_and_missing_answers(frontier):
-    frontier.store_robots("a", None, None, expires=100)
-    frontier.store_robots("b", 200, b"\xff\x00Disallow: /", expires=100)
+    frontier.store_robots("a", None, None, expires=100, host_delay=None)
+    frontier.store_robots("b", 200, b"\xff\x00Disallow: /", expires=100, host_delay=None)
     assert frontier.robots("a", now=0) == (None, None)
     assert frontier.robots("b", now=0) == (200, b"\xff\x00Disallow: /")
     assert frontier.robots("c", now=0) is None

@@ -71,7 +71,7 @@ def test_keys_stay_under_the_job_prefix(frontier, job):
     mark(frontier, "http://a/1", "http://a/2")
     frontier.claim(frontier.ready(now=0)[0], now=0, lease=60)
     frontier.add_links([("http://a/1", "http://a/2")])
-    frontier.store_robots("a", 200, b"", expires=10)
+    frontier.store_robots("a", 200, b"", expires=10, host_delay=None)
     keys = {key.decode() for key in frontier.server.scan_iter(match="*" + job + "*")}
     bucket = f"combine:{{{job}:b{bucket_of('a', frontier.buckets)}}}:"
     assert keys and all(key.startswith((f"combine:{{{job}}}:", bucket)) for key in keys)
@@ -511,3 +511,26 @@ def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, t
     finally:
         reopened.close()
         embedded.close()
+
+
+def test_a_robots_answer_and_the_release_of_its_page_go_to_redis_with_the_harvesters_next_call(connect):
+    first, second = connect(), connect()
+    mark(first, "http://a/1", "http://a/2")
+    entry = first.ready(now=0)[0]
+    first.claim(entry, now=0, lease=60)
+    first.store_robots("a", 200, b"Crawl-delay: 30", expires=1000, host_delay=30)
+    assert first.robots("a", now=2) == (200, b"Crawl-delay: 30")   # the harvester reads its own answer at once
+    first.release(entry.url, "a", host_lock_until=1, now=1)   # the page put off for the robots.txt read
+    assert second.robots("a", now=2) == (200, b"Crawl-delay: 30")   # sent with that read
+    assert second.ready(now=50) == []   # the release is not sent yet: a is leased until 60
+    first.next_due(now=2)   # the next call sends it first, in its round trip
+    assert second.ready(now=30) == [] and second.ready(now=31)   # released; the delay counts from the release
+    first.store_robots("b", 404, None, expires=1000, host_delay=None)
+    first.close()   # nothing follows: closing sends it
+    assert second.robots("b", now=2) == (404, None)
+
+
+def test_a_harvester_reads_its_own_robots_answer_after_redis_forgot_the_scripts(frontier):
+    frontier.store_robots("a", 200, b"User-agent: *", expires=1000, host_delay=5)
+    frontier.connection.server.script_flush()
+    assert frontier.robots("a", now=1) == (200, b"User-agent: *")   # the read is sent again after the script ran

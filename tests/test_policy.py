@@ -56,8 +56,11 @@ class RecordingFrontier:
         self.calls.append(("claim", (entry.url, now, lease)))
         return True
 
-    def complete(self, url, host, **outcome):
+    def complete(self, url, host, *, links=None, **outcome):
+        marked = self.mark(links.entries, max_urls_per_host=links.max_urls_per_host, distance=links.distance) if links \
+            else MarkResult(0, 0, 0)
         self.calls.append(("complete", (url, host, outcome)))
+        return marked
 
     def release(self, url, host, host_lock_until, now=None):
         self.calls.append(("release", (url, host, host_lock_until, now)))
@@ -147,7 +150,7 @@ def test_a_relevant_page_marks_its_links_at_distance_0_and_completes_its_url():
                            score=7.0, relevant=True)
     assert crawl.stats["frontier/marked"] == 1 and crawl.stats["urls/rejected/malformed"] == 1
     assert crawl.stats["links/model/lessons"] == 1 and crawl.stats["topic/best_score"] == 7.0
-    assert [call for call, _ in frontier.calls] == ["mark", "complete"]  # the links are marked before the URL is done
+    assert [call for call, _ in frontier.calls] == ["mark", "complete"]  # the links go with the completion, first
 
 
 def test_an_irrelevant_page_marks_its_links_one_hop_further():

@@ -111,14 +111,16 @@ class RobotsMiddleware(CrawlComponent):
         # Re-read after Combine's 1 or 4 days, or sooner when the job locks robots rules for less.
         ttl = min(policy.ttl, context.job.locks.robot_rules)
         held = retry_after is not None
+        delay = context.pace.set_crawl_delay(host, policy.crawl_delay)
         if retry_after is not None:
             ttl = retry_after
             self.crawler.stats.inc_value("robots/retry_after")
             logger.info("robots.txt of %s answered %s: read again in %g s (Retry-After); its pages wait", host, status,
                         retry_after)
-        elif store:
-            cache.store_robots(host, status, body, now + ttl)
-        queue.set_host_delay(host, context.pace.set_crawl_delay(host, policy.crawl_delay))
+        if store and not held:
+            cache.store_robots(host, status, body, now + ttl, host_delay=delay)
+        else:
+            queue.set_host_delay(host, delay)
         available = status is not None and status < 500 and status != 429
         self._policies[host] = (policy, available, now + ttl, held)
         return policy, available, held

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -158,6 +158,17 @@ class MarkResult(NamedTuple):
 
 
 @dataclass(frozen=True)
+class Marking:
+    """URLs to mark, as ``mark`` takes them: ``(url, host, priority)`` entries ``distance`` link hops from the
+    last relevant page, at most ``max_urls_per_host`` a host; one value, so that ``complete`` takes a page's
+    links with the end of its fetch."""
+
+    entries: Sequence[tuple[str, str, float]]
+    max_urls_per_host: int | None = None
+    distance: int = 0
+
+
+@dataclass(frozen=True)
 class FrontierCounts:
     """URLs by state, for the crawl summary, the status command and the console."""
 
@@ -199,9 +210,13 @@ class UrlQueue(Protocol):
 
     def complete(self, url: str, host: str, *, now: float, url_lock_until: float, host_lock_until: float,
                  status: int | None, keep_marked: bool = False, etag: str | None = None,
-                 last_modified: str | None = None, score: float | None = None, relevant: bool | None = None) -> None:
+                 last_modified: str | None = None, score: float | None = None, relevant: bool | None = None,
+                 links: Marking | None = None) -> MarkResult:
         """End a fetch: set both locks, clear the mark unless ``keep_marked``, count retries; count the
-        fetch for its host, and as relevant when ``relevant``."""
+        fetch for its host, and as relevant when ``relevant``.
+
+        ``links``, the URLs the page leads to, are marked first (as ``mark`` marks them) in the same step: one
+        transaction, one round trip. Returns what that mark did (all 0 without ``links``)."""
 
     def host_yield(self, host: str) -> tuple[int, float]:
         """``(fetched, relevant)``: the host's completed fetches and how many gave a new relevant record, the
@@ -228,7 +243,10 @@ class RobotsCache(Protocol):
 
     def robots(self, host: str, now: float) -> tuple[int | None, bytes | None] | None: ...
 
-    def store_robots(self, host: str, status: int | None, body: bytes | None, expires: float) -> None: ...
+    def store_robots(self, host: str, status: int | None, body: bytes | None, expires: float, *,
+                     host_delay: float | None) -> None:
+        """Keep a host's robots.txt answer until ``expires``; set the host's delay (as ``UrlQueue.set_host_delay``)
+        in the same step, so reading a new host's robots.txt costs one write."""
 
 
 class LinkGraph(Protocol):

@@ -124,6 +124,16 @@ local function set_host_lock(host, lock_until)
   redis.call('ZADD', P .. 'hostq', 'XX', num(lock_until), host)
 end
 
+-- Keep a host's delay (its robots.txt Crawl-delay, or longer when it answers slowly; '' for none).
+local function set_host_delay(host, delay)
+  redis.call('SADD', P .. 'hosts', host)
+  if delay == '' then
+    redis.call('HDEL', P .. 'host:' .. host, 'delay')
+  else
+    redis.call('HSET', P .. 'host:' .. host, 'delay', delay)
+  end
+end
+
 local function with_delay(host, now, lock_until)
   local delay = tonumber(redis.call('HGET', P .. 'host:' .. host, 'delay') or 0)
   if delay ~= 0 then return math.max(lock_until, now + delay) end

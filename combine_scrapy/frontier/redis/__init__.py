@@ -2,7 +2,9 @@
 
 Every change is one Lua script (in ``frontier/lua/``), so a harvester killed at any moment leaves
 the frontier consistent, and two harvesters can never lease the same host at
-once. A leased URL waits in a sorted set by lease expiry and comes back when
+once. The end of a fetch and the mark of its page's links go in one pipeline; what needs no answer
+and may be lost (a robots.txt answer with the host's delay, the release of a URL put off) goes with the
+harvester's next call (``RedisConnection.defer``). A leased URL waits in a sorted set by lease expiry and comes back when
 the lease ends, whoever held it.
 
 A job's hosts are spread over ``buckets`` (BUCKETS, the COMBINE_REDIS_BUCKETS

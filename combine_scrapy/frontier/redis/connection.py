@@ -83,7 +83,7 @@ _BUCKET_SCRIPTS = {
     name: LIBRARY + _lua(name)
     for name in (
         "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "complete", "release",
-        "lock_host", "host_delay", "set_priorities", "next_due", "records", "record_visit", "rebuild_heads",
+        "lock_host", "host_delay", "store_robots", "set_priorities", "next_due", "records", "record_visit", "rebuild_heads",
     )
 }
 _OPEN = _lua("open")
@@ -92,7 +92,7 @@ _OPEN = _lua("open")
 # "each:" form: KEYS the buckets' prefixes, ARGV each bucket's argument count then its arguments; it runs the
 # script once a bucket (its ARGV that bucket's) and answers a list of their answers (false for none). A cluster
 # reaches one slot a script, so there it stays a pipeline. mark and set_priorities take several buckets
-# themselves; rebuild_heads rebuilds whole buckets, which stay one a call.
+# themselves; rebuild_heads rebuilds whole buckets, which stay one a call; store_robots is called alone.
 _EACH_BUCKET = """
 local answers, at = {}, 1
 for k = 1, #KEYS do
@@ -108,7 +108,7 @@ return answers
 """
 _EACH_BUCKET_SCRIPTS = {
     f"each:{name}": LIBRARY + "local function in_bucket(ARGV)\n" + _lua(name) + "\nend\n" + _EACH_BUCKET
-    for name in _BUCKET_SCRIPTS if name not in ("mark", "set_priorities", "rebuild_heads")
+    for name in _BUCKET_SCRIPTS if name not in ("mark", "set_priorities", "rebuild_heads", "store_robots")
 }
 #: Arguments a combined call ("each:" scripts) carries at most: a larger batch (``scrapy sanity`` over a
 #: whole crawl) stays a pipeline of calls, so no one script holds Redis for long.
@@ -234,6 +234,7 @@ class RedisConnection:
         self._buckets_stored = False
         self.scripts: dict[str, Script] = {name: server.register_script(code)
                                            for name, code in (_BUCKET_SCRIPTS | _EACH_BUCKET_SCRIPTS).items()}
+        self._deferred: list[tuple[str, list[str], list[Any]]] = []   # script calls sent with the next one
         self.marker = JobMarker(self)
 
     @cached_property
@@ -279,32 +280,59 @@ class RedisConnection:
 
     def run(self, host: str, script: str, *args: str | int | float) -> Any:
         """Run a script in the bucket of ``host``."""
-        return self.scripts[script](keys=[self.prefix_of(host)], args=args)
+        return self.run_scripts([(script, [self.prefix_of(host)], list(args))])[0]
 
     def run_buckets(self, calls: list[tuple[int, str, list[Any]]], also: Callable[[Any], None] | None = None) -> list[Any]:
         """Run ``(bucket, script, args)`` calls in one pipeline (a round trip per node); their answers in order,
         then those of what ``also`` queued in the same pipeline.
 
-        On a single Redis several calls of one script are one call (``_EACH_BUCKET``). A script not yet in a
-        node's cache is loaded (on every node) and its calls sent again.
+        On a single Redis several calls of one script are one call (``_EACH_BUCKET``).
         """
+        if self._combines(calls):
+            answers = self.run_scripts([self._combined(calls)], also)
+            return list(answers[0]) + answers[1:]
+        return self.run_scripts([(script, [self.bucket_prefixes[bucket]], args) for bucket, script, args in calls], also)
+
+    def run_scripts(self, calls: list[tuple[str, list[str], list[Any]]], also: Callable[[Any], None] | None = None) -> list[Any]:
+        """Run ``(script, keys, args)`` calls in one pipeline (a round trip per node), after any deferred ones;
+        their answers in order, then those of what ``also`` queued in the same pipeline.
+
+        A call of a script not yet in a node's cache (Redis restarted, or its scripts flushed) is run again
+        alone, which loads it, after the calls behind it ran: calls of one pipeline must not depend on one
+        another's order. What ``also`` queued (reads, renewals: safe to repeat) is then sent again, so that it
+        sees every call's effect. Any other error is raised.
+        """
+        deferred, self._deferred = self._deferred, []
+        calls = deferred + calls
         if len(calls) == 1 and also is None:
-            bucket, script, args = calls[0]
-            return [self.scripts[script](keys=[self.bucket_prefixes[bucket]], args=args)]
-        combined = self._combined(calls) if self._combines(calls) else None
+            script, keys, args = calls[0]
+            return [self.scripts[script](keys=keys, args=args)]
+        answers = self._pipelined(calls, also)
+        missing = False
+        for position, (answer, (script, keys, args)) in enumerate(zip(answers, calls)):
+            if isinstance(answer, redis.exceptions.NoScriptError):
+                answers[position] = self.scripts[script](keys=keys, args=args)
+                missing = True
+            elif isinstance(answer, Exception):
+                raise answer
+        if missing and also is not None:
+            answers[len(calls):] = self._pipelined([], also)
+        return answers[len(deferred):]
+
+    def _pipelined(self, calls: list[tuple[str, list[str], list[Any]]], also: Callable[[Any], None] | None) -> list[Any]:
+        """The answers (errors as values) of ``calls`` by their scripts' SHA1, then of ``also``, in one pipeline."""
         with self.server.pipeline(transaction=False) as pipe:
-            if combined is not None:
-                each, keys, each_args = combined
-                pipe.execute_command("EVALSHA", each.sha, len(keys), *keys, *each_args)
-            else:
-                for bucket, name, found in calls:
-                    pipe.execute_command("EVALSHA", self.scripts[name].sha, 1, self.bucket_prefixes[bucket], *found)
+            for script, keys, args in calls:
+                pipe.execute_command("EVALSHA", self.scripts[script].sha, len(keys), *keys, *args)
             if also is not None:
                 also(pipe)
             answers: list[Any] = pipe.execute(raise_on_error=False)
-        if combined is not None:
-            return self._answered_combined(answers[0], combined) + answers[1:]
-        return self._answered(answers[:len(calls)], calls) + answers[len(calls):]
+        return answers
+
+    def defer(self, script: str, keys: list[str], args: list[Any]) -> None:
+        """Send a script call that answers nothing with the next call (``run_scripts``; ``run_scripts([])`` sends
+        it at once), a round trip less; a killed harvester loses it, so only for what may be lost."""
+        self._deferred.append((script, keys, args))
 
     def _combines(self, calls: list[tuple[int, str, list[Any]]]) -> bool:
         """Whether ``calls`` go to Redis as one call of an "each:" script (``_EACH_BUCKET``): on a single Redis,
@@ -313,33 +341,12 @@ class RedisConnection:
                 and all(script == calls[0][1] for _, script, _ in calls)
                 and sum(len(args) + 1 for _, _, args in calls) <= EACH_BUCKET_ARGS)
 
-    def _combined(self, calls: list[tuple[int, str, list[Any]]]) -> tuple[Script, list[str], list[Any]]:
-        """The "each:" script, KEYS and ARGV that make ``calls`` one call."""
+    def _combined(self, calls: list[tuple[int, str, list[Any]]]) -> tuple[str, list[str], list[Any]]:
+        """The call of the "each:" script (script, KEYS, ARGV) that makes ``calls`` one call."""
         args: list[Any] = []
         for _, _, found in calls:
             args += [len(found), *found]
-        return (self.scripts[f"each:{calls[0][1]}"], [self.bucket_prefixes[bucket] for bucket, _, _ in calls], args)
-
-    @staticmethod
-    def _answered_combined(answer: Any, combined: tuple[Script, list[str], list[Any]]) -> list[Any]:
-        """The answers of the calls made one (``_combined``): the script run again alone when it was missing
-        from the cache (which loads it), any other error raised."""
-        if isinstance(answer, redis.exceptions.NoScriptError):
-            script, keys, args = combined
-            answer = script(keys=keys, args=args)
-        elif isinstance(answer, Exception):
-            raise answer
-        return list(answer)
-
-    def _answered(self, answers: list[Any], calls: list[tuple[int, str, list[Any]]]) -> list[Any]:
-        """The pipelined answers to ``calls``, one a call: a script missing from a node's cache is run again alone
-        (which loads it), any other error raised."""
-        for position, (answer, (bucket, script, args)) in enumerate(zip(answers, calls)):
-            if isinstance(answer, redis.exceptions.NoScriptError):
-                answers[position] = self.scripts[script](keys=[self.bucket_prefixes[bucket]], args=args)
-            elif isinstance(answer, Exception):
-                raise answer
-        return answers
+        return f"each:{calls[0][1]}", [self.bucket_prefixes[bucket] for bucket, _, _ in calls], args
 
     def by_bucket(self, hosts: Iterable[str]) -> dict[int, list[int]]:
         """Positions of ``hosts`` grouped by bucket, in order."""
@@ -347,22 +354,6 @@ class RedisConnection:
         for position, host in enumerate(hosts):
             groups.setdefault(bucket_of(host, self.buckets), []).append(position)
         return groups
-
-    def records(self, urls: list[str]) -> list[Any]:
-        """Each URL's (retries, status, visits, changes, first visit, digest), or None when unknown."""
-        if not urls:
-            return []
-        hosts = [host_of(url) for url in urls]
-        groups = list(self.by_bucket(hosts).items())
-        answers = self.run_buckets([
-            (bucket, "records", [part for position in positions for part in (urls[position], hosts[position])])
-            for bucket, positions in groups
-        ])
-        records: list[Any] = [None] * len(urls)
-        for (_, positions), found in zip(groups, answers):
-            for position, record in zip(positions, found):
-                records[position] = record
-        return records
 
     def delete_all(self) -> None:
         """Delete every key of the job, on every node."""
@@ -388,8 +379,25 @@ class RedisConnection:
         self._buckets_stored = True
 
     def close(self) -> None:
-        """Close the client's connections."""
+        """Close the client's connections (deferred calls unsent: ``run_scripts([])`` first)."""
         self.server.close()
+
+
+def read_records(connection: RedisConnection, urls: list[str]) -> list[Any]:
+    """Each URL's (retries, status, visits, changes, first visit, digest), or None when unknown."""
+    if not urls:
+        return []
+    hosts = [host_of(url) for url in urls]
+    groups = list(connection.by_bucket(hosts).items())
+    answers = connection.run_buckets([
+        (bucket, "records", [part for position in positions for part in (urls[position], hosts[position])])
+        for bucket, positions in groups
+    ])
+    records: list[Any] = [None] * len(urls)
+    for (_, positions), found in zip(groups, answers):
+        for position, record in zip(positions, found):
+            records[position] = record
+    return records
 
 
 class JobMarker:

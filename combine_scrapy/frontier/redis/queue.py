@@ -20,8 +20,8 @@ import redis
 
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import CrawlFault
-from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, MarkResult
-from combine_scrapy.frontier.redis.connection import RedisConnection, RedisPart, number, text
+from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, Marking, MarkResult
+from combine_scrapy.frontier.redis.connection import RedisConnection, RedisPart, number, read_records, text
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 
@@ -50,6 +50,11 @@ def _queue(members_and_scores: list[Any]) -> list[tuple[float, int]]:
             for member, score in zip(members_and_scores[::2], members_and_scores[1::2])]
 
 
+def _summed(answers: list[Any]) -> MarkResult:
+    """The answers of a mark's scripts (one a bucket on a cluster) as one MarkResult."""
+    return MarkResult(*(sum(int(answer[column]) for answer in answers) for column in range(3)))
+
+
 class RedisQueue(RedisPart):
     """Which URLs are marked and when each URL and host may be fetched (``UrlQueue``), shared by the job's harvesters."""
 
@@ -70,13 +75,14 @@ class RedisQueue(RedisPart):
 
     def close(self) -> None:
         """Give back the URLs ``ready`` leased that were never claimed, so no one waits for their leases; leave
-        the job's harvesters; close the connection."""
+        the job's harvesters; send the deferred calls; close the connection."""
         now = time.time()
         try:
             for url, (_, entry) in list(self._leased_ahead.items()):
                 self.release(url, entry.host, now)
                 del self._leased_ahead[url]
             self.share.leave()
+            self.connection.run_scripts([])   # the deferred calls
         except (CrawlFault, redis.RedisError) as fault:  # Redis gone: the leases end by themselves
             logger.warning("%d URLs leased ahead not given back (%s); they come back when their lease ends",
                            len(self._leased_ahead), fault)
@@ -101,26 +107,32 @@ class RedisQueue(RedisPart):
         entries = list(entries)
         if not entries:
             return MarkResult(0, 0, 0)
-        self.connection.store_buckets()
-        head: list[Any] = [-1 if max_urls_per_host is None else max_urls_per_host, int(distance)]
-        groups = self.connection.by_bucket(host for _, host, _ in entries)
-        if self.connection.single_node:
-            keys = [self.connection.bucket_prefixes[bucket] for bucket in groups] + [self.connection.key("seq")]
+        return _summed(self.connection.run_scripts(self._mark_calls(Marking(entries, max_urls_per_host, distance))))
+
+    def _mark_calls(self, links: Marking) -> list[tuple[str, list[str], list[Any]]]:
+        """The script calls ``(script, keys, args)`` that mark ``links`` (``mark``); on a cluster their orders of
+        marking are reserved first, with a round trip of their own."""
+        connection = self.connection
+        connection.store_buckets()
+        head: list[Any] = [-1 if links.max_urls_per_host is None else links.max_urls_per_host, int(links.distance)]
+        groups = connection.by_bucket(host for _, host, _ in links.entries)
+        if connection.single_node:
+            keys = [connection.bucket_prefixes[bucket] for bucket in groups] + [connection.key("seq")]
             args = [*head, len(keys)]
             place = {position: key for key, positions in enumerate(groups.values(), start=1) for position in positions}
-            for position, (url, host, priority) in enumerate(entries):
+            for position, (url, host, priority) in enumerate(links.entries):
                 args += [url, host, number(priority), place[position], position]
-            return MarkResult(*self.connection.scripts["mark"](keys=keys, args=args))
-        first = self.connection.server.incrby(self.connection.key("seq"), len(entries)) - len(entries) + 1
-        calls = []
+            return [("mark", keys, args)]
+        count = len(links.entries)
+        first = connection.server.incrby(connection.key("seq"), count) - count + 1
+        calls: list[tuple[str, list[str], list[Any]]] = []
         for bucket, positions in groups.items():
             args = [*head, 0]
             for position in positions:
-                url, host, priority = entries[position]
+                url, host, priority = links.entries[position]
                 args += [url, host, number(priority), 1, first + position]
-            calls.append((bucket, "mark", args))
-        totals = [sum(column) for column in zip(*self.connection.run_buckets(calls))]
-        return MarkResult(*totals)
+            calls.append(("mark", [connection.bucket_prefixes[bucket]], args))
+        return calls
 
     def remark(self, url: str) -> bool:
         """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
@@ -335,8 +347,10 @@ class RedisQueue(RedisPart):
         last_modified: str | None = None,
         score: float | None = None,
         relevant: bool | None = None,
-    ) -> None:
-        """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``.
+        links: Marking | None = None,
+    ) -> MarkResult:
+        """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``; ``links`` marked first,
+        their scripts and this one's in one pipeline (one round trip).
 
         An etag, Last-Modified or score of None keeps the one stored. The
         fetch counts for its host's yield, as a new relevant record when ``relevant``.
@@ -347,18 +361,21 @@ class RedisQueue(RedisPart):
             "last_modified": last_modified,
             "score": None if score is None else number(score),
         }
-        self.connection.run(
-            host, "complete", url, host, number(now), number(url_lock_until), number(host_lock_until),
-            int(keep_marked), json.dumps({field: value for field, value in given.items() if value is not None}),
-            int(bool(relevant)),
-        )
+        marks = self._mark_calls(links) if links is not None and links.entries else []
+        complete = [url, host, number(now), number(url_lock_until), number(host_lock_until), int(keep_marked),
+                    json.dumps({field: value for field, value in given.items() if value is not None}), int(bool(relevant))]
+        answers = self.connection.run_scripts([*marks, ("complete", [self.connection.prefix_of(host)], complete)])
+        return _summed(answers[:-1])
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
         """Give a leased URL back without counting the attempt (its fetch was put off).
 
-        With ``now``, the host's robots.txt Crawl-delay counts from then, as after a fetch.
+        With ``now``, the host's robots.txt Crawl-delay counts from then, as after a fetch. It goes to Redis with
+        this harvester's next call, a round trip less (the page put off for its host's robots.txt is released
+        right after the answer is stored): a harvester killed before leaves the URL leased, and the lease ends.
         """
-        self.connection.run(host, "release", url, host, number(host_lock_until), "" if now is None else number(now))
+        self.connection.defer("release", [self.connection.prefix_of(host)],
+                              [url, host, number(host_lock_until), "" if now is None else number(now)])
 
     def host_yield(self, host: str) -> tuple[int, float]:
         """``(fetched, relevant)``: the host's completed fetches and its new relevant records, decayed."""
@@ -366,7 +383,7 @@ class RedisQueue(RedisPart):
         return int(fetched or 0), float(relevant or 0)
 
     def retries(self, url: str) -> int:
-        (record,) = self.connection.records([url])
+        (record,) = read_records(self.connection, [url])
         return int(record[0]) if record else 0
 
     def statuses(self, urls: Iterable[str]) -> dict[str, int | None]:
@@ -374,7 +391,7 @@ class RedisQueue(RedisPart):
         urls = list(urls)
         return {
             url: None if record[1] is None else int(record[1])
-            for url, record in zip(urls, self.connection.records(urls))
+            for url, record in zip(urls, read_records(self.connection, urls))
             if record
         }
 

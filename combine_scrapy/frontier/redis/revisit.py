@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from combine_scrapy.access.urls import host_of
-from combine_scrapy.frontier.redis.connection import RedisPart, number, text
+from combine_scrapy.frontier.redis.connection import RedisPart, number, read_records, text
 
 
 class RedisRevisitHistory(RedisPart):
@@ -11,7 +11,7 @@ class RedisRevisitHistory(RedisPart):
 
     def change_history(self, url: str) -> tuple[int, int, float | None, str | None]:
         """``(visits, changes, first visit, last content digest)`` of a page, for its revisit interval."""
-        (record,) = self.connection.records([url])
+        (record,) = read_records(self.connection, [url])
         if not record:
             return 0, 0, None, None
         _, _, visits, changes, first_visit, digest = record

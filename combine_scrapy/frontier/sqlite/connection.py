@@ -213,6 +213,11 @@ class SqliteConnection:
     def close(self) -> None:
         self.db.close()
 
+    def set_host_delay(self, host: str, delay: float | None) -> None:
+        """Keep the host's delay (its robots.txt Crawl-delay, or longer when it answers slowly)."""
+        self.db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
+        self.db.execute("UPDATE hosts SET delay = ? WHERE host = ?", (delay, host))
+
     def fetches(self, columns: str, url: str) -> tuple[Any, ...] | None:
         """``columns`` of what the fetches of a URL left; None before its first."""
         row: tuple[Any, ...] | None = self.db.execute(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import cast
 
-from combine_scrapy.frontier import FrontierEntry, MarkResult
+from combine_scrapy.frontier import FrontierEntry, Marking, MarkResult
 from combine_scrapy.frontier.sqlite.connection import SqliteConnection, SqlitePart
 from combine_scrapy.frontier.sqlite.heads import HEADS, HeadCache
 from combine_scrapy.frontier.sqlite.tails import URL_ROW, key_of, tail_of
@@ -64,44 +64,49 @@ class SqliteQueue(SqlitePart):
         row). Fetched URLs stay as they are. Refused URLs are new ones over
         the per-host bound.
         """
+        with write_transaction(self.connection.statements):
+            return self._mark(Marking(list(entries), max_urls_per_host, distance))
+
+    def _mark(self, links: Marking) -> MarkResult:
+        """``mark``, inside the caller's write transaction."""
         marked = refused = raised = 0
         db = self.connection.statements
+        max_urls_per_host, distance = links.max_urls_per_host, links.distance
         hosts: dict[str, list[int]] = {}  # host: [its number, its URLs before this call, URLs marked now]
-        with write_transaction(db):
-            for url, host, priority in entries:
-                known = hosts.get(host)
-                if known is None:
-                    known = hosts[host] = self._host(host)
-                host_id, stored, added = known
-                tail = tail_of(host, url)
-                full = max_urls_per_host is not None and stored + added >= max_urls_per_host
-                if full and not db.execute(_KNOWN, (host_id, tail)).fetchone():
-                    refused += 1
-                    continue
-                if not full and db.execute(
-                    "INSERT OR IGNORE INTO urls (host_id, tail, priority, distance) VALUES (?, ?, ?, ?)",
-                    (host_id, tail, priority, distance),
-                ).rowcount:
-                    self._changed(host)
-                    known[2] += 1
-                    marked += 1
-                    continue
-                raised_rows = db.execute(
-                    """
-                    UPDATE urls SET priority = MAX(priority, :priority), distance = MIN(distance, :distance)
-                    WHERE host_id = :host AND tail = :tail AND marked = 1
-                          AND (priority < :priority OR distance > :distance)
-                          AND NOT EXISTS (SELECT 1 FROM fetches f WHERE f.seq = urls.seq AND f.last_checked IS NOT NULL)
-                    """,
-                    {"host": host_id, "tail": tail, "priority": priority, "distance": distance},
-                ).rowcount
-                if raised_rows:
-                    raised += raised_rows
-                    self._changed(host)
-            db.executemany(
-                "UPDATE hosts SET urls = urls + ? WHERE id = ?",
-                ((added, host_id) for host_id, _, added in hosts.values() if added),
-            )
+        for url, host, priority in links.entries:
+            known = hosts.get(host)
+            if known is None:
+                known = hosts[host] = self._host(host)
+            host_id, stored, added = known
+            tail = tail_of(host, url)
+            full = max_urls_per_host is not None and stored + added >= max_urls_per_host
+            if full and not db.execute(_KNOWN, (host_id, tail)).fetchone():
+                refused += 1
+                continue
+            if not full and db.execute(
+                "INSERT OR IGNORE INTO urls (host_id, tail, priority, distance) VALUES (?, ?, ?, ?)",
+                (host_id, tail, priority, distance),
+            ).rowcount:
+                self._changed(host)
+                known[2] += 1
+                marked += 1
+                continue
+            raised_rows = db.execute(
+                """
+                UPDATE urls SET priority = MAX(priority, :priority), distance = MIN(distance, :distance)
+                WHERE host_id = :host AND tail = :tail AND marked = 1
+                      AND (priority < :priority OR distance > :distance)
+                      AND NOT EXISTS (SELECT 1 FROM fetches f WHERE f.seq = urls.seq AND f.last_checked IS NOT NULL)
+                """,
+                {"host": host_id, "tail": tail, "priority": priority, "distance": distance},
+            ).rowcount
+            if raised_rows:
+                raised += raised_rows
+                self._changed(host)
+        db.executemany(
+            "UPDATE hosts SET urls = urls + ? WHERE id = ?",
+            ((added, host_id) for host_id, _, added in hosts.values() if added),
+        )
         return MarkResult(marked, refused, raised)
 
     def _host(self, host: str) -> list[int]:
@@ -248,8 +253,10 @@ class SqliteQueue(SqlitePart):
         last_modified: str | None = None,
         score: float | None = None,
         relevant: bool | None = None,
-    ) -> None:
-        """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``.
+        links: Marking | None = None,
+    ) -> MarkResult:
+        """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``; ``links`` marked first, in
+        the same transaction.
 
         The fetch counts for its host's yield, as a new relevant record when ``relevant``;
         the host's lock stretches to its robots.txt Crawl-delay when that is longer.
@@ -258,9 +265,11 @@ class SqliteQueue(SqlitePart):
         tail = tail_of(host, url)
         self._changed(host)
         with write_transaction(db):
+            marks = self._mark(links) if links is not None else MarkResult(0, 0, 0)
             db.execute(_FETCHED, (status, now, int(keep_marked), etag, last_modified, score, host, tail))
             db.execute(_COMPLETED, (int(keep_marked), url_lock_until, host, tail))
             db.execute(_HOST_FETCHED, (host_lock_until, now, int(bool(relevant)), host))
+        return marks
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
         """Give a leased URL back without counting the attempt (its fetch was put off).
@@ -301,8 +310,7 @@ class SqliteQueue(SqlitePart):
         return known
 
     def set_host_delay(self, host: str, delay: float | None) -> None:
-        self.connection.db.execute("INSERT OR IGNORE INTO hosts (host) VALUES (?)", (host,))
-        self.connection.db.execute("UPDATE hosts SET delay = ? WHERE host = ?", (delay, host))
+        self.connection.set_host_delay(host, delay)
 
     def next_due(self, now: float) -> float | None:
         """When the next marked URL (and its host) becomes free, or None when nothing is marked.

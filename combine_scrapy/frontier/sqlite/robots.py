@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from combine_scrapy.frontier.sqlite.connection import SqlitePart
+from combine_scrapy.sqlitetx import write_transaction
 
 
 class SqliteRobotsCache(SqlitePart):
@@ -15,8 +16,12 @@ class SqliteRobotsCache(SqlitePart):
         ).fetchone()
         return (row[0], row[1]) if row else None
 
-    def store_robots(self, host: str, status: int | None, body: bytes | None, expires: float) -> None:
-        self.connection.db.execute(
-            "INSERT OR REPLACE INTO robots (host, status, body, expires) VALUES (?, ?, ?, ?)",
-            (host, status, body, expires),
-        )
+    def store_robots(self, host: str, status: int | None, body: bytes | None, expires: float, *,
+                     host_delay: float | None) -> None:
+        """Keep a host's robots.txt answer until ``expires``, and the host's delay with it."""
+        with write_transaction(self.connection.db):
+            self.connection.db.execute(
+                "INSERT OR REPLACE INTO robots (host, status, body, expires) VALUES (?, ?, ?, ?)",
+                (host, status, body, expires),
+            )
+            self.connection.set_host_delay(host, host_delay)
