@@ -52,11 +52,11 @@ for _, host in ipairs(order) do
         end
       end
     else
-      if urls == nil then
-        redis.call('SADD', P .. 'hosts', host)
-        urls = bound >= 0 and tonumber(redis.call('HGET', P .. 'host:' .. host, 'urls') or 0) or 0
+      if urls == nil and bound >= 0 then  -- the host's count, read at its first new URL; a host with none joins `hosts`
+        urls = tonumber(redis.call('HGET', P .. 'host:' .. host, 'urls') or 0)
+        if urls == 0 then redis.call('SADD', P .. 'hosts', host) end
       end
-      if bound >= 0 and urls >= bound then
+      if urls and urls >= bound then
         refused = refused + 1
       else
         local seq = first + tonumber(ARGV[i + 4])
@@ -65,7 +65,7 @@ for _, host in ipairs(order) do
         table.insert(written, member)
         table.insert(fifo, seq)
         table.insert(fifo, member)
-        urls = urls + 1
+        urls = urls and urls + 1
       end
     end
   end
@@ -89,24 +89,36 @@ for _, host in ipairs(order) do
     table.insert(raises, raised_scores[seq])
     table.insert(raises, hexseq(seq))
   end
-  if #raises > 0 then chunked('ZADD', P .. 'best:' .. host, 'XX', raises) end
   local new = #fifo / 2
+  -- The host's best queued URL before this batch: its head (rehead) changes only when the host had none or a
+  -- URL of the batch now comes before it (a raised one may be that URL itself).
+  local top = (new > 0 or #raises > 0) and redis.call('ZRANGE', P .. 'best:' .. host, 0, 0, 'WITHSCORES') or {}
+  local top_score, top_seq = tonumber(top[2]), top[1] and unhex(top[1])
+  local function before_top(score, seq)
+    return not top_score or score < top_score or (score == top_score and seq <= top_seq)
+  end
+  local placed = false
+  for _, seq in ipairs(raised_seqs) do placed = placed or before_top(tonumber(raised_scores[seq]), seq) end
+  if #raises > 0 then chunked('ZADD', P .. 'best:' .. host, 'XX', raises) end
   if new > 0 then
-    redis.call('HINCRBY', P .. 'host:' .. host, 'urls', new)
+    local total = redis.call('HINCRBY', P .. 'host:' .. host, 'urls', new)
+    if bound < 0 and total == new then redis.call('SADD', P .. 'hosts', host) end
     redis.call('ZINCRBY', P .. 'busy', -new, host)
     chunked('ZADD', P .. 'fifo:' .. host, nil, fifo)
     local best = {}
     for k = 2, #fifo, 2 do
       local r = records[fifo[k]]
-      table.insert(best, num(-r.priority))
+      local score = num(-r.priority)
+      placed = placed or before_top(-r.priority, r.seq)
+      table.insert(best, score)
       table.insert(best, hexseq(r.seq))
     end
     chunked('ZADD', P .. 'best:' .. host, nil, best)
-    redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
+    if not top[1] then redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host) end
     new_by_key[group.key] = (new_by_key[group.key] or 0) + new
     marked = marked + new
   end
-  if new > 0 or #raises > 0 then rehead(host, nil) end
+  if placed then rehead(host, nil) end
 end
 for key, new in pairs(new_by_key) do
   P = KEYS[key]

@@ -1,0 +1,160 @@
+"""The Redis frontier's operations in isolation: Redis's CPU and commands for one mark, one completion, one look.
+
+A crawl's figures a page (``bench.scaling``) mix the operations and swing with the machine's load; this
+measures each alone on a private ``redis-server`` (or ``--redis``), the bench its only client. The frontier
+is ``--hosts`` hosts of the virtual web's names (``h0042.web.test``) with ``--urls`` queued URLs each, under a
+job named as ``bench.scaling`` names its jobs. Then, ``--repeat`` times each:
+
+- mark: a page's ``--links`` links, three in four to the page's own host, a fifth of them already known;
+- look: BestFirst's ``ready`` of 32 (``top_heads``, ``head_rows``, ``take``), leasing what it hands out, half a second
+  after the last look;
+- complete: the completion of each URL the look before leased (claimed, then completed).
+
+For each it reports Redis's CPU (user + system of the ``redis-server`` process, from /proc), the time Redis
+spent in commands (INFO commandstats usec), and the commands executed inside Redis (commandstats calls,
+scripts' inner commands included, the script calls themselves left out), each a call.
+
+    python -m bench.redis_ops [--repeat 2000] [--redis URL] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import redis
+
+from bench.scaling import PrivateRedis
+from combine_scrapy.frontier.redis import RedisFrontier
+
+SCRIPT_CALLS = {"evalsha", "eval", "evalsha_ro", "eval_ro", "script|load", "script", "info", "config|resetstat"}
+
+
+def host_name(number: int) -> str:
+    return f"h{number:04d}.web.test"
+
+
+class Meter:
+    """Redis's CPU, command time and inner commands, summed over the stretches of calls of one operation."""
+
+    def __init__(self, server: redis.Redis) -> None:
+        self.server = server
+        self.pid = int(server.info("server")["process_id"])
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.cpu = self.usec = 0.0
+        self.calls = 0
+        self.commands: Counter[str] = Counter()
+
+    def _now(self) -> tuple[float, dict]:
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / self.tick, self.server.info("commandstats")
+
+    def __enter__(self) -> Meter:
+        self._cpu, self._stats = self._now()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        cpu, stats = self._now()
+        self.cpu += cpu - self._cpu
+        for key, value in stats.items():
+            name, before = key.removeprefix("cmdstat_"), self._stats.get(key, {"calls": 0, "usec": 0})
+            if name in ("evalsha", "eval"):
+                self.usec += value["usec"] - before["usec"]
+            elif name not in SCRIPT_CALLS:
+                self.commands[name] += value["calls"] - before["calls"]
+
+    def figures(self) -> dict:
+        """Each a call of the operation."""
+        calls = max(self.calls, 1)
+        return {"calls": self.calls, "cpu_us": round(self.cpu * 1e6 / calls, 1), "script_us": round(self.usec / calls, 1),
+                "commands": round(sum(self.commands.values()) / calls, 1),
+                "by_name": {name: round(count / calls, 1) for name, count in self.commands.most_common() if count}}
+
+
+def page_links(rng: random.Random, host: int, hosts: int, links: int, known: list[list[str]], counter: list[int]) -> list[tuple[str, str, float]]:
+    """A page's links: three in four to its own host, a fifth already known, random priorities."""
+    entries = []
+    for _ in range(links):
+        target = host if rng.random() < 0.75 else rng.randrange(hosts)
+        name = host_name(target)
+        if known[target] and rng.random() < 0.2:
+            url = rng.choice(known[target])
+        else:
+            counter[0] += 1
+            url = f"http://{name}/{rng.choice(('a', 'doc', 'topics'))}/page{counter[0]}.html"
+            known[target].append(url)
+        entries.append((url, name, rng.random()))
+    return entries
+
+
+def measure(url: str, args: argparse.Namespace) -> dict:
+    server = redis.Redis.from_url(url)
+    job = "scaling1-" + "0f3a9c"
+    frontier = RedisFrontier.from_url(url, job, lease_ahead=True)
+    frontier.delete_all()
+    rng = random.Random(1)
+    known: list[list[str]] = [[] for _ in range(args.hosts)]
+    counter = [0]
+    for host in range(args.hosts):
+        name = host_name(host)
+        for start in range(0, args.urls, args.links):
+            seeds = [f"http://{name}/seed/{k}.html" for k in range(start, min(start + args.links, args.urls))]
+            known[host].extend(seeds)
+            frontier.mark([(seed, name, rng.random()) for seed in seeds])
+    marks, looks, completions = Meter(server), Meter(server), Meter(server)
+    for _ in range(args.repeat):
+        with marks:
+            frontier.mark(page_links(rng, rng.randrange(args.hosts), args.hosts, args.links, known, counter), distance=1)
+        marks.calls += 1
+
+    # Looks and completions in turn, as a crawl makes them: each look's URLs are fetched before the next look.
+    lease, now = 60.0, time.time()
+    while completions.calls < args.repeat:
+        with looks:
+            round_ = frontier.ready(now, "BestFirst", 32, hold=lease)
+        looks.calls += 1
+        with completions:
+            for entry in round_:
+                frontier.claim(entry, now, lease)
+                frontier.complete(entry.url, entry.host, now=now, url_lock_until=now, host_lock_until=now, status=200,
+                                  relevant=rng.random() < 0.3)
+        completions.calls += len(round_)
+        now += 0.5
+    results = {"mark": marks.figures(), "look": looks.figures(), "complete": completions.figures()}
+    results["look"]["urls_a_look"] = round(completions.calls / looks.calls, 1)
+    results["memory_used"] = server.info("memory")["used_memory"]
+    frontier.delete_all()
+    frontier.close()
+    server.close()
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--redis", help="a running Redis to use (default: a private redis-server on a free port)")
+    parser.add_argument("--hosts", type=int, default=1000)
+    parser.add_argument("--urls", type=int, default=50, help="queued URLs a host at the start")
+    parser.add_argument("--links", type=int, default=30, help="links a page")
+    parser.add_argument("--repeat", type=int, default=2000)
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    args = parser.parse_args(argv)
+    if args.redis:
+        results = measure(args.redis, args)
+    else:
+        with tempfile.TemporaryDirectory() as directory, PrivateRedis(Path(directory)) as private:
+            results = measure(private.url, args)
+    text = json.dumps(results, indent=1)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
