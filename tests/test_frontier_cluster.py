@@ -66,6 +66,7 @@ from test_frontier_redis import (  # noqa: F401
     harvester_frontier,
     job,
     open_frontier,
+    test_a_frontier_a_harvester_of_layout_4_wrote_is_upgraded_when_opened,
     test_a_frontier_in_an_old_layout_is_refused_naming_the_way_back,
     test_a_frontier_of_layout_3_gets_its_heads_when_opened,
     test_a_leased_url_claimed_late_renews_its_lease,

@@ -3,10 +3,13 @@ and the same answers as the embedded frontier. tests/test_frontier.py runs the f
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
 import uuid
+from base64 import b64decode
+from pathlib import Path
 
 import pytest
 from harvesters import delete_job_keys
@@ -14,12 +17,16 @@ from test_frontier import mark
 
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
 from combine_scrapy.frontier.redis import RedisFrontier, bucket_of
+from combine_scrapy.frontier.redis.connection import BEST_SCALE
 from combine_scrapy.frontier.redis.sharing import HARVESTERS_RENEWAL
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 
 pytestmark = pytest.mark.services
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
+
+#: tests/data: a frontier written by an older layout.
+DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture
@@ -470,30 +477,52 @@ def test_a_best_first_look_costs_as_many_redis_commands_however_many_hosts_are_d
     assert best_many * 20 < full_many, costs
 
 
+def _marked_and_half_fetched(frontier) -> list[FrontierEntry]:
+    """60 hosts of 4 URLs at random priorities, a BestFirst round of 16 claimed, every second URL of it completed:
+    what tests/data/redis_layout4.json holds, written by a harvester of layout 4. The round."""
+    rnd = random.Random(7)
+    frontier.mark([(f"http://h{n}.test/{page}", f"h{n}.test", rnd.choice([-1.0, 0.0, 1.5, 4.0, rnd.random()]))
+                   for n in range(60) for page in range(4)])
+    round_ = frontier.ready(10.0, "BestFirst", 16, hold=60.0)
+    for position, entry in enumerate(round_):
+        assert frontier.claim(entry, 10.0, 30.0)
+        if position % 2:  # the others stay leased: their hosts hold places
+            frontier.complete(entry.url, entry.host, now=11.0, url_lock_until=11.0, host_lock_until=11.0 + position % 3,
+                              status=200, relevant=position % 3 == 0)
+    return list(round_)
+
+
+def _answers_alike_after_opening(reopened, embedded) -> None:
+    """Rounds, holds and counts as the embedded frontier's, then after more URLs are marked (some raised)."""
+    for now in (12.0, 20.0, 45.0):
+        ours, theirs = reopened.ready(now, "BestFirst", 16, hold=60.0), embedded.ready(now, "BestFirst", 16, hold=60.0)
+        assert (ours, ours.held_until) == (theirs, theirs.held_until)
+    assert reopened.counts(45.0) == embedded.counts(45.0)
+    rnd = random.Random(8)
+    more = [(f"http://h{n}.test/{page}", f"h{n}.test", rnd.choice([0.0, 2.0, rnd.random()]))
+            for n in range(0, 60, 3) for page in range(2, 6)]
+    assert reopened.mark(more) == embedded.mark(more)
+    ours, theirs = reopened.ready(50.0, "BestFirst", 40, hold=60.0), embedded.ready(50.0, "BestFirst", 40, hold=60.0)
+    assert (ours, ours.held_until) == (theirs, theirs.held_until)
+
+
 @pytest.mark.parametrize("old_layout", ["3", None], ids=["layout 3", "seeded by an older version, never opened"])
 def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, tmp_path, old_layout):
-    """Layout 3 had no heads: opening gives them, from the hosts' queues, locks, leases and yields, and BestFirst
+    """Layout 3 had no heads and kept each host's 'best' queue under best:<host> scored by minus the priority:
+    opening gives the heads, from the hosts' queues, locks, leases and yields, and moves the queues, and BestFirst
     ranks as before; nothing else changes. So does opening a frontier an older version marked without opening."""
     embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
     old = open_frontier(job, max_attempts=3)
-    rnd = random.Random(7)
-    hosts = [f"h{n}.test" for n in range(60)]
-    batch = [(f"http://{host}/{page}", host, rnd.choice([-1.0, 0.0, 1.5, 4.0, rnd.random()]))
-             for host in hosts for page in range(4)]
-    for f in (old, embedded):
-        f.mark(batch)
-    round_ = old.ready(10.0, "BestFirst", 16, hold=60.0)
-    assert round_ == embedded.ready(10.0, "BestFirst", 16, hold=60.0)
-    for position, entry in enumerate(round_):
-        for f in (old, embedded):
-            assert f.claim(entry, 10.0, 30.0)
-            if position % 2:  # the others stay leased: their hosts hold places
-                f.complete(entry.url, entry.host, now=11.0, url_lock_until=11.0, host_lock_until=11.0 + position % 3,
-                           status=200, relevant=position % 3 == 0)
+    assert _marked_and_half_fetched(old) == _marked_and_half_fetched(embedded)
     server = old.server
     for prefix in old.connection.bucket_prefixes:  # back to layout 3
         for host in server.smembers(prefix + "hosts"):
-            server.hdel(prefix + "host:" + host.decode(), "head")
+            host = host.decode()
+            server.hdel(prefix + "host:" + host, "head")
+            queue = server.zrange(prefix + "b:" + host, 0, -1, withscores=True)
+            if queue:
+                server.zadd(prefix + "best:" + host, {member: score / BEST_SCALE for member, score in queue})
+                server.delete(prefix + "b:" + host)
         server.delete(prefix + "heads", prefix + "leasedheads", prefix + "waiting")
     if old_layout:
         server.set(f"combine:{{{job}}}:layout", old_layout)
@@ -502,14 +531,47 @@ def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, t
     old.close()
     reopened = open_frontier(job, max_attempts=3)
     try:
-        for now in (12.0, 20.0, 45.0):
-            ours, theirs = reopened.ready(now, "BestFirst", 16, hold=60.0), embedded.ready(now, "BestFirst", 16, hold=60.0)
-            assert (ours, ours.held_until) == (theirs, theirs.held_until)
-        assert reopened.server.get(f"combine:{{{job}}}:layout") == b"4"
-        assert any(key.endswith(b":heads") for key in reopened.server.keys(f"combine:{{{job}:b*}}:*"))
-        assert reopened.counts(45.0) == embedded.counts(45.0)
+        _answers_alike_after_opening(reopened, embedded)
+        assert reopened.server.get(f"combine:{{{job}}}:layout") == b"5"
+        keys = list(reopened.server.scan_iter(f"combine:{{{job}:b*}}:*"))
+        assert any(key.endswith(b":heads") for key in keys)
+        assert not any(b"}:best:" in key for key in keys)
     finally:
         reopened.close()
+        embedded.close()
+
+
+def test_a_frontier_a_harvester_of_layout_4_wrote_is_upgraded_when_opened(job, open_frontier, tmp_path):
+    """A frontier as a harvester of layout 4 left it (tests/data/redis_layout4.json: each host's 'best' queue under
+    best:<host> scored by minus the priority) is upgraded when a harvester opens it: its queues move to b:<host>
+    scored by BEST_SCALE times that, and BestFirst ranks, marks and counts as the embedded frontier given the same
+    calls. A second harvester opening it finds nothing left to move."""
+    fixture = json.loads((DATA / "redis_layout4.json").read_text())
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
+    assert [entry.url for entry in _marked_and_half_fetched(embedded)] == fixture["round"]
+    server = open_frontier(job).server
+    for name, (kind, value) in fixture["keys"].items():
+        key = name.replace("{JOB", "{" + job).encode()
+        if kind == "string":
+            server.set(key, b64decode(value))
+        elif kind == "hash":
+            server.hset(key, mapping={b64decode(field): b64decode(found) for field, found in value.items()})
+        elif kind == "set":
+            server.sadd(key, *(b64decode(member) for member in value))
+        else:
+            server.zadd(key, {b64decode(member): float(score) for member, score in value})
+    assert server.get(f"combine:{{{job}}}:layout") == b"4"
+    reopened, other = open_frontier(job, max_attempts=3), open_frontier(job, max_attempts=3)
+    try:
+        reopened.check_marker()
+        other.check_marker()
+        assert server.get(f"combine:{{{job}}}:layout") == b"5"
+        keys = list(server.scan_iter(f"combine:{{{job}:b*}}:*"))
+        assert any(b"}:b:h" in key for key in keys) and not any(b"}:best:" in key for key in keys)
+        _answers_alike_after_opening(reopened, embedded)
+    finally:
+        reopened.close()
+        other.close()
         embedded.close()
 
 

@@ -6,7 +6,7 @@ local keep = ARGV[6] == '1'
 local given = cjson.decode(ARGV[7])
 local r = load(host, url)
 if r then
-  unplace(url, host, r.seq)
+  unplace(url, host, r)
   local was, status = r.marked, r.status
   r.marked, r.lock_until, r.attempts, r.last_checked = keep and 1 or 0, tonumber(ARGV[4]), 0, now
   r.retries = keep and r.retries + 1 or 0
@@ -18,13 +18,22 @@ if r then
   recount(host, was == 1, was == 0 and status, keep, not keep and given.status)
   if keep then place(url, host, r.seq, r.priority, r.lock_until, now) end
 end
-if redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
-  set_host_lock(host, with_delay(host, now, tonumber(ARGV[5])))
-  redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
-  redis.call('HINCRBY', P .. 'host:' .. host, 'fetched', 1)
-  local relevant = tonumber(redis.call('HGET', P .. 'host:' .. host, 'relevant') or 0)
-  redis.call('HSET', P .. 'host:' .. host, 'relevant', num(relevant * YIELD_DECAY + tonumber(ARGV[8])))
-  rehead(host, false)
-elseif r then
-  rehead(host, nil)
+-- A host with a URL is known; the host's lock (stretched by its Crawl-delay), lease and yield in one HMGET and
+-- one HSET.
+if r or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
+  local state = host_state(host, 'delay')
+  local lock_until, delay = tonumber(ARGV[5]), tonumber(state.delay or 0)
+  if delay ~= 0 then lock_until = math.max(lock_until, now + delay) end
+  state.lock_until = num(lock_until)
+  state.fetched = tonumber(state.fetched or 0) + 1
+  state.relevant = num(tonumber(state.relevant or 0) * YIELD_DECAY + tonumber(ARGV[8]))
+  redis.call('HSET', P .. 'host:' .. host, 'lock_until', state.lock_until, 'fetched', state.fetched,
+             'relevant', state.relevant)
+  redis.call('ZADD', P .. 'hostq', 'XX', state.lock_until, host)
+  local leased = state.leased_until ~= nil
+  if leased then
+    redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
+    state.leased_until = nil
+  end
+  rehead(host, false, state, leased)
 end

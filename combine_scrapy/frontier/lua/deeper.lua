@@ -3,6 +3,6 @@
 
 local found = {}
 for i = 2, #ARGV do
-  table.insert(found, redis.call('ZRANGE', P .. 'best:' .. ARGV[i], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES'))
+  table.insert(found, redis.call('ZRANGE', P .. 'b:' .. ARGV[i], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES'))
 end
 return found

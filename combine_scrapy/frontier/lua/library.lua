@@ -16,6 +16,10 @@ end
 
 local function unhex(member) return tonumber(string.sub(member, 2), 16) end
 
+-- A URL's score in its host's 'best' queue: minus its priority times BEST_SCALE (connection.py), never -0.
+local function best_score(priority) return 0 - priority * BEST_SCALE end
+local function best_priority(score) return 0 - tonumber(score) / BEST_SCALE end
+
 local F = {'marked', 'lock_until', 'priority', 'seq', 'attempts', 'retries', 'status', 'last_checked', 'etag',
            'last_modified', 'distance', 'visits', 'changes', 'first_visit', 'digest'}
 
@@ -142,7 +146,7 @@ end
 
 local function enqueue(url, host, seq, priority)
   redis.call('ZADD', P .. 'fifo:' .. host, seq, short(host, url))
-  redis.call('ZADD', P .. 'best:' .. host, num(-priority), hexseq(seq))
+  redis.call('ZADD', P .. 'b:' .. host, num(best_score(priority)), hexseq(seq))
   redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
 end
 
@@ -155,12 +159,28 @@ local function place(url, host, seq, priority, lock_until, now)
   end
 end
 
-local function unplace(url, host, seq)
-  redis.call('ZREM', P .. 'locked', held(host, url))
+-- Hosts a URL was taken out of the queues of in this script: rehead, which reads the host's best URL anyway and
+-- runs after every unplace, takes the host out of hostq when that was its last.
+local dequeued = {}
+
+-- Take a URL (its record ``r``) out of the locked set and its host's queues. A URL whose lock_until is 0 has not
+-- entered the locked set since its lock was last cleared (every lock that enters it is stored in the record).
+local function unplace(url, host, r)
+  if r.lock_until ~= 0 then redis.call('ZREM', P .. 'locked', held(host, url)) end
   if redis.call('ZREM', P .. 'fifo:' .. host, short(host, url)) == 1 then
-    redis.call('ZREM', P .. 'best:' .. host, hexseq(seq))
-    if redis.call('ZCARD', P .. 'fifo:' .. host) == 0 then redis.call('ZREM', P .. 'hostq', host) end
+    redis.call('ZREM', P .. 'b:' .. host, hexseq(r.seq))
+    dequeued[host] = true
   end
+end
+
+-- What rehead reads of a host (its ``host:`` hash, one HMGET), and the further fields named after ``host``.
+local HOST_STATE = {'head', 'lock_until', 'leased_until', 'fetched', 'relevant'}
+local function host_state(host, ...)
+  local fields = {unpack(HOST_STATE)}
+  for _, field in ipairs({...}) do table.insert(fields, field) end
+  local values, state = redis.call('HMGET', P .. 'host:' .. host, unpack(fields)), {}
+  for i, field in ipairs(fields) do state[field] = values[i] or nil end
+  return state
 end
 
 -- The heads of a bucket's hosts with queued URLs, each host in one of three sorted sets: ``heads`` (free hosts)
@@ -169,34 +189,45 @@ end
 -- ``waiting`` (locked hosts) by when the host unlocks, until a look at the heads (its clock, so the same as the
 -- round's) moves it to ``heads``. The host's ``head`` field holds its member of heads or leasedheads. ``free``:
 -- true when that look found the host's lock ended, false when its lock changed, nil when its lock is as when
--- it was last placed (it keeps its place).
-local function rehead(host, free)
-  local h = redis.call('HMGET', P .. 'host:' .. host, 'head', 'lock_until', 'leased_until', 'fetched', 'relevant')
-  local old, was_free = h[1], false
-  if old then
-    was_free = redis.call('ZREM', P .. 'heads', old) == 1
-    if not was_free then redis.call('ZREM', P .. 'leasedheads', old) end
-  else
+-- it was last placed (it keeps its place); true for a host the caller took out of ``waiting``.
+-- ``state``: the host's fields (host_state) as stored now, nil to read them here. ``leased``: whether the host
+-- was leased when last placed (its head, if any, is in leasedheads: a host is placed again whenever its lease
+-- begins or ends), nil when its lease has not changed since.
+local function rehead(host, free, state, leased)
+  local h = state or host_state(host)
+  if leased == nil then leased = h.leased_until ~= nil end
+  local old, was_free = h.head, false
+  if old then  -- where its lease says, else (never, while every script keeps to this) the other set
+    local set = leased and 'leasedheads' or 'heads'
+    if redis.call('ZREM', P .. set, old) == 0 then
+      set = leased and 'heads' or 'leasedheads'
+      if redis.call('ZREM', P .. set, old) == 0 then set = nil end
+    end
+    was_free = set == 'heads'
+  elseif free ~= true then
     redis.call('ZREM', P .. 'waiting', host)
   end
-  local top = redis.call('ZRANGE', P .. 'best:' .. host, 0, 0, 'WITHSCORES')
+  local top = redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
   local placed
   if top[1] then
-    local member, priority = top[1] .. host, -tonumber(top[2])
-    local fetched = tonumber(h[4] or 0)
+    local member, priority = top[1] .. host, best_priority(top[2])
+    local fetched = tonumber(h.fetched or 0)
     local recent = (1.0 - YIELD_DECAY ^ fetched) / (1.0 - YIELD_DECAY)
-    local weight = (tonumber(h[5] or 0) + YIELD_PRIOR_RELEVANT) / (recent + YIELD_PRIOR_FETCHED) / (fetched + 1.0) ^ STRIDE_POWER
-    local score = num(-(priority >= 0 and priority * weight or priority / weight))
-    if h[3] then
+    local weight = (tonumber(h.relevant or 0) + YIELD_PRIOR_RELEVANT) / (recent + YIELD_PRIOR_FETCHED) / (fetched + 1.0) ^ STRIDE_POWER
+    local score = num(0 - (priority >= 0 and priority * weight or priority / weight))
+    if h.leased_until then
       placed = member
       redis.call('ZADD', P .. 'leasedheads', score, member)
     elseif free or (free == nil and was_free) then
       placed = member
       redis.call('ZADD', P .. 'heads', score, member)
     else
-      redis.call('ZADD', P .. 'waiting', h[2] or 0, host)
+      redis.call('ZADD', P .. 'waiting', h.lock_until or 0, host)
     end
+  elseif dequeued[host] then
+    redis.call('ZREM', P .. 'hostq', host)
   end
+  dequeued[host] = nil
   if placed then
     if placed ~= old then redis.call('HSET', P .. 'host:' .. host, 'head', placed) end
   elseif old then
@@ -211,10 +242,10 @@ local function head_host(member) return string.sub(member, string.byte(member) -
 -- and yield (as given), and with a depth above 0 the members and scores of the first URLs of its 'best' queue;
 -- false when the queue is empty.
 local function head_row(host, queue, lock, fetched, relevant, depth)
-  local deeper = depth > 0 and redis.call('ZRANGE', P .. 'best:' .. host, 0, depth - 1, 'WITHSCORES') or nil
+  local deeper = depth > 0 and redis.call('ZRANGE', P .. 'b:' .. host, 0, depth - 1, 'WITHSCORES') or nil
   local url
   if queue == 'best' then
-    local first = deeper and deeper[1] or redis.call('ZRANGE', P .. 'best:' .. host, 0, 0)[1]
+    local first = deeper and deeper[1] or redis.call('ZRANGE', P .. 'b:' .. host, 0, 0)[1]
     if not first then return false end
     local seq = unhex(first)
     url = redis.call('ZRANGEBYSCORE', P .. 'fifo:' .. host, seq, seq, 'LIMIT', 0, 1)[1]
@@ -265,19 +296,22 @@ end
 local function lease(url, host, now, lease_end, mine)
   local r = load(host, url)
   if not r or r.marked ~= 1 then return 0 end
-  local own, hl = mine ~= '' and r.lock_until == tonumber(mine), host_lock(host)
+  local state = host_state(host)
+  local own, hl = mine ~= '' and r.lock_until == tonumber(mine), tonumber(state.lock_until or 0)
   if own then
     if hl > now and hl ~= tonumber(mine) then return 0 end
   else
     if r.lock_until > now or hl > now then return 0 end
     r.attempts = r.attempts + 1
   end
-  unplace(url, host, r.seq)
+  unplace(url, host, r)
   r.lock_until = tonumber(lease_end)
   save(host, url, r)
   redis.call('ZADD', P .. 'locked', lease_end, held(host, url))
-  set_host_lock(host, tonumber(lease_end))
-  redis.call('HSET', P .. 'host:' .. host, 'leased_until', lease_end)
-  rehead(host, nil)
+  redis.call('HSET', P .. 'host:' .. host, 'lock_until', lease_end, 'leased_until', lease_end)
+  redis.call('ZADD', P .. 'hostq', 'XX', lease_end, host)
+  local leased = state.leased_until ~= nil
+  state.lock_until, state.leased_until = lease_end, lease_end
+  rehead(host, nil, state, leased)
   return 1
 end

@@ -41,7 +41,7 @@ for _, host in ipairs(order) do
           r.priority = priority
           if not fresh[member] then
             if not raised_scores[r.seq] then table.insert(raised_seqs, r.seq) end
-            raised_scores[r.seq] = num(-priority)
+            raised_scores[r.seq] = num(best_score(priority))
           end
         end
         if closer then r.distance = distance ~= 0 and distance or nil end
@@ -92,14 +92,14 @@ for _, host in ipairs(order) do
   local new = #fifo / 2
   -- The host's best queued URL before this batch: its head (rehead) changes only when the host had none or a
   -- URL of the batch now comes before it (a raised one may be that URL itself).
-  local top = (new > 0 or #raises > 0) and redis.call('ZRANGE', P .. 'best:' .. host, 0, 0, 'WITHSCORES') or {}
+  local top = (new > 0 or #raises > 0) and redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES') or {}
   local top_score, top_seq = tonumber(top[2]), top[1] and unhex(top[1])
   local function before_top(score, seq)
     return not top_score or score < top_score or (score == top_score and seq <= top_seq)
   end
   local placed = false
   for _, seq in ipairs(raised_seqs) do placed = placed or before_top(tonumber(raised_scores[seq]), seq) end
-  if #raises > 0 then chunked('ZADD', P .. 'best:' .. host, 'XX', raises) end
+  if #raises > 0 then chunked('ZADD', P .. 'b:' .. host, 'XX', raises) end
   if new > 0 then
     local total = redis.call('HINCRBY', P .. 'host:' .. host, 'urls', new)
     if bound < 0 and total == new then redis.call('SADD', P .. 'hosts', host) end
@@ -108,12 +108,12 @@ for _, host in ipairs(order) do
     local best = {}
     for k = 2, #fifo, 2 do
       local r = records[fifo[k]]
-      local score = num(-r.priority)
-      placed = placed or before_top(-r.priority, r.seq)
-      table.insert(best, score)
+      local score = best_score(r.priority)
+      placed = placed or before_top(score, r.seq)
+      table.insert(best, num(score))
       table.insert(best, hexseq(r.seq))
     end
-    chunked('ZADD', P .. 'best:' .. host, nil, best)
+    chunked('ZADD', P .. 'b:' .. host, nil, best)
     if not top[1] then redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host) end
     new_by_key[group.key] = (new_by_key[group.key] or 0) + new
     marked = marked + new

@@ -2,16 +2,30 @@
 
 local url, host = ARGV[1], ARGV[2]
 local r = load(host, url)
+local state = host_state(host, 'delay')
+local queued = r and r.marked == 1
 if r then
+  -- a marked URL goes back to its host's queues (where a leased one is not; adding it again changes nothing)
+  if queued and r.lock_until ~= 0 then redis.call('ZREM', P .. 'locked', held(host, url)) end
   r.lock_until, r.attempts = 0, math.max(r.attempts - 1, 0)
-  if r.marked == 1 then
-    unplace(url, host, r.seq)
-    enqueue(url, host, r.seq, r.priority)
+  if queued then
+    redis.call('ZADD', P .. 'fifo:' .. host, r.seq, short(host, url))
+    redis.call('ZADD', P .. 'b:' .. host, num(best_score(r.priority)), hexseq(r.seq))
   end
   save(host, url, r)
+else
+  redis.call('SADD', P .. 'hosts', host)
 end
 local lock_until = tonumber(ARGV[3])
-if ARGV[4] ~= '' then lock_until = with_delay(host, tonumber(ARGV[4]), lock_until) end
-set_host_lock(host, lock_until)
-redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
-rehead(host, false)
+local delay = tonumber(state.delay or 0)
+if ARGV[4] ~= '' and delay ~= 0 then lock_until = math.max(lock_until, tonumber(ARGV[4]) + delay) end
+state.lock_until = num(lock_until)
+redis.call('HSET', P .. 'host:' .. host, 'lock_until', state.lock_until)
+if queued then
+  redis.call('ZADD', P .. 'hostq', state.lock_until, host)
+else
+  redis.call('ZADD', P .. 'hostq', 'XX', state.lock_until, host)
+end
+local leased = redis.call('HDEL', P .. 'host:' .. host, 'leased_until') == 1
+state.leased_until = nil
+rehead(host, false, state, leased)

@@ -12,13 +12,13 @@ for _, host in ipairs(order) do
       r.priority = tonumber(ARGV[i + 2])
       table.insert(fields, kept[j])
       table.insert(fields, packed(r))
-      table.insert(scores, num(-r.priority))
+      table.insert(scores, num(best_score(r.priority)))
       table.insert(scores, hexseq(r.seq))
     end
   end
   if #fields > 0 then
     chunked('HSET', P .. 'u:' .. host, nil, fields)
-    chunked('ZADD', P .. 'best:' .. host, 'XX', scores)
+    chunked('ZADD', P .. 'b:' .. host, 'XX', scores)
     rehead(host, nil)
   end
 end

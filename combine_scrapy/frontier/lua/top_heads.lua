@@ -5,7 +5,11 @@
 
 local now, hold_end, limit = tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[4])
 promote(now, tonumber(ARGV[2]))
-for _, host in ipairs(redis.call('ZRANGEBYSCORE', P .. 'waiting', '-inf', ARGV[1])) do rehead(host, true) end
+local freed = redis.call('ZRANGEBYSCORE', P .. 'waiting', '-inf', ARGV[1])
+if #freed > 0 then
+  redis.call('ZREMRANGEBYSCORE', P .. 'waiting', '-inf', ARGV[1])
+  for _, host in ipairs(freed) do rehead(host, true) end
+end
 local leased = {}
 local members = redis.call('ZRANGE', P .. 'leasedheads', 0, -1, 'WITHSCORES')
 for i = 1, #members, 2 do
@@ -14,7 +18,7 @@ for i = 1, #members, 2 do
   local lock, leased_until = tonumber(h[1] or 0), tonumber(h[2] or 0)
   if leased_until <= now then  -- the lease ended without completion: placed as an unleased host
     redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
-    rehead(host, lock <= now)
+    rehead(host, lock <= now, nil, true)
   elseif #leased < 2 * limit and lock <= hold_end then
     table.insert(leased, members[i])
     table.insert(leased, members[i + 1])

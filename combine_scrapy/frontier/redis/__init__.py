@@ -20,7 +20,8 @@ script may reach every key, the calls of one script over several buckets are
 one call (``connection._EACH_BUCKET``), and a batch of marks or of new
 priorities is one script call whatever buckets its hosts are in; a mark reads
 each host's known URLs with one HMGET and writes its new ones with one
-command a structure. BestFirst's ``ready`` reads only each
+command a structure, and places the host's head again only when the host had
+no queued URL or its best URL changed. BestFirst's ``ready`` reads only each
 bucket's first heads (``heads`` below), then the rows of the best of them in a
 second pipeline: its cost is in the round's size, not in the due hosts.
 
@@ -37,15 +38,18 @@ In each bucket, ``combine:{<job>:b<k>}:``
 ``hosts``            set of the bucket's known hosts
 ``fifo:<host>``      marked, unlocked URLs of a host (as kept) scored by order of marking (BreadthFirst); it
                      also finds a URL by its order of marking
-``best:<host>``      the same URLs' orders of marking (a letter for the number of hexadecimal digits, then
-                     the digits, so they sort as numbers) by priority, highest first, then order of marking
+``b:<host>``         the same URLs' orders of marking (a letter for the number of hexadecimal digits, then
+                     the digits, so they sort as numbers) by priority, highest first, then order of marking:
+                     scored by minus the priority times ``BEST_SCALE`` (2**56, exact), so the priorities a
+                     crawl gives are integer scores, which a small sorted set (a listpack) compares without
+                     parsing text (layout 4: ``best:<host>``, scored by minus the priority)
 ``hostq``            hosts with marked, unlocked URLs, scored by when the host unlocks
 ``heads``            of those, the free hosts (unlocked when last placed, and not leased since): the order of
-                     marking of the host's best URL (as in ``best:``) then the host, scored by minus that URL's
+                     marking of the host's best URL (as in ``b:``) then the host, scored by minus that URL's
                      priority weighted by the host's yield, so the first are BestFirst's (``strategy.py``)
 ``leasedheads``      the same of the hosts with a lease (``leased_until``), which may hold places in a round
 ``waiting``          the other hosts of ``hostq`` (locked), by when they unlock: a look at the heads moves those
-                     unlocked to ``heads``. Every script that changes a host's queues, lock, lease or yield
+                     unlocked to ``heads``. Every script that changes a host's best URL, lock, lease or yield
                      places it again (``rehead`` in lua/library.lua), so ``ready`` reads only the first heads
 ``locked``           ``host\nURL`` (as kept) of marked URLs whose own lock (a lease, a retry wait) has not
                      ended, by when it ends
@@ -66,7 +70,8 @@ For the whole job, ``combine:{<job>}:``
                      harvester that finds it gone or changed knows the frontier vanished under it
                      (Redis restarted without persistence, the keys deleted) and stops instead of
                      reporting an empty frontier as a finished crawl.
-``layout``           the key layout (LAYOUT), set with the job marker
+``layout``           the key layout (LAYOUT, 5), set with the job marker; a harvester that opens a frontier
+                     of layout 3 or 4 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
 ``paused``           present while the job's harvesters are paused
 ``seeds``            the fingerprint of the seed list last marked in full (a crawl start marks it once)
 

@@ -51,13 +51,16 @@ RedisClient = redis.Redis | RedisCluster
 #: Seconds between two looks at the job marker while the frontier has work (with none, every time).
 MARKER_CHECK_INTERVAL = 1.0
 
-#: The key layout this module reads and writes (``layout`` key). Layout 3 lacked the heads of each bucket
-#: (``heads``, ``leasedheads``, ``waiting``): a frontier of it is given them when a harvester opens it. Layout 2
-#: kept a whole job under one hash tag (one slot of a Redis Cluster); before it, a hash per URL.
-LAYOUT = "4"
+#: The key layout this module reads and writes (``layout`` key). Layout 4 kept each host's 'best' queue in
+#: ``best:<host>`` scored by minus the priority (text a small sorted set parses at every comparison), layout 5
+#: in ``b:<host>`` scored by BEST_SCALE times that; layout 3 also lacked the heads of each bucket (``heads``,
+#: ``leasedheads``, ``waiting``). A harvester that opens a frontier of layout 3 or 4 upgrades it in place
+#: (``upgrade.lua``). Layout 2 kept a whole job under one hash tag (one slot of a Redis Cluster); before it, a
+#: hash per URL.
+LAYOUT = "5"
 
-#: The layout that opening upgrades to LAYOUT in place.
-UPGRADED_LAYOUT = "3"
+#: The layouts that opening upgrades to LAYOUT in place.
+UPGRADED_LAYOUTS = ("3", "4")
 
 #: Buckets a new job's hosts are spread over (COMBINE_REDIS_BUCKETS): a bucket is one hash tag, so one slot of
 #: a Redis Cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters and gives eight
@@ -75,15 +78,21 @@ def _lua(name: str) -> str:
     return re.sub(r"\A(?:--.*\n)*", "", (_LUA / f"{name}.lua").read_text(encoding="utf-8"))
 
 
+#: A URL's score in its host's 'best' queue is minus its priority times BEST_SCALE: a power of two, so the same
+#: order and ties, exactly. A small sorted set (a listpack) keeps a score that prints as an integer below 1e17
+#: as an integer, which it compares at no cost, and any other as text, parsed again at every comparison (most
+#: of Redis's CPU in a mark went to that): scaled, the priorities a crawl gives (1/16 to 1.38) are integers.
+BEST_SCALE = 2.0 ** 56
+
 # A head's weighted priority in Lua is strategy.weighted_priority with the same constants, so the same doubles.
 LIBRARY = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"
-           f"local YIELD_DECAY, STRIDE_POWER = {YIELD_DECAY!r}, {STRIDE_POWER!r}\n"
+           f"local YIELD_DECAY, STRIDE_POWER, BEST_SCALE = {YIELD_DECAY!r}, {STRIDE_POWER!r}, {BEST_SCALE!r}\n"
            + _lua("library"))
 _BUCKET_SCRIPTS = {
     name: LIBRARY + _lua(name)
     for name in (
         "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "complete", "release",
-        "lock_host", "host_delay", "store_robots", "set_priorities", "next_due", "records", "record_visit", "rebuild_heads",
+        "lock_host", "host_delay", "store_robots", "set_priorities", "next_due", "records", "record_visit", "upgrade",
     )
 }
 _OPEN = _lua("open")
@@ -92,7 +101,7 @@ _OPEN = _lua("open")
 # "each:" form: KEYS the buckets' prefixes, ARGV each bucket's argument count then its arguments; it runs the
 # script once a bucket (its ARGV that bucket's) and answers a list of their answers (false for none). A cluster
 # reaches one slot a script, so there it stays a pipeline. mark and set_priorities take several buckets
-# themselves; rebuild_heads rebuilds whole buckets, which stay one a call; store_robots is called alone.
+# themselves; upgrade rewrites whole buckets, which stay one a call; store_robots is called alone.
 _EACH_BUCKET = """
 local answers, at = {}, 1
 for k = 1, #KEYS do
@@ -108,7 +117,7 @@ return answers
 """
 _EACH_BUCKET_SCRIPTS = {
     f"each:{name}": LIBRARY + "local function in_bucket(ARGV)\n" + _lua(name) + "\nend\n" + _EACH_BUCKET
-    for name in _BUCKET_SCRIPTS if name not in ("mark", "set_priorities", "rebuild_heads", "store_robots")
+    for name in _BUCKET_SCRIPTS if name not in ("mark", "set_priorities", "upgrade", "store_robots")
 }
 #: Arguments a combined call ("each:" scripts) carries at most: a larger batch (``scrapy sanity`` over a
 #: whole crawl) stays a pipeline of calls, so no one script holds Redis for long.
@@ -439,9 +448,9 @@ class JobMarker:
             marker, layout, buckets = self._open_script(
                 keys=[key, connection.key("layout"), connection.key("buckets")], args=[token, LAYOUT, connection.buckets]
             )
-            if text(layout) == UPGRADED_LAYOUT or text(marker) == token:  # an older layout, or URLs marked
-                connection.check_buckets(buckets)                        # before any harvester opened it
-                self._place_heads(text(layout))
+            if text(layout) in UPGRADED_LAYOUTS or text(marker) == token:  # an older layout, or URLs marked
+                connection.check_buckets(buckets)                             # before any harvester opened it
+                self._upgrade(text(layout))
                 layout = LAYOUT.encode()
             if text(layout) != LAYOUT:
                 raise StorageFault(
@@ -467,15 +476,16 @@ class JobMarker:
                 "so a restart keeps the frontier"
             )
 
-    def _place_heads(self, layout: str | None) -> None:
-        """Place every host among its bucket's heads anew (``rebuild_heads.lua``, a script per bucket), then set
-        today's layout: a frontier of layout 3 had no heads, and one seeded (``scrapy seed``) by an older
-        combine-scrapy before any harvester opened it has neither heads nor layout. Every URL, host and lease
-        stays as it was; a harvester that opens it meanwhile places the same heads again. Harvesters of layout 3
-        still at work would leave the heads behind: stop them first.
+    def _upgrade(self, layout: str | None) -> None:
+        """Bring every bucket to today's layout (``upgrade.lua``, a script per bucket), then set it: a frontier of
+        layout 4 has its 'best' queues scored by minus the priority under ``best:<host>``, one of layout 3 also
+        lacks the heads, and one seeded (``scrapy seed``) by an older combine-scrapy before any harvester opened
+        it has neither heads nor layout. Every URL, host and lease stays as it was; a harvester that opens it
+        meanwhile runs the same scripts, which find nothing left to move. Harvesters of an older layout still at
+        work would write the old queues: stop them first.
         """
         connection = self.connection
-        connection.run_buckets([(bucket, "rebuild_heads", []) for bucket in range(connection.buckets)])
+        connection.run_buckets([(bucket, "upgrade", []) for bucket in range(connection.buckets)])
         if layout != LAYOUT:
             connection.server.set(connection.key("layout"), LAYOUT)
             logger.info("Redis frontier of job %s upgraded from layout %s to %s", connection.job, layout, LAYOUT)

@@ -21,7 +21,14 @@ import redis
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.faults import CrawlFault
 from combine_scrapy.frontier import LEASE_SECONDS, FrontierEntry, Marking, MarkResult
-from combine_scrapy.frontier.redis.connection import RedisConnection, RedisPart, number, read_records, text
+from combine_scrapy.frontier.redis.connection import (
+    BEST_SCALE,
+    RedisConnection,
+    RedisPart,
+    number,
+    read_records,
+    text,
+)
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
 from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 
@@ -46,7 +53,7 @@ UNRENEWED_SHARE = 0.9
 
 def _queue(members_and_scores: list[Any]) -> list[tuple[float, int]]:
     """A 'best' queue's members and scores (ZRANGE WITHSCORES) as ``(priority, order of marking)``."""
-    return [(-float(score), int(member[1:], 16))
+    return [(0.0 - float(score) / BEST_SCALE, int(member[1:], 16))
             for member, score in zip(members_and_scores[::2], members_and_scores[1::2])]
 
 

@@ -1,0 +1,24 @@
+-- Brings a bucket of layout 3 or 4 to today's: each host's 'best' queue moves from ``best:<host>`` (scored by
+-- minus the priority) to ``b:<host>`` (scored by best_score), joining what is there already, and every host with
+-- queued URLs is placed among the bucket's heads anew (rehead; layout 3 had no heads). Run again, it moves
+-- nothing and finds the same places.
+
+for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
+  local old = P .. 'best:' .. host
+  local found = redis.call('ZRANGE', old, 0, -1, 'WITHSCORES')
+  if #found > 0 then
+    local scaled = {}
+    for i = 1, #found, 2 do
+      table.insert(scaled, num(best_score(0 - tonumber(found[i + 1]))))
+      table.insert(scaled, found[i])
+    end
+    chunked('ZADD', P .. 'b:' .. host, nil, scaled)
+    redis.call('DEL', old)
+  end
+end
+redis.call('DEL', P .. 'heads', P .. 'leasedheads', P .. 'waiting')
+for _, host in ipairs(redis.call('ZRANGE', P .. 'hostq', 0, -1)) do
+  redis.call('HDEL', P .. 'host:' .. host, 'head')
+  rehead(host, false)
+end
+return 1
