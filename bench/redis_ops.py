@@ -3,37 +3,45 @@
 A crawl's figures a page (``bench.scaling``) mix the operations and swing with the machine's load; this
 measures each alone on a private ``redis-server`` (or ``--redis``), the bench its only client. The frontier
 is ``--hosts`` hosts of the virtual web's names (``h0042.web.test``) with ``--urls`` queued URLs each, under a
-job named as ``bench.scaling`` names its jobs. Then, ``--repeat`` times each:
+job named as ``bench.scaling`` names its jobs. Then:
 
-- mark: a page's ``--links`` links, three in four to the page's own host, a fifth of them already known;
-- look: BestFirst's ``ready`` of 32 (``top_heads``, ``head_rows``, ``take``), leasing what it hands out, half a second
-  after the last look;
+- mark, ``--repeat`` times: a page's ``--links`` links, three in four to the page's own host, a fifth of them
+  already known;
+- look, until ``--repeat`` URLs are completed: BestFirst's ``ready`` of 32 (``top_heads``, ``head_rows``, ``take``),
+  leasing what it hands out, half a second after the last look;
 - complete: the completion of each URL the look before leased (claimed, then completed).
 
-For each it reports Redis's CPU (user + system of the ``redis-server`` process, from /proc), the time Redis
-spent in commands (INFO commandstats usec), and the commands executed inside Redis (commandstats calls,
-scripts' inner commands included, the script calls themselves left out), each a call.
+For each it reports Redis's CPU (user + system of the ``redis-server`` process, from /proc; for looks and
+completions, measured in turn, it includes two INFO readings a look), the time Redis
+spent in the scripts (INFO commandstats usec of EVALSHA) and, of that, in the commands they ran, and the
+commands executed inside Redis (commandstats calls, scripts' inner commands included, the script calls
+themselves left out), each a call.
 
-    python -m bench.redis_ops [--repeat 2000] [--redis URL] [--json FILE]
+    python -m bench.redis_ops [--repeat 2000] [--redis URL] [--results DIR]
+
+Writes bench/results/redis_ops.{json,md}.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
 import tempfile
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 
 import redis
 
+from bench.report import RESULTS, environment, write_report
 from bench.scaling import PrivateRedis
+from bench.virtualweb.harness import load_average
 from combine_scrapy.frontier.redis import RedisFrontier
 
+OPERATIONS = ("mark", "look", "complete")
 SCRIPT_CALLS = {"evalsha", "eval", "evalsha_ro", "eval_ro", "script|load", "script", "info", "config|resetstat"}
 
 
@@ -48,7 +56,7 @@ class Meter:
         self.server = server
         self.pid = int(server.info("server")["process_id"])
         self.tick = os.sysconf("SC_CLK_TCK")
-        self.cpu = self.usec = 0.0
+        self.cpu = self.usec = self.inner_usec = 0.0
         self.calls = 0
         self.commands: Counter[str] = Counter()
 
@@ -69,11 +77,13 @@ class Meter:
                 self.usec += value["usec"] - before["usec"]
             elif name not in SCRIPT_CALLS:
                 self.commands[name] += value["calls"] - before["calls"]
+                self.inner_usec += value["usec"] - before["usec"]
 
     def figures(self) -> dict:
         """Each a call of the operation."""
         calls = max(self.calls, 1)
         return {"calls": self.calls, "cpu_us": round(self.cpu * 1e6 / calls, 1), "script_us": round(self.usec / calls, 1),
+                "commands_us": round(self.inner_usec / calls, 1),
                 "commands": round(sum(self.commands.values()) / calls, 1),
                 "by_name": {name: round(count / calls, 1) for name, count in self.commands.most_common() if count}}
 
@@ -96,7 +106,7 @@ def page_links(rng: random.Random, host: int, hosts: int, links: int, known: lis
 
 def measure(url: str, args: argparse.Namespace) -> dict:
     server = redis.Redis.from_url(url)
-    job = "scaling1-" + "0f3a9c"
+    job = f"scaling1-{uuid.uuid4().hex[:6]}"   # named as bench.scaling names its jobs: keys as long
     frontier = RedisFrontier.from_url(url, job, lease_ahead=True)
     frontier.delete_all()
     rng = random.Random(1)
@@ -108,11 +118,12 @@ def measure(url: str, args: argparse.Namespace) -> dict:
             seeds = [f"http://{name}/seed/{k}.html" for k in range(start, min(start + args.links, args.urls))]
             known[host].extend(seeds)
             frontier.mark([(seed, name, rng.random()) for seed in seeds])
+    pages = [page_links(rng, rng.randrange(args.hosts), args.hosts, args.links, known, counter) for _ in range(args.repeat)]
     marks, looks, completions = Meter(server), Meter(server), Meter(server)
-    for _ in range(args.repeat):
-        with marks:
-            frontier.mark(page_links(rng, rng.randrange(args.hosts), args.hosts, args.links, known, counter), distance=1)
-        marks.calls += 1
+    with marks:
+        for links in pages:
+            frontier.mark(links, distance=1)
+    marks.calls = len(pages)
 
     # Looks and completions in turn, as a crawl makes them: each look's URLs are fetched before the next look.
     lease, now = 60.0, time.time()
@@ -129,31 +140,51 @@ def measure(url: str, args: argparse.Namespace) -> dict:
         now += 0.5
     results = {"mark": marks.figures(), "look": looks.figures(), "complete": completions.figures()}
     results["look"]["urls_a_look"] = round(completions.calls / looks.calls, 1)
-    results["memory_used"] = server.info("memory")["used_memory"]
     frontier.delete_all()
     frontier.close()
     server.close()
     return results
 
 
+def report_lines(results: dict) -> list[str]:
+    """The figures as a table, then the busiest commands of each operation."""
+    lines = ["", "| operation (one call) | Redis CPU µs | script µs | of which its commands µs | commands inside Redis |",
+             "| --- | --- | --- | --- | --- |"]
+    for name in OPERATIONS:
+        found = results[name]
+        lines.append(f"| {name} | {found['cpu_us']:,.0f} | {found['script_us']:,.0f} | {found['commands_us']:,.0f} "
+                     f"| {found['commands']:,.1f} |")
+    lines += ["", f"A look leased {results['look']['urls_a_look']} URLs. Commands a call by name:", ""]
+    for name in OPERATIONS:
+        busiest = ", ".join(f"{command.upper()} {count:g}" for command, count in list(results[name]["by_name"].items())[:8])
+        lines.append(f"- {name}: {busiest}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--redis", help="a running Redis to use (default: a private redis-server on a free port)")
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--urls", type=int, default=50, help="queued URLs a host at the start")
     parser.add_argument("--links", type=int, default=30, help="links a page")
-    parser.add_argument("--repeat", type=int, default=2000)
-    parser.add_argument("--json", type=Path, help="write the figures here too")
+    parser.add_argument("--repeat", type=int, default=2000, help="marks, and completions, measured")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="directory for redis_ops.json and .md")
     args = parser.parse_args(argv)
+    load = load_average()
     if args.redis:
         results = measure(args.redis, args)
     else:
         with tempfile.TemporaryDirectory() as directory, PrivateRedis(Path(directory)) as private:
             results = measure(private.url, args)
-    text = json.dumps(results, indent=1)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
+    command = (f"python -m bench.redis_ops --hosts {args.hosts} --urls {args.urls} --links {args.links} "
+               f"--repeat {args.repeat}" + (f" --redis {args.redis}" if args.redis else ""))
+    result = {**environment(command), "load_average": [load, load_average()], **results}
+    write_report("redis_ops", result, "The Redis frontier's operations in isolation", [
+        "", f"{args.hosts:,} hosts of {args.urls} queued URLs, pages of {args.links} links; Redis "
+        + (f"at {args.redis}" if args.redis else "a private redis-server, the bench its only client")
+        + f"; load average (1 min) {result['load_average'][0][0]:.2f} before, {result['load_average'][1][0]:.2f} after.",
+        *report_lines(results),
+    ], args.results)
 
 
 if __name__ == "__main__":
