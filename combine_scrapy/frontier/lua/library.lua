@@ -16,18 +16,30 @@ end
 
 local function unhex(member) return tonumber(string.sub(member, 2), 16) end
 
--- A URL's score in its host's 'best' queue: minus its priority times BEST_SCALE (connection.py), never -0.
+-- A URL's score in its host's 'best' queue: minus its priority times BEST_SCALE (connection.py), never -0; as
+-- text, an integer one printed as an integer (several times faster than %.17g, and the same number).
 local function best_score(priority) return 0 - priority * BEST_SCALE end
 local function best_priority(score) return 0 - tonumber(score) / BEST_SCALE end
+local function score_text(score)
+  if score == math.floor(score) and score > -1e17 and score < 1e17 then return string.format('%d', score) end
+  return num(score)
+end
 
 local F = {'marked', 'lock_until', 'priority', 'seq', 'attempts', 'retries', 'status', 'last_checked', 'etag',
            'last_modified', 'distance', 'visits', 'changes', 'first_visit', 'digest'}
 
--- A URL as its host's structures keep it: 'http://<host>' written ':', 'https://<host>' written ';'.
+-- A URL as its host's structures keep it: 'http://<host>' written ':', 'https://<host>' written ';'. The two
+-- prefixes are made once a host and script.
+local prefixes = {}
 local function short(host, url)
-  local http, https = 'http://' .. host, 'https://' .. host
-  if string.sub(url, 1, #http) == http then return ':' .. string.sub(url, #http + 1) end
-  if string.sub(url, 1, #https) == https then return ';' .. string.sub(url, #https + 1) end
+  local known = prefixes[host]
+  if not known then
+    known = {'http://' .. host, 'https://' .. host}
+    known[3], known[4] = #known[1], #known[2]
+    prefixes[host] = known
+  end
+  if string.sub(url, 1, known[3]) == known[1] then return ':' .. string.sub(url, known[3] + 1) end
+  if string.sub(url, 1, known[4]) == known[2] then return ';' .. string.sub(url, known[4] + 1) end
   return url
 end
 
@@ -146,7 +158,7 @@ end
 
 local function enqueue(url, host, seq, priority)
   redis.call('ZADD', P .. 'fifo:' .. host, seq, short(host, url))
-  redis.call('ZADD', P .. 'b:' .. host, num(best_score(priority)), hexseq(seq))
+  redis.call('ZADD', P .. 'b:' .. host, score_text(best_score(priority)), hexseq(seq))
   redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
 end
 
@@ -159,7 +171,7 @@ local function place(url, host, seq, priority, lock_until, now)
   end
 end
 
--- Hosts a URL was taken out of the queues of in this script: rehead, which reads the host's best URL anyway and
+-- Hosts whose queues lost a URL in this script (unplace): rehead, which reads the host's best URL anyway and
 -- runs after every unplace, takes the host out of hostq when that was its last.
 local dequeued = {}
 

@@ -41,7 +41,7 @@ for _, host in ipairs(order) do
           r.priority = priority
           if not fresh[member] then
             if not raised_scores[r.seq] then table.insert(raised_seqs, r.seq) end
-            raised_scores[r.seq] = num(best_score(priority))
+            raised_scores[r.seq] = score_text(best_score(priority))
           end
         end
         if closer then r.distance = distance ~= 0 and distance or nil end
@@ -110,7 +110,7 @@ for _, host in ipairs(order) do
       local r = records[fifo[k]]
       local score = best_score(r.priority)
       placed = placed or before_top(score, r.seq)
-      table.insert(best, num(score))
+      table.insert(best, score_text(score))
       table.insert(best, hexseq(r.seq))
     end
     chunked('ZADD', P .. 'b:' .. host, nil, best)

@@ -10,7 +10,7 @@ if r then
   r.lock_until, r.attempts = 0, math.max(r.attempts - 1, 0)
   if queued then
     redis.call('ZADD', P .. 'fifo:' .. host, r.seq, short(host, url))
-    redis.call('ZADD', P .. 'b:' .. host, num(best_score(r.priority)), hexseq(r.seq))
+    redis.call('ZADD', P .. 'b:' .. host, score_text(best_score(r.priority)), hexseq(r.seq))
   end
   save(host, url, r)
 else

@@ -12,7 +12,7 @@ for _, host in ipairs(order) do
       r.priority = tonumber(ARGV[i + 2])
       table.insert(fields, kept[j])
       table.insert(fields, packed(r))
-      table.insert(scores, num(best_score(r.priority)))
+      table.insert(scores, score_text(best_score(r.priority)))
       table.insert(scores, hexseq(r.seq))
     end
   end

@@ -9,7 +9,7 @@ for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
   if #found > 0 then
     local scaled = {}
     for i = 1, #found, 2 do
-      table.insert(scaled, num(best_score(0 - tonumber(found[i + 1]))))
+      table.insert(scaled, score_text(best_score(0 - tonumber(found[i + 1]))))
       table.insert(scaled, found[i])
     end
     chunked('ZADD', P .. 'b:' .. host, nil, scaled)
