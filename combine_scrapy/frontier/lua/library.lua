@@ -59,6 +59,11 @@ local function unpacked(packed)
   return r
 end
 
+-- A stored record's values in the order of F and how many there are (nil for an empty field within): what a
+-- script that changes one field repacks with cmsgpack.pack(unpack(values, 1, count)), as packed() would write it.
+local function counted(...) return select('#', ...), {...} end
+local function record_values(stored) return counted(cmsgpack.unpack(stored)) end
+
 local function load(host, url)
   return unpacked(redis.call('HGET', P .. 'u:' .. host, short(host, url)))
 end
