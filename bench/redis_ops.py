@@ -118,6 +118,7 @@ def measure(url: str, args: argparse.Namespace) -> dict:
             seeds = [f"http://{name}/seed/{k}.html" for k in range(start, min(start + args.links, args.urls))]
             known[host].extend(seeds)
             frontier.mark([(seed, name, rng.random()) for seed in seeds])
+    frontier.check_marker()   # opening a frontier first places its hosts' heads: not a look's cost
     pages = [page_links(rng, rng.randrange(args.hosts), args.hosts, args.links, known, counter) for _ in range(args.repeat)]
     marks, looks, completions = Meter(server), Meter(server), Meter(server)
     with marks:
