@@ -40,9 +40,9 @@ In each bucket, ``combine:{<job>:b<k>}:``
                      also finds a URL by its order of marking
 ``b:<host>``         the same URLs' orders of marking (a letter for the number of hexadecimal digits, then
                      the digits, so they sort as numbers) by priority, highest first, then order of marking:
-                     scored by minus the priority times ``BEST_SCALE`` (2**56, exact), so the priorities a
-                     crawl gives are integer scores, which a small sorted set (a listpack) compares without
-                     parsing text (layout 4: ``best:<host>``, scored by minus the priority)
+                     scored by minus the priority times ``BEST_SCALE`` (2**56, exact), so priorities from 1/16
+                     to 1.38 (the link model's) are integer scores, which a small sorted set (a listpack)
+                     compares without parsing text (layout 4: ``best:<host>``, scored by minus the priority)
 ``hostq``            hosts with marked, unlocked URLs, scored by when the host unlocks
 ``heads``            of those, the free hosts (unlocked when last placed, and not leased since): the order of
                      marking of the host's best URL (as in ``b:``) then the host, scored by minus that URL's
