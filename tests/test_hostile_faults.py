@@ -197,11 +197,14 @@ OUTAGE_USER, OUTAGE_PASSWORD = "combine_outage", "outage-pw-7c1d"
 
 @pytest.fixture(scope="module")
 def mysql_user():
+    """The user's URL (``{port}`` to fill in); the user is dropped afterwards, so the shared server keeps none."""
     with mysql_admin() as db:
         cursor = db.cursor()
         cursor.execute(f"CREATE USER IF NOT EXISTS '{OUTAGE_USER}'@'%' IDENTIFIED BY '{OUTAGE_PASSWORD}'")
         cursor.execute(f"GRANT ALL PRIVILEGES ON test.* TO '{OUTAGE_USER}'@'%'")
-    return f"mysql://{OUTAGE_USER}:{OUTAGE_PASSWORD}@127.0.0.1:{{port}}/test"
+    yield f"mysql://{OUTAGE_USER}:{OUTAGE_PASSWORD}@127.0.0.1:{{port}}/test"
+    with mysql_admin() as db:
+        db.cursor().execute(f"DROP USER IF EXISTS '{OUTAGE_USER}'@'%'")
 
 
 def start_crawl(command: list[str], tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path, Path]:
