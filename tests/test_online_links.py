@@ -15,6 +15,7 @@ from combine_scrapy.links.online import (
     HOST_DEPTH_BONUS,
     HOST_DEPTH_DECAY,
     HUB_BONUS,
+    LANGUAGE_COPY_SHARE,
     MODEL_FILE,
     RESCORE_EVERY,
     RESCORE_WAITING,
@@ -25,6 +26,7 @@ from combine_scrapy.links.online import (
     OnlineLinkLearner,
     RedisModelStore,
     hub_page,
+    language_free,
     language_variant,
     link_features,
 )
@@ -288,11 +290,44 @@ def test_a_lesson_weighs_more_the_further_the_page_is_over_the_cutoff():
 
 @pytest.mark.parametrize(("path", "variant"), [
     ("fr/mod/core.html", True), ("docs/pt-br/index.html", True), ("zh_CN/a", True), ("mod/core.html.de", True),
-    ("page.ja.html", True), ("mod/core.html", False), ("french/cooking.html", False), ("", False),
-    ("release.2.4.html", False),
+    ("page.ja.html", True), ("da-DK/sect.backup.html", True), ("ca_ES/", True), ("mod/core.html", False),
+    ("french/cooking.html", False), ("", False), ("release.2.4.html", False), ("xx-yy/a.html", False),
+    ("de-123/a.html", False),
 ])
 def test_language_variants_are_told_by_a_path_segment_or_a_file_suffix(path, variant):
     assert language_variant(path) is variant
+
+
+@pytest.mark.parametrize(("path", "free"), [
+    ("fr/mod/core.html", "mod/core.html"), ("en-US/sect.backup.html", "sect.backup.html"),
+    ("docs/zh_CN/a", "docs/a"), ("mod/core.html.de", "mod/core.html"), ("page.ja.html", "page.html"),
+    ("fr/", ""), ("mod/core.html", None), ("release.2.4.html", None),
+])
+def test_a_path_without_its_language_is_the_page_in_every_language(path, free):
+    assert language_free(path) == free
+
+
+def test_a_page_seen_before_in_another_language_keeps_a_share_of_its_priority():
+    """The first language of a page seen (a seed's, or the first link's) keeps its priority; the same page in
+    another language, linked from the same page with the same anchor, gets LANGUAGE_COPY_SHARE of it, when it is
+    marked and when it is re-scored. Pages whose path names no language, and other pages, are not copies."""
+    scorer = online_scorer()
+    source = "http://docs.example/en/ssl/howto.html"
+    english, french, other = ("http://docs.example/en/ssl/faq.html", "http://docs.example/fr/ssl/faq.html",
+                              "http://docs.example/fr/ssl/intro.html")
+    chosen = dict(scorer.select([LinkCandidate(english, "FAQ"), LinkCandidate(french, "FAQ"),
+                                 LinkCandidate(other, "FAQ"), LinkCandidate("http://docs.example/fr/ssl/howto.html",
+                                                                            "FAQ")], 0.0, False, source_url=source))
+    assert chosen[english] == chosen[other] > 0
+    assert chosen[french] == pytest.approx(LANGUAGE_COPY_SHARE * chosen[english])
+    assert chosen["http://docs.example/fr/ssl/howto.html"] == chosen[french]  # the page itself came first: a copy
+    learner = scorer.learner
+    assert learner.language_copy(french) and not learner.language_copy(english)  # the first seen stays the first
+    assert not learner.language_copy("http://docs.example/faq.html")  # no language in its path: never a copy
+    assert not learner.language_copy("http://mirror.example/fr/ssl/faq.html")  # another host: another page
+    crawl_outcomes(scorer)  # the model has a share: a re-scoring keeps a copy at its share
+    rescored = scorer.rescore()
+    assert rescored[french] == pytest.approx(LANGUAGE_COPY_SHARE * rescored[english])
 
 
 def test_duplicates_teach_that_other_languages_copies_lead_nowhere_new():
@@ -307,10 +342,11 @@ def test_duplicates_teach_that_other_languages_copies_lead_nowhere_new():
         scorer.observe(f"http://docs.example/en/page{n}.html", True, 200.0)
         for lang in ("fr", "de"):
             scorer.observe(f"http://docs.example/{lang}/page{n}.html", False)
-    fresh = dict(scorer.select([LinkCandidate("http://docs.example/en/page99.html", "Page 99"),
-                                LinkCandidate("http://docs.example/it/page99.html", "Page 99")], 200.0, True,
+    fresh = dict(scorer.select([LinkCandidate("http://docs.example/en/page99.html", "Page"),
+                                LinkCandidate("http://docs.example/it/page98.html", "Page")], 200.0, True,
                                distance=0, source_url="http://docs.example/en/index99.html"))
-    assert fresh["http://docs.example/en/page99.html"] > fresh["http://docs.example/it/page99.html"]
+    assert not scorer.learner.language_copy("http://docs.example/it/page98.html")  # learned, not a copy's share
+    assert fresh["http://docs.example/en/page99.html"] > fresh["http://docs.example/it/page98.html"]
 
 
 def test_the_model_carries_the_topic_terms_to_words_it_has_not_seen():

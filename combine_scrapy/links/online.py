@@ -95,6 +95,14 @@ HOST_DEPTHS = 200_000
 #: names a language: a translated site's hubs, one a language, lead mostly to copies.
 HUB_BONUS = 0.2
 HUB_NAMES = frozenset({"index", "contents", "toc", "sitemap"})
+#: A link to a page the crawl has already seen in another language (its URL, the language taken out of its path, is
+#: that of a link seen before: ``/fr/ssl/howto.html`` after ``/en/ssl/howto.html``) keeps LANGUAGE_COPY_SHARE of its
+#: priority: a translation tells the same as the page the crawl has or will have, and the crawl looks for topics, not
+#: languages. Translated text is a new record to the record store, so the crawl cannot learn this from duplicates;
+#: the first language seen of each page keeps its whole priority, so a crawl that starts in French stays in French.
+LANGUAGE_COPY_SHARE = 0.25
+#: Language-free paths whose first URL is remembered at most; past it the memory starts again.
+LANGUAGE_COPIES = 200_000
 #: Features named in a stored model at most (the strongest), for ``scrapy report``.
 NAMED_FEATURES = 200
 MODEL_FILE = "link_model.npz"
@@ -148,16 +156,34 @@ class LinkFeatures:
     values: np.ndarray
 
 
-def language_variant(path: str) -> bool:
-    """Whether a URL path names a language the way translated sites do: a segment that is a language code
-    (``/fr/``, ``/pt-br/``, ``/zh_CN/``) or a file suffix (``index.html.de``, ``page.ja.html``)."""
-    for segment in path.lower().split("/"):
-        if segment.replace("_", "-") in LANGUAGE_CODES:
-            return True
+def language_code(word: str) -> bool:
+    """Whether ``word`` is a language code as paths write them: one of LANGUAGE_CODES, or a code of two letters with
+    a region of two (``da-DK``, ``ca_ES``: the region's letters are not checked)."""
+    code = word.lower().replace("_", "-")
+    return code in LANGUAGE_CODES or (len(code) == 5 and code[2] == "-" and code[:2] in LANGUAGE_CODES
+                                      and code[3:].isalpha())
+
+
+def language_free(path: str) -> str | None:
+    """The URL path without the language it names, the way translated sites name it: a segment that is a language
+    code (``fr/mod/core.html`` -> ``mod/core.html``, also ``pt-br``, ``zh_CN``, ``da-DK``) or a file suffix
+    (``index.html.de``, ``page.ja.html`` -> ``index.html``, ``page.html``); None when it names none."""
+    kept, named = [], False
+    for segment in path.split("/"):
+        if language_code(segment):
+            named = True
+            continue
         parts = segment.split(".")
-        if len(parts) > 2 and any(part in LANGUAGE_CODES for part in parts[1:]):
-            return True
-    return False
+        if len(parts) > 2 and any(language_code(part) for part in parts[1:]):
+            named = True
+            segment = ".".join(parts[:1] + [part for part in parts[1:] if not language_code(part)])
+        kept.append(segment)
+    return "/".join(kept) if named else None
+
+
+def language_variant(path: str) -> bool:
+    """Whether a URL path names a language the way translated sites do (``language_free``)."""
+    return language_free(path) is not None
 
 
 def hub_page(url: str) -> bool:
@@ -379,7 +405,7 @@ class RedisModelStore:
 class _Link:
     """A link remembered until its target is fetched: its features, the page it was found on, its priority
     before the model's share (``prior``), the priority it was marked with, its target's host and depth there, and
-    whether its target is a hub page."""
+    whether its target is a hub page or a page seen before in another language."""
 
     features: LinkFeatures
     source: str
@@ -388,6 +414,7 @@ class _Link:
     host: str = ""
     depth: int = 0
     hub: bool = False
+    language_copy: bool = False
 
 
 class OnlineLinkLearner:
@@ -409,6 +436,7 @@ class OnlineLinkLearner:
         self._since_sync = 0
         self._since_rescore = 0
         self._host_depths: dict[str, int] = {}
+        self._languages: dict[str, str] = {}  # a language-free URL -> the first URL of it seen
         #: Hosts that gave a new relevant page in this harvester: their links get the host depth bonus.
         self.productive_hosts: set[str] = set()
 
@@ -441,6 +469,22 @@ class OnlineLinkLearner:
         self._host_depths[url] = depth
         return depth
 
+    def language_copy(self, url: str) -> bool:
+        """Whether the (canonical) ``url`` is a page seen before in another language: a URL whose path names a
+        language, another URL of the same path in another language (or none) seen first. The first URL seen of each
+        language-free path is remembered, so the answer for a URL never changes (but when the memory starts again)."""
+        address, _, path = url.partition("://")[2].partition("/")
+        free = language_free(path)
+        if free is None:
+            return False
+        key = f"{address}/{free}"
+        first = self._languages.get(key)
+        if first is None:
+            if len(self._languages) >= LANGUAGE_COPIES:
+                self._languages.clear()
+            self._languages[key] = first = url
+        return first != url
+
     def bonus(self, host: str, depth: int, hub: bool) -> float:
         """What a link at ``depth`` in ``host`` gains on its priority: HOST_DEPTH_BONUS * HOST_DEPTH_DECAY ** depth
         once the host gave a new relevant page, and HUB_BONUS when it leads to a hub page."""
@@ -448,7 +492,8 @@ class OnlineLinkLearner:
         return bonus + HUB_BONUS if hub else bonus
 
     def remember(self, url: str, features: LinkFeatures, source: str, prior: float = 0.0,
-                 priority: float = 0.0, host: str = "", depth: int = 0, hub: bool = False) -> None:
+                 priority: float = 0.0, host: str = "", depth: int = 0, hub: bool = False,
+                 language_copy: bool = False) -> None:
         """Keep a link's features until its (canonical) target is observed. Of the links found to a URL the
         one marked with the highest priority is kept (the first of equals), as the frontier keeps the highest."""
         if url in self._fetched:
@@ -456,7 +501,7 @@ class OnlineLinkLearner:
         kept = self._pending.get(url)
         if kept is not None and kept.priority >= priority:
             return
-        self._pending[url] = _Link(features, source, prior, priority, host, depth, hub)
+        self._pending[url] = _Link(features, source, prior, priority, host, depth, hub, language_copy)
         if len(self._pending) > self._pending_limit:
             self._pending.popitem(last=False)
 
@@ -514,12 +559,15 @@ class OnlineLinkLearner:
         priors = np.fromiter((link.prior for link in links), np.float64, len(links))
         marked = np.fromiter((link.priority for link in links), np.float64, len(links))
         bonuses = np.fromiter((self.bonus(link.host, link.depth, link.hub) for link in links), np.float64, len(links))
-        priorities = np.minimum((1 - weight) * priors + weight * probabilities.astype(np.float64) + bonuses, 1.0)
+        shares = np.fromiter((LANGUAGE_COPY_SHARE if link.language_copy else 1.0 for link in links), np.float64,
+                             len(links))
+        priorities = shares * np.minimum((1 - weight) * priors + weight * probabilities.astype(np.float64) + bonuses,
+                                         1.0)
         rescored = {}
         for position in np.flatnonzero(np.abs(priorities - marked) >= RESCORE_TOLERANCE).tolist():
             url, link, priority = urls[position], links[position], float(priorities[position])
             self._pending[url] = _Link(link.features, link.source, link.prior, priority, link.host, link.depth,
-                                       link.hub)
+                                       link.hub, link.language_copy)
             rescored[url] = priority
         return rescored
 

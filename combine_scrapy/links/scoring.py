@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from combine_scrapy.access.urls import host_of
-from combine_scrapy.links.online import OnlineLinkLearner, hub_page, link_features
+from combine_scrapy.links.online import LANGUAGE_COPY_SHARE, OnlineLinkLearner, hub_page, link_features
 from combine_scrapy.topic.definition import REGEX_CHARACTERS, TopicDefinition
 from combine_scrapy.topic.matching import term_hits
 from combine_scrapy.topic.text import tokens, url_path_text
@@ -263,7 +263,10 @@ class LinkScorer:
         learned: list[int] = []
         batch = []
         canonicals: list[str] = []
-        places: list[tuple[str, int, bool]] = []  # each learned link's host, depth in it, and whether it is a hub
+        # each learned link's host, depth in it, whether it is a hub and whether a page seen in another language
+        places: list[tuple[str, int, bool, bool]] = []
+        if source_url:
+            learner.language_copy(source_url)  # a page (a seed too) comes before its translations
         for link in links:
             chosen.append((link.url, self.prior(link, page_evidence, link_distance)))
             canonical = learner.canonical(link.url)
@@ -278,15 +281,18 @@ class LinkScorer:
             learned.append(len(chosen) - 1)
             batch.append(features)
             canonicals.append(canonical)
-            places.append((host, learner.host_depth(canonical, host, source_url, source_host), hub_page(canonical)))
+            places.append((host, learner.host_depth(canonical, host, source_url, source_host), hub_page(canonical),
+                           learner.language_copy(canonical)))
         weight = learner.weight
         probabilities = learner.predict(batch) if weight and batch else [0.0] * len(batch)
-        for position, canonical, features, probability, (host, depth, hub) in zip(learned, canonicals, batch,
-                                                                                  probabilities, places):
+        for position, canonical, features, probability, (host, depth, hub, copy) in zip(learned, canonicals, batch,
+                                                                                        probabilities, places):
             url, prior = chosen[position]
             priority = min((1 - weight) * prior + weight * float(probability) + learner.bonus(host, depth, hub), 1.0)
+            if copy:
+                priority *= LANGUAGE_COPY_SHARE
             chosen[position] = (url, priority)
-            learner.remember(canonical, features, source_url, prior, priority, host, depth, hub)
+            learner.remember(canonical, features, source_url, prior, priority, host, depth, hub, copy)
         return chosen
 
     def observe(self, url: str, relevant: bool, score: float = 0.0) -> int:
