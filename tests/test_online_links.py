@@ -14,8 +14,6 @@ from combine_scrapy.frontier.redis import RedisFrontier
 from combine_scrapy.links.online import (
     HOST_DEPTH_BONUS,
     HOST_DEPTH_DECAY,
-    DIRECTORY_HIGH,
-    DIRECTORY_LOW,
     HUB_BONUS,
     LANGUAGE_COPY_SHARE,
     MODEL_FILE,
@@ -27,12 +25,10 @@ from combine_scrapy.links.online import (
     LinkModel,
     OnlineLinkLearner,
     RedisModelStore,
-    directory_of,
     hub_page,
     language_free,
     language_variant,
     link_features,
-    yield_share,
 )
 from combine_scrapy.links.scoring import MAX_LESSON_WEIGHT, MAX_TUNNEL_DISTANCE, LinkCandidate, LinkScorer, lesson_weight
 from combine_scrapy.topic import parse_topic_definition
@@ -332,38 +328,6 @@ def test_a_page_seen_before_in_another_language_keeps_a_share_of_its_priority():
     crawl_outcomes(scorer)  # the model has a share: a re-scoring keeps a copy at its share
     rescored = scorer.rescore()
     assert rescored[french] == pytest.approx(LANGUAGE_COPY_SHARE * rescored[english])
-
-
-@pytest.mark.parametrize(("url", "directory"), [
-    ("http://docs.example/en/mod/core.html", "docs.example/mod"), ("http://docs.example/fr/mod/", "docs.example/mod"),
-    ("http://docs.example/x.html", "docs.example"), ("http://docs.example/", "docs.example"),
-    ("http://docs.example/a/b/c.html?d=e/f", "docs.example/a/b"), ("http://docs.example/en/x.html", "docs.example"),
-])
-def test_a_directory_is_a_urls_host_and_path_without_its_page_and_language(url, directory):
-    assert directory_of(url) == directory
-
-
-def test_a_directory_that_gives_nothing_new_sinks_below_the_rest_of_its_host():
-    """In a host where one directory was walked and gave nothing new, a link into a directory not tried yet is
-    raised, one into the walked directory lowered, within [DIRECTORY_LOW, DIRECTORY_HIGH]; the factor follows
-    what the directory gave against what its host gave. A host of one directory is not reordered."""
-    learner = OnlineLinkLearner()
-    assert learner.directory_factor("http://docs.example/mod/a.html") == 1.0  # nothing fetched: as the host
-    for n in range(8):
-        learner.observe(f"http://docs.example/mod/{n}.html", n == 0)
-    learner.observe("http://docs.example/ssl/intro.html", True)
-    host = yield_share(2, 9)
-    assert learner.directory_factor("http://docs.example/mod/z.html") == pytest.approx(yield_share(1, 8) / host)
-    assert learner.directory_factor("http://docs.example/developer/threads.html") == pytest.approx(
-        yield_share(0, 0) / host)
-    assert learner.directory_factor("http://docs.example/ssl/faq.html") == DIRECTORY_HIGH  # 2/3 over 0.27: capped
-    for n in range(40):
-        learner.observe(f"http://docs.example/mod/x{n}.html", False)
-        learner.observe(f"http://docs.example/ssl/x{n}.html", n < 10)
-    assert learner.directory_factor("http://docs.example/mod/z.html") == DIRECTORY_LOW
-    for n in range(10):
-        learner.observe(f"http://flat.example/{n}.html", False)
-    assert learner.directory_factor("http://flat.example/new.html") == 1.0
 
 
 def test_duplicates_teach_that_other_languages_copies_lead_nowhere_new():

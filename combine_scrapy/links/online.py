@@ -103,18 +103,6 @@ HUB_NAMES = frozenset({"index", "contents", "toc", "sitemap"})
 LANGUAGE_COPY_SHARE = 0.25
 #: Language-free paths whose first URL is remembered at most; past it the memory starts again.
 LANGUAGE_COPIES = 200_000
-#: Within a host, a link's priority is multiplied by its directory's yield over its host's, kept within
-#: [DIRECTORY_LOW, DIRECTORY_HIGH]: the yield of a directory (a URL's host and path without its page's name and its
-#: language) or of a host is (new relevant pages + 1) / (pages fetched + 2) of the pages this harvester fetched from
-#: it, so a directory not tried yet counts as half relevant, as a host not fetched yet does in BestFirst. A
-#: directory that keeps giving nothing new sinks below the rest of its host, and the host's directories not tried
-#: yet come before the pages of the one walked most: the host bandit's floor one level down. A site's pages that
-#: link to other sites (its developer notes, its history) sit in directories of their own, away from its reference
-#: pages. A host with one directory is not reordered.
-DIRECTORY_LOW = 0.5
-DIRECTORY_HIGH = 2.0
-#: Directories whose fetches are counted at most; past it the counts start again.
-DIRECTORIES = 100_000
 #: Features named in a stored model at most (the strongest), for ``scrapy report``.
 NAMED_FEATURES = 200
 MODEL_FILE = "link_model.npz"
@@ -196,21 +184,6 @@ def language_free(path: str) -> str | None:
 def language_variant(path: str) -> bool:
     """Whether a URL path names a language the way translated sites do (``language_free``)."""
     return language_free(path) is not None
-
-
-def directory_of(url: str) -> str:
-    """A URL's host and directory, the language left out: ``docs.example/mod`` for ``http://docs.example/en/mod/x.html``
-    (and for ``.../fr/mod/``), ``docs.example`` for ``http://docs.example/x.html``."""
-    address, _, path = url.split("://", 1)[-1].partition("/")
-    directory = path.partition("?")[0].partition("#")[0].rpartition("/")[0]
-    free = language_free(directory)
-    directory = (free if free is not None else directory).strip("/")
-    return f"{address}/{directory}" if directory else address
-
-
-def yield_share(relevant: int, fetched: int) -> float:
-    """The share of new relevant pages among ``fetched``, counting one fetched relevant page and one not ahead."""
-    return (relevant + 1) / (fetched + 2)
 
 
 def hub_page(url: str) -> bool:
@@ -464,7 +437,6 @@ class OnlineLinkLearner:
         self._since_rescore = 0
         self._host_depths: dict[str, int] = {}
         self._languages: dict[str, str] = {}  # a language-free URL -> the first URL of it seen
-        self._yields: dict[str, list[int]] = {}  # a directory or host -> [new relevant pages, pages fetched]
         #: Hosts that gave a new relevant page in this harvester: their links get the host depth bonus.
         self.productive_hosts: set[str] = set()
 
@@ -513,26 +485,6 @@ class OnlineLinkLearner:
             self._languages[key] = first = url
         return first != url
 
-    def directory_factor(self, url: str) -> float:
-        """What a link's priority is multiplied by for its directory: its yield over its host's, within
-        [DIRECTORY_LOW, DIRECTORY_HIGH] (see DIRECTORY_LOW)."""
-        directory = directory_of(url)
-        host = directory.partition("/")[0]
-        if directory == host:
-            here = there = self._yields.get(host, [0, 0])
-        else:
-            here, there = self._yields.get(directory, [0, 0]), self._yields.get(host, [0, 0])
-        return min(max(yield_share(*here) / yield_share(*there), DIRECTORY_LOW), DIRECTORY_HIGH)
-
-    def _count_yield(self, url: str, relevant: bool) -> None:
-        directory = directory_of(url)
-        if len(self._yields) >= DIRECTORIES:
-            self._yields.clear()
-        for key in {directory, directory.partition("/")[0]}:
-            counts = self._yields.setdefault(key, [0, 0])
-            counts[0] += relevant
-            counts[1] += 1
-
     def bonus(self, host: str, depth: int, hub: bool) -> float:
         """What a link at ``depth`` in ``host`` gains on its priority: HOST_DEPTH_BONUS * HOST_DEPTH_DECAY ** depth
         once the host gave a new relevant page, and HUB_BONUS when it leads to a hub page."""
@@ -565,7 +517,6 @@ class OnlineLinkLearner:
         steps (0: no link to it was seen here)."""
         if relevant:
             self.productive_hosts.add(host_of(url))
-        self._count_yield(url, relevant)
         link = self._pending.pop(url, None)
         if link is None:
             return 0
@@ -610,9 +561,8 @@ class OnlineLinkLearner:
         bonuses = np.fromiter((self.bonus(link.host, link.depth, link.hub) for link in links), np.float64, len(links))
         shares = np.fromiter((LANGUAGE_COPY_SHARE if link.language_copy else 1.0 for link in links), np.float64,
                              len(links))
-        factors = np.fromiter((self.directory_factor(url) for url in urls), np.float64, len(links))
-        priorities = shares * np.minimum(
-            factors * np.minimum((1 - weight) * priors + weight * probabilities.astype(np.float64) + bonuses, 1.0), 1.0)
+        priorities = shares * np.minimum((1 - weight) * priors + weight * probabilities.astype(np.float64) + bonuses,
+                                         1.0)
         rescored = {}
         for position in np.flatnonzero(np.abs(priorities - marked) >= RESCORE_TOLERANCE).tolist():
             url, link, priority = urls[position], links[position], float(priorities[position])

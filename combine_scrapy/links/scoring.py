@@ -289,7 +289,6 @@ class LinkScorer:
                                                                                         probabilities, places):
             url, prior = chosen[position]
             priority = min((1 - weight) * prior + weight * float(probability) + learner.bonus(host, depth, hub), 1.0)
-            priority = min(priority * learner.directory_factor(canonical), 1.0)
             if copy:
                 priority *= LANGUAGE_COPY_SHARE
             chosen[position] = (url, priority)
