@@ -22,9 +22,7 @@ end
 -- one HSET.
 if r or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   local state = host_state(host, 'delay')
-  local lock_until, delay = tonumber(ARGV[5]), tonumber(state.delay or 0)
-  if delay ~= 0 then lock_until = math.max(lock_until, now + delay) end
-  state.lock_until = num(lock_until)
+  state.lock_until = num(with_delay(tonumber(ARGV[5]), now, state.delay))
   state.fetched = tonumber(state.fetched or 0) + 1
   state.relevant = num(tonumber(state.relevant or 0) * YIELD_DECAY + tonumber(ARGV[8]))
   redis.call('HSET', P .. 'host:' .. host, 'lock_until', state.lock_until, 'fetched', state.fetched,

@@ -155,15 +155,22 @@ local function set_host_delay(host, delay)
   end
 end
 
-local function with_delay(host, now, lock_until)
-  local delay = tonumber(redis.call('HGET', P .. 'host:' .. host, 'delay') or 0)
+-- A host's lock ending at ``lock_until``, stretched to its delay (host_state's ``delay``, absent: none) counted
+-- from ``now``.
+local function with_delay(lock_until, now, delay)
+  delay = tonumber(delay or 0)
   if delay ~= 0 then return math.max(lock_until, now + delay) end
   return lock_until
 end
 
-local function enqueue(url, host, seq, priority)
+-- A URL in its host's two queues (adding it again changes nothing).
+local function queue_url(url, host, seq, priority)
   redis.call('ZADD', P .. 'fifo:' .. host, seq, short(host, url))
   redis.call('ZADD', P .. 'b:' .. host, score_text(best_score(priority)), hexseq(seq))
+end
+
+local function enqueue(url, host, seq, priority)
+  queue_url(url, host, seq, priority)
   redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
 end
 

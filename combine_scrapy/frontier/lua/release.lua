@@ -8,17 +8,13 @@ if r then
   -- a marked URL goes back to its host's queues (where a leased one is not; adding it again changes nothing)
   if queued and r.lock_until ~= 0 then redis.call('ZREM', P .. 'locked', held(host, url)) end
   r.lock_until, r.attempts = 0, math.max(r.attempts - 1, 0)
-  if queued then
-    redis.call('ZADD', P .. 'fifo:' .. host, r.seq, short(host, url))
-    redis.call('ZADD', P .. 'b:' .. host, score_text(best_score(r.priority)), hexseq(r.seq))
-  end
+  if queued then queue_url(url, host, r.seq, r.priority) end
   save(host, url, r)
 else
   redis.call('SADD', P .. 'hosts', host)
 end
 local lock_until = tonumber(ARGV[3])
-local delay = tonumber(state.delay or 0)
-if ARGV[4] ~= '' and delay ~= 0 then lock_until = math.max(lock_until, tonumber(ARGV[4]) + delay) end
+if ARGV[4] ~= '' then lock_until = with_delay(lock_until, tonumber(ARGV[4]), state.delay) end
 state.lock_until = num(lock_until)
 redis.call('HSET', P .. 'host:' .. host, 'lock_until', state.lock_until)
 if queued then
