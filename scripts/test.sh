@@ -5,4 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/services.sh
-exec .venv/bin/python -m pytest "$@"
+# Test files run whole, two at a time (COMBINE_TEST_WORKERS=0: one process); a crawl test waits half its time.
+workers=${COMBINE_TEST_WORKERS:-2}
+if [ "$workers" = 0 ]; then
+  exec .venv/bin/python -m pytest "$@"
+fi
+exec .venv/bin/python -m pytest -n "$workers" --dist loadfile "$@"
