@@ -22,8 +22,9 @@ from combine_scrapy.frontier.strategy import (
 )
 
 
-def head(url: str, priority: float, seq: int, lock: float = 0.0, fetched: int = 0, relevant: float = 0) -> Head:
-    return Head(FrontierEntry(url, url.split("/")[2], priority), seq, lock, fetched, relevant)
+def head(url: str, priority: float, seq: int, lock: float = 0.0, fetched: int = 0, relevant: float = 0,
+         joined: int = 0) -> Head:
+    return Head(FrontierEntry(url, url.split("/")[2], priority), seq, lock, fetched, relevant, joined)
 
 
 def no_deeper(hosts, depth):
@@ -134,13 +135,14 @@ def test_best_first_head_order_in_sql_is_its_round_key():
     priorities = [0.0, -0.0, 0.5, -0.5, 1.0, 0.1 + 0.2, 0.3, 1 / 3, 0.3000000000000001, -1e-300, 5e-324, 1e300]
     heads = [
         head(f"http://h{seq}/p", rng.choice(priorities) if seq % 2 else rng.uniform(-2, 2), seq,
-             fetched=rng.randrange(200), relevant=rng.choice([rng.randrange(3) * rng.randrange(2), rng.uniform(0, 3)]))
+             fetched=rng.randrange(200), relevant=rng.choice([rng.randrange(3) * rng.randrange(2), rng.uniform(0, 3)]),
+             joined=rng.choice([0, rng.randrange(300)]))
         for seq in rng.sample(range(10_000), 400)
     ]
     db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE heads (priority REAL, seq INTEGER, fetched INTEGER, relevant REAL)")
-    db.executemany("INSERT INTO heads VALUES (?, ?, ?, ?)",
-                   [(h.entry.priority, h.seq, h.fetched, h.relevant) for h in heads])
+    db.execute("CREATE TABLE heads (priority REAL, seq INTEGER, fetched INTEGER, relevant REAL, joined INTEGER)")
+    db.executemany("INSERT INTO heads VALUES (?, ?, ?, ?, ?)",
+                   [(h.entry.priority, h.seq, h.fetched, h.relevant, h.joined) for h in heads])
     in_sql = [seq for (seq,) in db.execute(f"SELECT seq FROM heads ORDER BY {BestFirst.head_order}")]
     assert in_sql == [h.seq for h in sorted(heads, key=BestFirst().round_key)]
     assert [name for name in STRATEGIES if CRAWL_STRATEGIES[name].head_order] == ["BestFirst"]
