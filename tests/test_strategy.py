@@ -74,6 +74,32 @@ def test_a_drained_host_sinks_as_its_recent_fetches_find_nothing_new():
     assert drained > host_yield_weight(300, 0) * 301 ** STRIDE_POWER  # what it found still counts a little
 
 
+def test_a_host_found_late_joins_the_others_at_their_level():
+    """Three hosts fetched 100 times each when a fourth is found, all yielding alike: the new host gets its first
+    fetch at once and then about its share (a quarter) of the next 60, joining at the count of the host fetched
+    last (as the stores keep it), instead of taking all 60 until its own count catches up with theirs."""
+    counts = {host: [0, 0.0, 0] for host in ("a", "b", "c")}   # fetched, relevant, joined
+    level, order = 0, []
+    for number in range(360):
+        if number == 300:
+            counts["new"] = [0, 0.0, 0]
+        heads = [head(f"http://{host}/{fetched}", 0.5, 10 * fetched + i, fetched=fetched, relevant=relevant,
+                      joined=joined) for i, (host, (fetched, relevant, joined)) in enumerate(sorted(counts.items()))]
+        [entry] = BestFirst().round(heads, 0, 1, lambda hosts, depth: {h.entry.host: [(h.entry.priority, h.seq)]
+                                                                       for h in heads if h.entry.host in hosts})
+        host = counts[entry.host]
+        if host[0] == 0:
+            host[2] = level
+        host[0] += 1
+        host[1] = host[1] * YIELD_DECAY + (host[0] % 2 == 1)
+        if host[0] > 1:
+            level = host[0] + host[2]
+        order.append(entry.host)
+    assert order[:3] == ["a", "b", "c"] and counts["new"][2] == 100
+    assert order[300] == "new" and 10 <= order[300:].count("new") <= 20
+    assert host_yield_weight(1, 1, joined=100) < 2 * host_yield_weight(100, 34)   # at the level, not 1,000x over
+
+
 @pytest.mark.parametrize("name", STRATEGIES)
 def test_a_round_does_not_depend_on_the_order_the_store_gives_the_heads(name):
     """Ties end in the order of marking (or the host name): same frontier, same round, whatever the store."""
