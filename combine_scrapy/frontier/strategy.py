@@ -35,11 +35,19 @@ YIELD_PRIOR_FETCHED = 2.0
 #: promise, larger values flatten the shares towards one URL a host per round (measured: 2 keeps the generated
 #: web's focus within 1.5x of pure best-first and is as good as BreadthFirstTime on real documentation sites).
 STRIDE_POWER = 2.0
+#: A host found late is fetched early about this many times before its count reaches the crawl's level: a
+#: short look at its best URLs, not a burst as long as the others' counts (``joined_at``).
+NEW_HOST_FETCHES = 20
 
 
 def recent_fetches(fetched: int) -> float:
     """The decayed count of a host's ``fetched`` fetches: the sum of YIELD_DECAY ** k over them."""
     return (1.0 - YIELD_DECAY ** fetched) / (1.0 - YIELD_DECAY)
+
+
+def joined_at(level: int) -> int:
+    """Where a host first fetched when the crawl's level is ``level`` starts its count (``Head.joined``)."""
+    return max(level - NEW_HOST_FETCHES, 0)
 
 
 def host_yield_weight(fetched: int, relevant: float, joined: int = 0) -> float:

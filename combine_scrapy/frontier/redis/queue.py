@@ -30,7 +30,7 @@ from combine_scrapy.frontier.redis.connection import (
     text,
 )
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
-from combine_scrapy.frontier.strategy import Head, Round, strategy_named
+from combine_scrapy.frontier.strategy import Head, Round, joined_at, strategy_named
 
 logger = logging.getLogger(__name__)
 
@@ -372,7 +372,7 @@ class RedisQueue(RedisPart):
         marks = self._mark_calls(links) if links is not None and links.entries else []
         complete = [url, host, number(now), number(url_lock_until), number(host_lock_until), int(keep_marked),
                     json.dumps({field: value for field, value in given.items() if value is not None}), int(bool(relevant)),
-                    self.stride_level]
+                    joined_at(self.stride_level)]
         answers = self.connection.run_scripts([*marks, ("complete", [self.connection.prefix_of(host)], complete)])
         if answers[-1]:
             self.stride_level = int(answers[-1])
