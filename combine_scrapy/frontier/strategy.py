@@ -35,9 +35,8 @@ YIELD_PRIOR_FETCHED = 2.0
 #: promise, larger values flatten the shares towards one URL a host per round (measured: 2 keeps the generated
 #: web's focus within 1.5x of pure best-first and is as good as BreadthFirstTime on real documentation sites).
 STRIDE_POWER = 2.0
-#: A host found late is fetched early about this many times before its count reaches the crawl's level: a
-#: short look at its best URLs, not a burst as long as the others' counts (``joined_at``).
-NEW_HOST_FETCHES = 20
+#: The crawl's level is the least count among the hosts of the last RECENT_HOSTS hosts fetched (``StrideLevel``).
+RECENT_HOSTS = 4
 
 
 def recent_fetches(fetched: int) -> float:
@@ -45,9 +44,23 @@ def recent_fetches(fetched: int) -> float:
     return (1.0 - YIELD_DECAY ** fetched) / (1.0 - YIELD_DECAY)
 
 
-def joined_at(level: int) -> int:
-    """Where a host first fetched when the crawl's level is ``level`` starts its count (``Head.joined``)."""
-    return max(level - NEW_HOST_FETCHES, 0)
+class StrideLevel:
+    """Where a host joins at its first fetch: the least count (fetched + joined) among the last RECENT_HOSTS
+    hosts fetched before (the least-served host the crawl serves now), 0 before any."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}   # the last RECENT_HOSTS hosts fetched, oldest first
+
+    def fetched(self, host: str, count: int) -> None:
+        """A fetch of ``host``, fetched before, completed: its count is ``count``."""
+        self._counts.pop(host, None)
+        self._counts[host] = count
+        if len(self._counts) > RECENT_HOSTS:
+            del self._counts[next(iter(self._counts))]
+
+    @property
+    def level(self) -> int:
+        return min(self._counts.values(), default=0)
 
 
 def host_yield_weight(fetched: int, relevant: float, joined: int = 0) -> float:

@@ -30,7 +30,7 @@ from combine_scrapy.frontier.redis.connection import (
     text,
 )
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
-from combine_scrapy.frontier.strategy import Head, Round, joined_at, strategy_named
+from combine_scrapy.frontier.strategy import Head, Round, StrideLevel, strategy_named
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class RedisQueue(RedisPart):
         self._random = random.Random()
         self._rivals = False   # another harvester took URLs of this one's rounds
         self.lost_races = 0   # URLs of a round another harvester leased first (skipped inside the take script)
-        self.stride_level = 0   # where a host joins at its first fetch (strategy.host_yield_weight)
+        self.stride_level = StrideLevel()   # where a host joins at its first fetch (strategy.host_yield_weight)
 
     def close(self) -> None:
         """Give back the URLs ``ready`` leased that were never claimed, so no one waits for their leases; leave
@@ -372,10 +372,10 @@ class RedisQueue(RedisPart):
         marks = self._mark_calls(links) if links is not None and links.entries else []
         complete = [url, host, number(now), number(url_lock_until), number(host_lock_until), int(keep_marked),
                     json.dumps({field: value for field, value in given.items() if value is not None}), int(bool(relevant)),
-                    joined_at(self.stride_level)]
+                    self.stride_level.level]
         answers = self.connection.run_scripts([*marks, ("complete", [self.connection.prefix_of(host)], complete)])
         if answers[-1]:
-            self.stride_level = int(answers[-1])
+            self.stride_level.fetched(host, int(answers[-1]))
         return _summed(answers[:-1])
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:

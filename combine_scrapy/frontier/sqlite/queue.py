@@ -9,7 +9,7 @@ from combine_scrapy.frontier import FrontierEntry, Marking, MarkResult
 from combine_scrapy.frontier.sqlite.connection import SqliteConnection, SqlitePart
 from combine_scrapy.frontier.sqlite.heads import HEADS, HeadCache
 from combine_scrapy.frontier.sqlite.tails import URL_ROW, key_of, tail_of
-from combine_scrapy.frontier.strategy import YIELD_DECAY, CrawlStrategy, Round, joined_at, strategy_named
+from combine_scrapy.frontier.strategy import YIELD_DECAY, CrawlStrategy, Round, StrideLevel, strategy_named
 from combine_scrapy.sqlitetx import write_transaction
 
 #: URLs of each host a round reads past the heads before reading more where they could matter
@@ -54,7 +54,7 @@ class SqliteQueue(SqlitePart):
     def __init__(self, connection: SqliteConnection, *, max_attempts: int = 5) -> None:
         super().__init__(connection)
         self.max_attempts = max_attempts
-        self.stride_level = 0  # where a host joins at its first fetch (strategy.host_yield_weight)
+        self.stride_level = StrideLevel()  # where a host joins at its first fetch (strategy.host_yield_weight)
 
     def mark(
         self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None, distance: int = 0
@@ -270,10 +270,10 @@ class SqliteQueue(SqlitePart):
             marks = self._mark(links) if links is not None else MarkResult(0, 0, 0)
             db.execute(_FETCHED, (status, now, int(keep_marked), etag, last_modified, score, host, tail))
             db.execute(_COMPLETED, (int(keep_marked), url_lock_until, host, tail))
-            db.execute(_HOST_FETCHED, (host_lock_until, now, int(bool(relevant)), host, joined_at(self.stride_level)))
+            db.execute(_HOST_FETCHED, (host_lock_until, now, int(bool(relevant)), host, self.stride_level.level))
             counted = db.execute("SELECT fetched, fetched + joined FROM hosts WHERE host = ?", (host,)).fetchone()
         if counted is not None and counted[0] > 1:
-            self.stride_level = counted[1]
+            self.stride_level.fetched(host, counted[1])
         return marks
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
