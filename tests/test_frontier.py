@@ -387,22 +387,6 @@ def test_best_first_gives_barren_hosts_fewer_turns(frontier):
     assert [entry.host for entry in frontier.ready(10, "BestFirst", 2)] == ["new", "good"]
 
 
-def test_best_first_lets_a_host_found_late_join_the_others_instead_of_catching_up(frontier):
-    """Hosts a and b were fetched twenty times in all when c is found: c is fetched at once, then about as often
-    as they are (its count starts from that of the host fetched last), not ten times in a row until its own
-    count catches up with theirs. The same order in every store."""
-    frontier.mark([(f"http://{host}/{i}", host, 0.5) for host in ("a", "b") for i in range(40)])
-    order = []
-    for now in range(30):
-        if now == 20:
-            frontier.mark([(f"http://c/{i}", "c", 0.5) for i in range(20)])
-        [entry] = frontier.ready(now, "BestFirst", 1)
-        fetch(frontier, entry, now, relevant=now % 2 == 0)
-        order.append(entry.host)
-    assert "".join(order) == "ababaababbaabbaabbaa" + "cbccabaabc"
-    assert frontier.stride_level == 11 + 4   # c fetched last: it joined at a's 11 fetches, then was fetched 4 times
-
-
 def test_best_first_waits_for_a_busy_host_with_better_urls(frontier):
     """The globally best URLs sit on a host fetching now: the round hands out nothing worse meanwhile.
     Once the fetch is done and the host only waits its WaitIntervalHost, it keeps no places."""

@@ -22,9 +22,8 @@ from combine_scrapy.frontier.strategy import (
 )
 
 
-def head(url: str, priority: float, seq: int, lock: float = 0.0, fetched: int = 0, relevant: float = 0,
-         joined: int = 0) -> Head:
-    return Head(FrontierEntry(url, url.split("/")[2], priority), seq, lock, fetched, relevant, joined)
+def head(url: str, priority: float, seq: int, lock: float = 0.0, fetched: int = 0, relevant: float = 0) -> Head:
+    return Head(FrontierEntry(url, url.split("/")[2], priority), seq, lock, fetched, relevant)
 
 
 def no_deeper(hosts, depth):
@@ -72,32 +71,6 @@ def test_a_drained_host_sinks_as_its_recent_fetches_find_nothing_new():
     assert recent_fetches(300) == pytest.approx(sum(YIELD_DECAY ** k for k in range(300)))
     assert productive > 0.5 > 0.2 > drained
     assert drained > host_yield_weight(300, 0) * 301 ** STRIDE_POWER  # what it found still counts a little
-
-
-def test_a_host_found_late_joins_the_others_at_their_level():
-    """Three hosts fetched 100 times each when a fourth is found, all yielding alike: the new host gets its first
-    fetch at once and then about its share (a quarter) of the next 60, joining at the count of the host fetched
-    last (as the stores keep it), instead of taking all 60 until its own count catches up with theirs."""
-    counts = {host: [0, 0.0, 0] for host in ("a", "b", "c")}   # fetched, relevant, joined
-    level, order = 0, []
-    for number in range(360):
-        if number == 300:
-            counts["new"] = [0, 0.0, 0]
-        heads = [head(f"http://{host}/{fetched}", 0.5, 10 * fetched + i, fetched=fetched, relevant=relevant,
-                      joined=joined) for i, (host, (fetched, relevant, joined)) in enumerate(sorted(counts.items()))]
-        [entry] = BestFirst().round(heads, 0, 1, lambda hosts, depth: {h.entry.host: [(h.entry.priority, h.seq)]
-                                                                       for h in heads if h.entry.host in hosts})
-        host = counts[entry.host]
-        if host[0] == 0:
-            host[2] = level
-        host[0] += 1
-        host[1] = host[1] * YIELD_DECAY + (host[0] % 2 == 1)
-        if host[0] > 1:
-            level = host[0] + host[2]
-        order.append(entry.host)
-    assert order[:3] == ["a", "b", "c"] and counts["new"][2] == 100
-    assert order[300] == "new" and 10 <= order[300:].count("new") <= 20
-    assert host_yield_weight(1, 1, joined=100) < 2 * host_yield_weight(100, 34)   # at the level, not 1,000x over
 
 
 @pytest.mark.parametrize("name", STRATEGIES)
@@ -161,14 +134,13 @@ def test_best_first_head_order_in_sql_is_its_round_key():
     priorities = [0.0, -0.0, 0.5, -0.5, 1.0, 0.1 + 0.2, 0.3, 1 / 3, 0.3000000000000001, -1e-300, 5e-324, 1e300]
     heads = [
         head(f"http://h{seq}/p", rng.choice(priorities) if seq % 2 else rng.uniform(-2, 2), seq,
-             fetched=rng.randrange(200), relevant=rng.choice([rng.randrange(3) * rng.randrange(2), rng.uniform(0, 3)]),
-             joined=rng.choice([0, rng.randrange(300)]))
+             fetched=rng.randrange(200), relevant=rng.choice([rng.randrange(3) * rng.randrange(2), rng.uniform(0, 3)]))
         for seq in rng.sample(range(10_000), 400)
     ]
     db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE heads (priority REAL, seq INTEGER, fetched INTEGER, relevant REAL, joined INTEGER)")
-    db.executemany("INSERT INTO heads VALUES (?, ?, ?, ?, ?)",
-                   [(h.entry.priority, h.seq, h.fetched, h.relevant, h.joined) for h in heads])
+    db.execute("CREATE TABLE heads (priority REAL, seq INTEGER, fetched INTEGER, relevant REAL)")
+    db.executemany("INSERT INTO heads VALUES (?, ?, ?, ?)",
+                   [(h.entry.priority, h.seq, h.fetched, h.relevant) for h in heads])
     in_sql = [seq for (seq,) in db.execute(f"SELECT seq FROM heads ORDER BY {BestFirst.head_order}")]
     assert in_sql == [h.seq for h in sorted(heads, key=BestFirst().round_key)]
     assert [name for name in STRATEGIES if CRAWL_STRATEGIES[name].head_order] == ["BestFirst"]

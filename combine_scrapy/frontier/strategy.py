@@ -35,8 +35,6 @@ YIELD_PRIOR_FETCHED = 2.0
 #: promise, larger values flatten the shares towards one URL a host per round (measured: 2 keeps the generated
 #: web's focus within 1.5x of pure best-first and is as good as BreadthFirstTime on real documentation sites).
 STRIDE_POWER = 2.0
-#: The crawl's level is the least count among the hosts of the last RECENT_HOSTS hosts fetched (``StrideLevel``).
-RECENT_HOSTS = 4
 
 
 def recent_fetches(fetched: int) -> float:
@@ -44,46 +42,21 @@ def recent_fetches(fetched: int) -> float:
     return (1.0 - YIELD_DECAY ** fetched) / (1.0 - YIELD_DECAY)
 
 
-class StrideLevel:
-    """Where a host joins at its first fetch: the least count (fetched + joined) among the last RECENT_HOSTS
-    hosts fetched before (the least-served host the crawl serves now), 0 before any."""
-
-    def __init__(self) -> None:
-        self._counts: dict[str, int] = {}   # the last RECENT_HOSTS hosts fetched, oldest first
-
-    def fetched(self, host: str, count: int) -> None:
-        """A fetch of ``host``, fetched before, completed: its count is ``count``."""
-        self._counts.pop(host, None)
-        self._counts[host] = count
-        if len(self._counts) > RECENT_HOSTS:
-            del self._counts[next(iter(self._counts))]
-
-    @property
-    def level(self) -> int:
-        return min(self._counts.values(), default=0)
-
-
-def host_yield_weight(fetched: int, relevant: float, joined: int = 0) -> float:
-    """A host's weight in BestFirst: its recent share of new relevant records over
-    (its fetches + ``joined`` + 1) ** STRIDE_POWER.
+def host_yield_weight(fetched: int, relevant: float) -> float:
+    """A host's weight in BestFirst: its recent share of new relevant records over (its fetches + 1) ** STRIDE_POWER.
 
     Dividing by the fetches is stride scheduling over hosts: hosts share the fetches by what their best URL
     and recent yield promise, so a host no other outranks is fetched until its weight falls to the others',
-    and no productive host starves the others. A host not fetched yet comes early; at its first fetch it
-    joins at the crawl's level, as stride scheduling starts a new client at the current pass, instead of
-    taking fetches from the others until its own count catches up with theirs: ``joined`` is then the count
-    (``Head.stride_count``) of the host of the last fetch completed before, of a host fetched before (one
-    the crawl serves now; 0 before any), which each store's queue keeps as its ``stride_level``. Only the
-    host's own fields enter, so its weight changes only when it is fetched and a store keeps the heads in
-    order.
+    a host not fetched yet comes early, and no productive host starves the others. Only the host's
+    own counts enter, so its weight changes only when it is fetched and a store keeps the heads in order.
     """
     share = (relevant + YIELD_PRIOR_RELEVANT) / (recent_fetches(fetched) + YIELD_PRIOR_FETCHED)
-    return share / math.pow(fetched + joined + 1.0, STRIDE_POWER)
+    return share / math.pow(fetched + 1.0, STRIDE_POWER)
 
 
 #: ``host_yield_weight`` in SQL, for ``BestFirst.head_order``.
 _SQL_WEIGHT = (f"((relevant + {YIELD_PRIOR_RELEVANT!r}) / ((1.0 - pow({YIELD_DECAY!r}, fetched)) / (1.0 - {YIELD_DECAY!r}) "
-               f"+ {YIELD_PRIOR_FETCHED!r}) / pow(fetched + joined + 1.0, {STRIDE_POWER!r}))")
+               f"+ {YIELD_PRIOR_FETCHED!r}) / pow(fetched + 1.0, {STRIDE_POWER!r}))")
 
 
 def weighted_priority(priority: float, weight: float) -> float:
@@ -91,9 +64,9 @@ def weighted_priority(priority: float, weight: float) -> float:
     return priority * weight if priority >= 0 else priority / weight
 
 
-def yield_weights(heads: Iterable[Head]) -> dict[tuple[int, float, int], float]:
-    """``host_yield_weight`` of each ``(fetched, relevant, joined)`` of ``heads``, computed once each."""
-    return {fields: host_yield_weight(*fields) for fields in {head.yield_fields for head in heads}}
+def yield_weights(heads: Iterable[Head]) -> dict[tuple[int, float], float]:
+    """``host_yield_weight`` of each ``(fetched, relevant)`` pair of ``heads``, computed once a pair."""
+    return {pair: host_yield_weight(*pair) for pair in {(head.fetched, head.relevant) for head in heads}}
 
 
 @dataclass(frozen=True)
@@ -105,17 +78,6 @@ class Head:
     host_lock_until: float     # the host may be fetched from then on
     fetched: int = 0           # the host's completed fetches
     relevant: float = 0.0      # of those, how many gave a new relevant record, decayed (YIELD_DECAY)
-    joined: int = 0            # the crawl's level at the host's first fetch (``host_yield_weight``)
-
-    @property
-    def yield_fields(self) -> tuple[int, float, int]:
-        """What the host's weight is made of: ``host_yield_weight(*head.yield_fields)``."""
-        return self.fetched, self.relevant, self.joined
-
-    @property
-    def stride_count(self) -> int:
-        """The host's fetches counted from the level it joined at: its weight is divided by this plus one."""
-        return self.fetched + self.joined
 
 
 class Round(list["FrontierEntry"]):  # FrontierEntry is imported only for type checking
@@ -151,7 +113,7 @@ class CrawlStrategy:
     ranked: ClassVar[bool] = False
     #: Hosts with a fetch in flight take part in the round and keep their places (their heads come locked).
     holds_places: ClassVar[bool] = False
-    #: ``round_key`` as an SQL ORDER BY over a head's ``priority``, ``seq``, ``fetched``, ``relevant`` and ``joined``
+    #: ``round_key`` as an SQL ORDER BY over a head's ``priority``, ``seq``, ``fetched`` and ``relevant``
     #: (the same doubles, so the same order), for a strategy whose round with a ``limit`` reads only the
     #: ``limit`` first heads: a store may hand it only those.
     head_order: ClassVar[str | None] = None
@@ -215,12 +177,10 @@ class BestFirst(CrawlStrategy):
     is done, instead of going to worse URLs elsewhere. A host waiting its
     WaitIntervalHost keeps no places, so a long interval does not idle the
     crawl. A host's weight (``host_yield_weight``) is its recent share of
-    fetches that gave a new relevant record divided by its fetches so far,
-    counted from the crawl's level when it was first fetched: hosts share the
-    fetches in proportion to what they promise, a new host is tried early and
-    then fetched as often as the others (not in a burst until its count
-    catches up with theirs), barren and drained hosts sink. Between equal
-    weighted priorities the first marked goes first.
+    fetches that gave a new relevant record divided by its fetches so far:
+    hosts share the fetches in proportion to what they promise, new hosts are
+    tried early, barren and drained hosts sink. Between equal weighted
+    priorities the first marked goes first.
     """
 
     name = "BestFirst"
@@ -229,7 +189,7 @@ class BestFirst(CrawlStrategy):
     head_order = f"CASE WHEN priority >= 0 THEN -(priority * {_SQL_WEIGHT}) ELSE -(priority / {_SQL_WEIGHT}) END, seq"
 
     def round_key(self, head: Head) -> RoundKey:
-        return -weighted_priority(head.entry.priority, host_yield_weight(*head.yield_fields)), head.seq
+        return -weighted_priority(head.entry.priority, host_yield_weight(head.fetched, head.relevant)), head.seq
 
     def round(self, heads: list[Head], now: float, limit: int | None, deeper: Deeper, *,
               first_depth: int | None = None) -> Round:
@@ -237,10 +197,10 @@ class BestFirst(CrawlStrategy):
             return super().round(heads, now, limit, deeper)
         weights = yield_weights(heads)
         ranked = [head for *_, head in heapq.nsmallest(limit, [
-            (-weighted_priority(head.entry.priority, weights[head.yield_fields]), head.seq, head)
+            (-weighted_priority(head.entry.priority, weights[head.fetched, head.relevant]), head.seq, head)
             for head in heads
         ])]  # the order of round_key; seq is unique, so heads are never compared
-        host_weights = {head.entry.host: weights[head.yield_fields] for head in ranked}
+        host_weights = {head.entry.host: weights[head.fetched, head.relevant] for head in ranked}
         depth = limit if first_depth is None else min(first_depth, limit)
         queues = deeper(list(host_weights), depth)
         places = self._places(queues, host_weights, limit)

@@ -1,7 +1,5 @@
 -- ARGV: url, host, now, URL lock end, host lock end, keep marked (0/1), JSON of the given
--- status, etag, last_modified and score (absent: None), relevant (0/1: a new relevant record), the level a host
--- joins at its first fetch (the caller's stride_level, strategy.host_yield_weight). Returns the host's count
--- (fetched + joined) when it was fetched before, else 0.
+-- status, etag, last_modified and score (absent: None), relevant (0/1: a new relevant record).
 
 local url, host, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local keep = ARGV[6] == '1'
@@ -21,19 +19,14 @@ if r then
   if keep then place(url, host, r.seq, r.priority, r.lock_until, now) end
 end
 -- A host with a URL is known; the host's lock (stretched by its Crawl-delay), lease and yield in one HMGET and
--- one HSET; at its first fetch, the level it joins at (absent: 0).
+-- one HSET.
 if r or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   local state = host_state(host, 'delay')
   state.lock_until = num(with_delay(tonumber(ARGV[5]), now, state.delay))
   state.fetched = tonumber(state.fetched or 0) + 1
   state.relevant = num(tonumber(state.relevant or 0) * YIELD_DECAY + tonumber(ARGV[8]))
-  local fields = {'lock_until', state.lock_until, 'fetched', state.fetched, 'relevant', state.relevant}
-  if state.fetched == 1 and tonumber(ARGV[9] or 0) > 0 then
-    state.joined = ARGV[9]
-    table.insert(fields, 'joined')
-    table.insert(fields, state.joined)
-  end
-  redis.call('HSET', P .. 'host:' .. host, unpack(fields))
+  redis.call('HSET', P .. 'host:' .. host, 'lock_until', state.lock_until, 'fetched', state.fetched,
+             'relevant', state.relevant)
   redis.call('ZADD', P .. 'hostq', 'XX', state.lock_until, host)
   local leased = state.leased_until ~= nil
   if leased then
@@ -41,6 +34,4 @@ if r or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
     state.leased_until = nil
   end
   rehead(host, false, state, leased)
-  if state.fetched > 1 then return state.fetched + tonumber(state.joined or 0) end
 end
-return 0

@@ -3,7 +3,7 @@
 
 local rows = {}
 for i = 2, #ARGV, 2 do
-  local h = redis.call('HMGET', P .. 'host:' .. ARGV[i], 'lock_until', 'fetched', 'relevant', 'joined')
-  table.insert(rows, head_row(ARGV[i], ARGV[1], h[1] or '0', h[2], h[3], h[4], tonumber(ARGV[i + 1])))
+  local h = redis.call('HMGET', P .. 'host:' .. ARGV[i], 'lock_until', 'fetched', 'relevant')
+  table.insert(rows, head_row(ARGV[i], ARGV[1], h[1] or '0', h[2], h[3], tonumber(ARGV[i + 1])))
 end
 return rows

@@ -198,7 +198,7 @@ local function unplace(url, host, r)
 end
 
 -- What rehead reads of a host (its ``host:`` hash, one HMGET), and the further fields named after ``host``.
-local HOST_STATE = {'head', 'lock_until', 'leased_until', 'fetched', 'relevant', 'joined'}
+local HOST_STATE = {'head', 'lock_until', 'leased_until', 'fetched', 'relevant'}
 local function host_state(host, ...)
   local fields = {unpack(HOST_STATE)}
   for _, field in ipairs({...}) do table.insert(fields, field) end
@@ -237,8 +237,7 @@ local function rehead(host, free, state, leased)
     local member, priority = top[1] .. host, best_priority(top[2])
     local fetched = tonumber(h.fetched or 0)
     local recent = (1.0 - YIELD_DECAY ^ fetched) / (1.0 - YIELD_DECAY)
-    local weight = (tonumber(h.relevant or 0) + YIELD_PRIOR_RELEVANT) / (recent + YIELD_PRIOR_FETCHED)
-                   / (fetched + tonumber(h.joined or 0) + 1.0) ^ STRIDE_POWER
+    local weight = (tonumber(h.relevant or 0) + YIELD_PRIOR_RELEVANT) / (recent + YIELD_PRIOR_FETCHED) / (fetched + 1.0) ^ STRIDE_POWER
     local score = num(0 - (priority >= 0 and priority * weight or priority / weight))
     if h.leased_until then
       placed = member
@@ -266,7 +265,7 @@ local function head_host(member) return string.sub(member, string.byte(member) -
 -- What ``ready`` answers for a host's head: its first URL of ``queue`` with the URL's state, the host's lock
 -- and yield (as given), and with a depth above 0 the members and scores of the first URLs of its 'best' queue;
 -- false when the queue is empty.
-local function head_row(host, queue, lock, fetched, relevant, joined, depth)
+local function head_row(host, queue, lock, fetched, relevant, depth)
   local deeper = depth > 0 and redis.call('ZRANGE', P .. 'b:' .. host, 0, depth - 1, 'WITHSCORES') or nil
   local url
   if queue == 'best' then
@@ -281,7 +280,7 @@ local function head_row(host, queue, lock, fetched, relevant, joined, depth)
   url = long(host, url)
   local r = load(host, url)
   local row = {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
-               r.distance or 0, lock, fetched or '0', relevant or '0', joined or '0'}
+               r.distance or 0, lock, fetched or '0', relevant or '0'}
   if deeper then table.insert(row, deeper) end
   return row
 end

@@ -7,9 +7,9 @@ local heads = {}
 local hosts = redis.call('ZRANGEBYSCORE', P .. 'hostq', '-inf', ARGV[4], 'WITHSCORES')
 for i = 1, #hosts, 2 do
   local host = hosts[i]
-  local h = redis.call('HMGET', P .. 'host:' .. host, 'fetched', 'relevant', 'leased_until', 'joined')
+  local h = redis.call('HMGET', P .. 'host:' .. host, 'fetched', 'relevant', 'leased_until')
   if tonumber(hosts[i + 1]) <= now or tonumber(h[3] or 0) > now then
-    local row = head_row(host, ARGV[3], hosts[i + 1], h[1], h[2], h[4], tonumber(ARGV[5]))
+    local row = head_row(host, ARGV[3], hosts[i + 1], h[1], h[2], tonumber(ARGV[5]))
     if row then table.insert(heads, row) end
   end
 end

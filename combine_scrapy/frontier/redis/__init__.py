@@ -33,7 +33,6 @@ In each bucket, ``combine:{<job>:b<k>}:``
                      first_visit, digest (trailing empty fields left out; absent numbers: 0)
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),
                      fetched and relevant (completed fetches; new relevant records, decayed: the host's yield),
-                     joined (the crawl's level at the host's first fetch, strategy.host_yield_weight; absent: 0),
                      leased_until (end of the lease of the URL being fetched; absent: none),
                      head (its member of ``heads`` or ``leasedheads``; absent: in neither)
 ``hosts``            set of the bucket's known hosts

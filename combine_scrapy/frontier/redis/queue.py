@@ -30,7 +30,7 @@ from combine_scrapy.frontier.redis.connection import (
     text,
 )
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
-from combine_scrapy.frontier.strategy import Head, Round, StrideLevel, strategy_named
+from combine_scrapy.frontier.strategy import Head, Round, strategy_named
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,6 @@ class RedisQueue(RedisPart):
         self._random = random.Random()
         self._rivals = False   # another harvester took URLs of this one's rounds
         self.lost_races = 0   # URLs of a round another harvester leased first (skipped inside the take script)
-        self.stride_level = StrideLevel()   # where a host joins at its first fetch (strategy.host_yield_weight)
 
     def close(self) -> None:
         """Give back the URLs ``ready`` leased that were never claimed, so no one waits for their leases; leave
@@ -227,14 +226,14 @@ class RedisQueue(RedisPart):
             rows = [row for answer in answers[:len(buckets)] for row in answer]
         else:
             rows = self._best_rows(dict(zip(buckets, answers)), args, queue, depth, best)
-        self._deeper_found = {row[1].decode(): _queue(row[11]) for row in rows if len(row) > 11}
+        self._deeper_found = {row[1].decode(): _queue(row[10]) for row in rows if len(row) > 10}
         return [
             Head(
                 FrontierEntry(url.decode(), host.decode(), float(priority), text(etag), text(last_modified),
                               int(distance)),
-                int(seq), float(host_lock), int(fetched), float(relevant), int(joined),
+                int(seq), float(host_lock), int(fetched), float(relevant),
             )
-            for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant, joined, *_ in rows
+            for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant, *_ in rows
         ]
 
     def _best_rows(self, answers: dict[int, list[Any]], args: list[Any], queue: str, depth: int, best: int) -> list[Any]:
@@ -371,11 +370,8 @@ class RedisQueue(RedisPart):
         }
         marks = self._mark_calls(links) if links is not None and links.entries else []
         complete = [url, host, number(now), number(url_lock_until), number(host_lock_until), int(keep_marked),
-                    json.dumps({field: value for field, value in given.items() if value is not None}), int(bool(relevant)),
-                    self.stride_level.level]
+                    json.dumps({field: value for field, value in given.items() if value is not None}), int(bool(relevant))]
         answers = self.connection.run_scripts([*marks, ("complete", [self.connection.prefix_of(host)], complete)])
-        if answers[-1]:
-            self.stride_level.fetched(host, int(answers[-1]))
         return _summed(answers[:-1])
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:

@@ -27,8 +27,7 @@ SCHEMA = (
         urls INTEGER NOT NULL DEFAULT 0,
         fetched INTEGER NOT NULL DEFAULT 0,      -- completed fetches, for the host's yield
         relevant REAL NOT NULL DEFAULT 0,        -- of those, new relevant records, decayed (YIELD_DECAY)
-        leased_until REAL NOT NULL DEFAULT 0,    -- end of the lease of the URL being fetched (0: none)
-        joined INTEGER NOT NULL DEFAULT 0        -- the crawl's level at its first fetch (strategy.host_yield_weight)
+        leased_until REAL NOT NULL DEFAULT 0     -- end of the lease of the URL being fetched (0: none)
     )
     """,
     """
@@ -115,9 +114,6 @@ _OLD_COLUMNS = (
                ("leased_until", "REAL NOT NULL DEFAULT 0"))),
 )
 
-# The column of ``hosts`` added to files of today's layout written before it.
-_ADDED_HOST_COLUMN = "joined INTEGER NOT NULL DEFAULT 0"
-
 # An old row's URL as a tail: the same rule as ``tails.tail_of``, in SQL.
 _OLD_TAIL = """
     CASE WHEN substr(o.url, 1, 7 + length(o.host)) = 'http://' || o.host THEN ':' || substr(o.url, 8 + length(o.host))
@@ -137,7 +133,6 @@ class SqliteConnection:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._upgrade()
         self._name_the_mark()
-        self._add_columns()
         for statement in SCHEMA:
             self.db.execute(statement)
         # One cursor for the calls made for every URL: the connection's execute makes one per statement.
@@ -214,16 +209,6 @@ class SqliteConnection:
                 for index in ("urls_best", "urls_attempted", "urls_locked"):
                     db.execute(f"DROP INDEX IF EXISTS {index}")
                 db.execute("ALTER TABLE urls RENAME COLUMN harvest TO marked")
-
-    def _add_columns(self) -> None:
-        """Files written before a column of today's layout was added get it, with its default."""
-        if "joined" in self._columns("hosts") or "hosts" not in {
-            row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }:
-            return
-        with write_transaction(self.db):
-            if "joined" not in self._columns("hosts"):  # not added meanwhile by another process of the job
-                self.db.execute(f"ALTER TABLE hosts ADD COLUMN {_ADDED_HOST_COLUMN}")
 
     def close(self) -> None:
         self.db.close()

@@ -20,7 +20,7 @@ from combine_scrapy.frontier.strategy import CrawlStrategy, Head, Round, RoundKe
 
 # Each host's head in a queue's order (``{order}``) and when a locked URL of it comes free, for ``{hosts}``.
 HEADS = """
-    SELECT h.host, h.lock_until, h.leased_until, h.fetched, h.relevant, h.joined,
+    SELECT h.host, h.lock_until, h.leased_until, h.fetched, h.relevant,
            u.tail, u.priority, f.etag, f.last_modified, u.distance, u.seq,
            (SELECT MIN(lock_until) FROM urls
             WHERE marked = 1 AND lock_until > 0 AND host_id = h.id AND lock_until > :now)
@@ -73,12 +73,12 @@ class HeadCache:
 
     def put(self, row: tuple[Any, ...]) -> None:
         """Keep a host as read by ``HEADS``."""
-        host, lock_until, leased_until, fetched, relevant, joined, tail, priority, etag, last_modified, distance, \
-            seq, unlocks = row
+        host, lock_until, leased_until, fetched, relevant, tail, priority, etag, last_modified, distance, seq, \
+            unlocks = row
         self.drop(host)
         head = None if seq is None else Head(
             FrontierEntry(url_of(host, tail), host, priority, etag, last_modified, distance), seq, lock_until,
-            fetched, relevant, joined,
+            fetched, relevant,
         )
         if head is None and unlocks is None:
             return

@@ -9,7 +9,7 @@ from combine_scrapy.frontier import FrontierEntry, Marking, MarkResult
 from combine_scrapy.frontier.sqlite.connection import SqliteConnection, SqlitePart
 from combine_scrapy.frontier.sqlite.heads import HEADS, HeadCache
 from combine_scrapy.frontier.sqlite.tails import URL_ROW, key_of, tail_of
-from combine_scrapy.frontier.strategy import YIELD_DECAY, CrawlStrategy, Round, StrideLevel, strategy_named
+from combine_scrapy.frontier.strategy import YIELD_DECAY, CrawlStrategy, Round, strategy_named
 from combine_scrapy.sqlitetx import write_transaction
 
 #: URLs of each host a round reads past the heads before reading more where they could matter
@@ -38,7 +38,6 @@ _FETCHED = f"""
 _COMPLETED = f"UPDATE urls SET marked = ?, lock_until = ?, attempts = 0 WHERE {URL_ROW}"
 _HOST_FETCHED = f"""
     UPDATE hosts SET lock_until = {_HOST_LOCK}, leased_until = 0,
-        joined = CASE WHEN fetched = 0 THEN ?5 ELSE joined END,
         fetched = fetched + 1, relevant = relevant * {YIELD_DECAY!r} + ?3
     WHERE host = ?4
 """
@@ -54,7 +53,6 @@ class SqliteQueue(SqlitePart):
     def __init__(self, connection: SqliteConnection, *, max_attempts: int = 5) -> None:
         super().__init__(connection)
         self.max_attempts = max_attempts
-        self.stride_level = StrideLevel()  # where a host joins at its first fetch (strategy.host_yield_weight)
 
     def mark(
         self, entries: Iterable[tuple[str, str, float]], *, max_urls_per_host: int | None = None, distance: int = 0
@@ -270,10 +268,7 @@ class SqliteQueue(SqlitePart):
             marks = self._mark(links) if links is not None else MarkResult(0, 0, 0)
             db.execute(_FETCHED, (status, now, int(keep_marked), etag, last_modified, score, host, tail))
             db.execute(_COMPLETED, (int(keep_marked), url_lock_until, host, tail))
-            db.execute(_HOST_FETCHED, (host_lock_until, now, int(bool(relevant)), host, self.stride_level.level))
-            counted = db.execute("SELECT fetched, fetched + joined FROM hosts WHERE host = ?", (host,)).fetchone()
-        if counted is not None and counted[0] > 1:
-            self.stride_level.fetched(host, counted[1])
+            db.execute(_HOST_FETCHED, (host_lock_until, now, int(bool(relevant)), host))
         return marks
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
