@@ -17,7 +17,7 @@ from test_frontier import mark
 
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
 from combine_scrapy.frontier.redis import RedisFrontier, bucket_of
-from combine_scrapy.frontier.redis.connection import BEST_SCALE
+from combine_scrapy.frontier.redis.connection import BEST_SCALE, LAYOUT
 from combine_scrapy.frontier.redis.sharing import HARVESTERS_RENEWAL
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 
@@ -532,7 +532,7 @@ def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, t
     reopened = open_frontier(job, max_attempts=3)
     try:
         _answers_alike_after_opening(reopened, embedded)
-        assert reopened.server.get(f"combine:{{{job}}}:layout") == b"5"
+        assert reopened.server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
         keys = list(reopened.server.scan_iter(f"combine:{{{job}:b*}}:*"))
         assert any(key.endswith(b":heads") for key in keys)
         assert not any(b"}:best:" in key for key in keys)
@@ -565,7 +565,7 @@ def test_a_frontier_a_harvester_of_layout_4_wrote_is_upgraded_when_opened(job, o
     try:
         reopened.check_marker()
         other.check_marker()
-        assert server.get(f"combine:{{{job}}}:layout") == b"5"
+        assert server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
         keys = list(server.scan_iter(f"combine:{{{job}:b*}}:*"))
         assert any(b"}:b:h" in key for key in keys) and not any(b"}:best:" in key for key in keys)
         _answers_alike_after_opening(reopened, embedded)

@@ -74,8 +74,11 @@ SYNC_EVERY = 100
 #: waiting link, so its share of the crawl's time stays bounded as the frontier grows).
 RESCORE_EVERY = 50
 RESCORE_WAITING = 100
-#: A re-scored link whose priority moved less than this keeps the priority it has in the frontier (not written).
+#: A re-scored link keeps the priority it has in the frontier (it is not written) unless its priority moved by
+#: RESCORE_TOLERANCE or more and by at least RESCORE_RELATIVE of the larger of the two: the frontier's priorities
+#: stay within that share of the model's, while a re-scoring writes, and Redis places again, fewer hosts' URLs.
 RESCORE_TOLERANCE = 0.005
+RESCORE_RELATIVE = 0.1
 #: Words of the text around a link, and URL tokens, used at most.
 CONTEXT_WORDS = 20
 URL_TOKENS = 16
@@ -548,7 +551,8 @@ class OnlineLinkLearner:
         keep what an immature model said. Re-scoring them (ACHE re-scores its frontier the same way) lets
         them rise, or sink, with what the crawl has learned since; the links into a host that has become
         productive since they were marked gain its depth bonus (``bonus``). Only the links whose priority moved
-        by ``RESCORE_TOLERANCE`` or more are returned (the others' priorities stand)."""
+        by ``RESCORE_TOLERANCE`` and by ``RESCORE_RELATIVE`` of the larger priority or more are returned (the
+        others' priorities stand: each link remembers the priority last given to the frontier)."""
         self._since_rescore = 0
         weight = self.weight
         if not weight or not self._pending:
@@ -564,7 +568,9 @@ class OnlineLinkLearner:
         priorities = shares * np.minimum((1 - weight) * priors + weight * probabilities.astype(np.float64) + bonuses,
                                          1.0)
         rescored = {}
-        for position in np.flatnonzero(np.abs(priorities - marked) >= RESCORE_TOLERANCE).tolist():
+        moved = np.abs(priorities - marked)
+        written = (moved >= RESCORE_TOLERANCE) & (moved >= RESCORE_RELATIVE * np.maximum(np.abs(priorities), np.abs(marked)))
+        for position in np.flatnonzero(written).tolist():
             url, link, priority = urls[position], links[position], float(priorities[position])
             self._pending[url] = _Link(link.features, link.source, link.prior, priority, link.host, link.depth,
                                        link.hub, link.language_copy)

@@ -4,7 +4,9 @@
 -- with one INCRBY and a new URL's is the first reserved plus its number, else the number is its order of
 -- marking (used only by new URLs). A known URL still marked and never fetched keeps the higher priority
 -- (re-queued in place) and the lower distance. Each host's URLs are read with one HMGET and its new ones
--- written with one command a structure, so a batch costs commands by host, not by URL.
+-- written with one command a structure, so a batch costs commands by host, not by URL. A host's URLs ever
+-- marked are its ``u:`` hash's fields (HLEN, read for the bound only); the URLs marked count once a call, in
+-- the stats of the first bucket in KEYS (the job's counts are the sums over its buckets).
 
 local bound, distance, seq_key = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local first = 0
@@ -14,7 +16,6 @@ if seq_key > 0 then
 end
 local hosts, order = by_host(ARGV, 4, 5)
 local marked, refused, raised = 0, 0, 0
-local new_by_key = {}
 for _, host in ipairs(order) do
   local group = hosts[host]
   local kept, stored = group_records(ARGV, host, group)
@@ -52,10 +53,7 @@ for _, host in ipairs(order) do
         end
       end
     else
-      if urls == nil and bound >= 0 then  -- the host's count, read at its first new URL; a host with none joins `hosts`
-        urls = tonumber(redis.call('HGET', P .. 'host:' .. host, 'urls') or 0)
-        if urls == 0 then redis.call('SADD', P .. 'hosts', host) end
-      end
+      if urls == nil and bound >= 0 then urls = redis.call('HLEN', P .. 'u:' .. host) end  -- at its first new URL
       if urls and urls >= bound then
         refused = refused + 1
       else
@@ -101,8 +99,6 @@ for _, host in ipairs(order) do
   for _, seq in ipairs(raised_seqs) do placed = placed or before_top(tonumber(raised_scores[seq]), seq) end
   if #raises > 0 then chunked('ZADD', P .. 'b:' .. host, 'XX', raises) end
   if new > 0 then
-    local total = redis.call('HINCRBY', P .. 'host:' .. host, 'urls', new)
-    if bound < 0 and total == new then redis.call('SADD', P .. 'hosts', host) end
     redis.call('ZINCRBY', P .. 'busy', -new, host)
     chunked('ZADD', P .. 'fifo:' .. host, nil, fifo)
     local best = {}
@@ -114,15 +110,17 @@ for _, host in ipairs(order) do
       table.insert(best, hexseq(r.seq))
     end
     chunked('ZADD', P .. 'b:' .. host, nil, best)
-    if not top[1] then redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host) end
-    new_by_key[group.key] = (new_by_key[group.key] or 0) + new
+    if not top[1] then  -- a host new to the frontier has none queued (a known one may be in both already)
+      redis.call('SADD', P .. 'hosts', host)
+      redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
+    end
     marked = marked + new
   end
   if placed then rehead(host, nil) end
 end
-for key, new in pairs(new_by_key) do
-  P = KEYS[key]
-  redis.call('HINCRBY', P .. 'stats', 'urls', new)
-  redis.call('HINCRBY', P .. 'stats', 'marked', new)
+if marked > 0 then
+  P = KEYS[1]
+  redis.call('HINCRBY', P .. 'stats', 'urls', marked)
+  redis.call('HINCRBY', P .. 'stats', 'marked', marked)
 end
 return {marked, refused, raised}

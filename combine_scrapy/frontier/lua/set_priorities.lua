@@ -1,13 +1,14 @@
 -- KEYS: the prefixes of the buckets the URLs' hosts are in. ARGV: url, host, priority, its bucket's position in
 -- KEYS, for each URL. Only marked URLs whose priority differs change: their records repacked with the new
 -- priority (the third value), no other field unpacked. Each host's URLs are read with one HMGET and written with
--- one HSET.
+-- one HSET; its head is placed again only when its best queued URL may have changed: a changed URL was that URL,
+-- or now comes before it (one ZRANGE of 'best' before the change, as mark does).
 
 local hosts, order = by_host(ARGV, 1, 4)
 for _, host in ipairs(order) do
   local group = hosts[host]
   local kept, stored = group_records(ARGV, host, group)
-  local fields, scores = {}, {}
+  local fields, scores, changed = {}, {}, {}
   for j, i in ipairs(group.entries) do
     if stored[j] then
       local count, values = record_values(stored[j])
@@ -16,14 +17,26 @@ for _, host in ipairs(order) do
         values[3] = priority
         table.insert(fields, kept[j])
         table.insert(fields, cmsgpack.pack(unpack(values, 1, count)))
-        table.insert(scores, score_text(best_score(priority)))
+        local score = best_score(priority)
+        table.insert(scores, score_text(score))
         table.insert(scores, hexseq(values[4]))
+        table.insert(changed, {score, values[4]})
       end
     end
   end
   if #fields > 0 then
     chunked('HSET', P .. 'u:' .. host, nil, fields)
-    chunked('ZADD', P .. 'b:' .. host, 'XX', scores)
-    rehead(host, nil)
+    -- A host with no queued URL has no head, and its changed URLs (leased, waiting for a retry) are in no queue.
+    local top = redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
+    if top[1] then
+      local top_score, top_seq = tonumber(top[2]), unhex(top[1])
+      local placed = false
+      for _, entry in ipairs(changed) do
+        local score, seq = entry[1], entry[2]
+        placed = placed or seq == top_seq or score < top_score or (score == top_score and seq < top_seq)
+      end
+      chunked('ZADD', P .. 'b:' .. host, 'XX', scores)
+      if placed then rehead(host, nil) end
+    end
   end
 end

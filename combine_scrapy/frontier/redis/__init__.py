@@ -27,11 +27,12 @@ second pipeline: its cost is in the round's size, not in the due hosts.
 
 In each bucket, ``combine:{<job>:b<k>}:``
 
-``u:<host>``         hash: the host's URLs (as kept, below) -> the URL's record, one MessagePack array of
-                     marked, lock_until, priority, seq (order of marking), attempts, retries,
-                     status, last_checked, etag, last_modified, distance, visits, changes,
-                     first_visit, digest (trailing empty fields left out; absent numbers: 0)
-``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay), urls (ever marked),
+``u:<host>``         hash: the host's URLs ever marked (as kept, below; their number, its length, is what the bound
+                     MaxUrlsPerHost counts) -> the URL's record, one MessagePack array of marked, lock_until,
+                     priority, seq (order of marking), attempts, retries, status, last_checked, etag,
+                     last_modified, distance, visits, changes, first_visit, digest (trailing empty fields
+                     left out; absent numbers: 0)
+``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay),
                      fetched and relevant (completed fetches; new relevant records, decayed: the host's yield),
                      leased_until (end of the lease of the URL being fetched; absent: none),
                      head (its member of ``heads`` or ``leasedheads``; absent: in neither)
@@ -54,7 +55,8 @@ In each bucket, ``combine:{<job>:b<k>}:``
 ``locked``           ``host\nURL`` (as kept) of marked URLs whose own lock (a lease, a retry wait) has not
                      ended, by when it ends
 ``busy``             hosts with marked URLs, scored by minus their count (``hosts()``)
-``stats``            hash of the bucket's counters: urls, marked, done
+``stats``            hash of counters, urls, marked, done, whose sums over the buckets are the job's: a mark over
+                     several buckets adds its URLs in the first bucket it names
 ``scores``           hash url -> topic score of its last fetch (PageRank strategies)
 
 For the whole job, ``combine:{<job>}:``
@@ -70,8 +72,8 @@ For the whole job, ``combine:{<job>}:``
                      harvester that finds it gone or changed knows the frontier vanished under it
                      (Redis restarted without persistence, the keys deleted) and stops instead of
                      reporting an empty frontier as a finished crawl.
-``layout``           the key layout (LAYOUT, 5), set with the job marker; a harvester that opens a frontier
-                     of layout 3 or 4 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
+``layout``           the key layout (LAYOUT, 6), set with the job marker; a harvester that opens a frontier
+                     of layout 3, 4 or 5 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
 ``paused``           present while the job's harvesters are paused
 ``seeds``            the fingerprint of the seed list last marked in full (a crawl start marks it once)
 

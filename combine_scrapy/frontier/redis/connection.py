@@ -51,16 +51,17 @@ RedisClient = redis.Redis | RedisCluster
 #: Seconds between two looks at the job marker while the frontier has work (with none, every time).
 MARKER_CHECK_INTERVAL = 1.0
 
-#: The key layout this module reads and writes (``layout`` key). Layout 4 kept each host's 'best' queue in
-#: ``best:<host>`` scored by minus the priority (text a small sorted set parses at every comparison), layout 5
-#: in ``b:<host>`` scored by BEST_SCALE times that; layout 3 also lacked the heads of each bucket (``heads``,
-#: ``leasedheads``, ``waiting``). A harvester that opens a frontier of layout 3 or 4 upgrades it in place
-#: (``upgrade.lua``). Layout 2 kept a whole job under one hash tag (one slot of a Redis Cluster); before it, a
+#: The key layout this module reads and writes (``layout`` key). Layout 5 also kept each host's count of URLs ever
+#: marked (``urls`` in ``host:<host>``), which layout 6 reads as the length of the host's ``u:`` hash. Layout 4
+#: kept each host's 'best' queue in ``best:<host>`` scored by minus the priority (text a small sorted set parses at
+#: every comparison), layout 5 in ``b:<host>`` scored by BEST_SCALE times that; layout 3 also lacked the heads of
+#: each bucket (``heads``, ``leasedheads``, ``waiting``). A harvester that opens a frontier of layout 3, 4 or 5
+#: upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under one hash tag (one slot of a Redis Cluster); before it, a
 #: hash per URL.
-LAYOUT = "5"
+LAYOUT = "6"
 
 #: The layouts that opening upgrades to LAYOUT in place.
-UPGRADED_LAYOUTS = ("3", "4")
+UPGRADED_LAYOUTS = ("3", "4", "5")
 
 #: Buckets a new job's hosts are spread over (COMBINE_REDIS_BUCKETS): a bucket is one hash tag, so one slot of
 #: a Redis Cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters and gives eight
@@ -478,14 +479,14 @@ class JobMarker:
 
     def _upgrade(self, layout: str | None) -> None:
         """Bring every bucket to today's layout (``upgrade.lua``, a script per bucket), then set it: a frontier of
-        layout 4 has its 'best' queues scored by minus the priority under ``best:<host>``, one of layout 3 also
-        lacks the heads, and one seeded (``scrapy seed``) by an older combine-scrapy before any harvester opened
-        it has neither heads nor layout. Every URL, host and lease stays as it was; a harvester that opens it
+        layout 5 or before keeps each host's count of URLs (dropped), one of layout 4 also has its 'best' queues
+        scored by minus the priority under ``best:<host>``, one of layout 3 also lacks the heads, and one seeded
+        (``scrapy seed``) by an older combine-scrapy before any harvester opened it has neither heads nor layout. Every URL, host and lease stays as it was; a harvester that opens it
         meanwhile runs the same scripts, which find nothing left to move. Harvesters of an older layout still at
         work would write the old queues: stop them first.
         """
         connection = self.connection
-        connection.run_buckets([(bucket, "upgrade", []) for bucket in range(connection.buckets)])
+        connection.run_buckets([(bucket, "upgrade", [layout or ""]) for bucket in range(connection.buckets)])
         if layout != LAYOUT:
             connection.server.set(connection.key("layout"), LAYOUT)
             logger.info("Redis frontier of job %s upgraded from layout %s to %s", connection.job, layout, LAYOUT)
