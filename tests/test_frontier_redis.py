@@ -477,6 +477,63 @@ def test_a_best_first_look_costs_as_many_redis_commands_however_many_hosts_are_d
     assert best_many * 20 < full_many, costs
 
 
+def _commands(frontier: RedisFrontier) -> dict[str, int]:
+    """The calls of each command Redis has run (a script's inner commands included), by name."""
+    return {name.removeprefix("cmdstat_"): stats["calls"] for name, stats in frontier.server.info("commandstats").items()}
+
+
+def _ran(frontier: RedisFrontier, call) -> dict[str, int]:
+    """The commands Redis ran for ``call()`` on the frontier's keys, by name (not the scripts' calls and loads, nor
+    the INFO that counts them)."""
+    before = _commands(frontier)
+    call()
+    return {name: count - before.get(name, 0) for name, count in _commands(frontier).items()
+            if count > before.get(name, 0) and name not in ("info", "evalsha", "eval") and not name.startswith("script")}
+
+
+def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_by_its_hash(private_redis_url, tmp_path):
+    """A mark over hosts in many buckets adds to the counters with two HINCRBY in all (not two a bucket, nor one a
+    host) and reads a host's count of URLs for the bound as its u: hash's length; the counts and the bound answer
+    as the embedded frontier's."""
+    frontier, embedded = RedisFrontier.from_url(private_redis_url, "counters"), SqliteFrontier(tmp_path / "f.sqlite")
+    try:
+        batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(20) for page in range(3)]
+        assert len({bucket_of(f"h{n}.test", frontier.connection.buckets) for n in range(20)}) > 5
+        ran = _ran(frontier, lambda: frontier.mark(batch, max_urls_per_host=4))
+        assert ran["hincrby"] == 2 and ran["hlen"] == 20, ran
+        embedded.mark(batch, max_urls_per_host=4)
+        more = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(0, 20, 2) for page in range(2, 6)]
+        assert frontier.mark(more, max_urls_per_host=4) == embedded.mark(more, max_urls_per_host=4)
+        assert frontier.counts(0.0) == embedded.counts(0.0)
+        assert frontier.hosts(0.0, 5) == embedded.hosts(0.0, 5)
+    finally:
+        frontier.close()
+        embedded.close()
+
+
+def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private_redis_url, tmp_path):
+    """set_priorities places a host's head again only when its best URL may have changed: lowering a URL behind it
+    costs four commands a host (read and write the records, read the best, write the queue), raising one over it
+    places the head again; BestFirst answers as the embedded frontier's after each."""
+    frontier, embedded = RedisFrontier.from_url(private_redis_url, "rescore"), SqliteFrontier(tmp_path / "f.sqlite")
+    try:
+        batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 3.0 - page) for n in range(4) for page in range(3)]
+        frontier.mark(batch)
+        embedded.mark(batch)
+        for new in (0.5, 5.0):   # page 2 (priority 1) falls further behind page 0, then passes it
+            ranks = {f"http://h{n}.test/2": new for n in range(4)}
+            ran = _ran(frontier, lambda: frontier.set_priorities(ranks))
+            embedded.set_priorities(ranks)
+            if new < 1:
+                assert ran == {"hmget": 4, "hset": 4, "zrange": 4, "zadd": 4}, ran
+            else:
+                assert sum(ran.values()) > 4 * 4 and ran["zrem"] >= 4, ran
+            assert frontier.ready(0.0, "BestFirst", 4) == embedded.ready(0.0, "BestFirst", 4)
+    finally:
+        frontier.close()
+        embedded.close()
+
+
 def _marked_and_half_fetched(frontier) -> list[FrontierEntry]:
     """60 hosts of 4 URLs at random priorities, a BestFirst round of 16 claimed, every second URL of it completed:
     what tests/data/redis_layout4.json holds, written by a harvester of layout 4. The round."""
@@ -541,15 +598,8 @@ def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, t
         embedded.close()
 
 
-def test_a_frontier_a_harvester_of_layout_4_wrote_is_upgraded_when_opened(job, open_frontier, tmp_path):
-    """A frontier as a harvester of layout 4 left it (tests/data/redis_layout4.json: each host's 'best' queue under
-    best:<host> scored by minus the priority) is upgraded when a harvester opens it: its queues move to b:<host>
-    scored by BEST_SCALE times that, and BestFirst ranks, marks and counts as the embedded frontier given the same
-    calls. A second harvester opening it finds nothing left to move."""
-    fixture = json.loads((DATA / "redis_layout4.json").read_text())
-    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
-    assert [entry.url for entry in _marked_and_half_fetched(embedded)] == fixture["round"]
-    server = open_frontier(job).server
+def _restore(server, job: str, fixture: dict) -> None:
+    """Write a frontier's keys as a tests/data/redis_layout*.json file holds them, under ``job``."""
     for name, (kind, value) in fixture["keys"].items():
         key = name.replace("{JOB", "{" + job).encode()
         if kind == "string":
@@ -560,6 +610,18 @@ def test_a_frontier_a_harvester_of_layout_4_wrote_is_upgraded_when_opened(job, o
             server.sadd(key, *(b64decode(member) for member in value))
         else:
             server.zadd(key, {b64decode(member): float(score) for member, score in value})
+
+
+def test_a_frontier_a_harvester_of_layout_4_wrote_is_upgraded_when_opened(job, open_frontier, tmp_path):
+    """A frontier as a harvester of layout 4 left it (tests/data/redis_layout4.json: each host's 'best' queue under
+    best:<host> scored by minus the priority) is upgraded when a harvester opens it: its queues move to b:<host>
+    scored by BEST_SCALE times that, and BestFirst ranks, marks and counts as the embedded frontier given the same
+    calls. A second harvester opening it finds nothing left to move."""
+    fixture = json.loads((DATA / "redis_layout4.json").read_text())
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
+    assert [entry.url for entry in _marked_and_half_fetched(embedded)] == fixture["round"]
+    server = open_frontier(job).server
+    _restore(server, job, fixture)
     assert server.get(f"combine:{{{job}}}:layout") == b"4"
     reopened, other = open_frontier(job, max_attempts=3), open_frontier(job, max_attempts=3)
     try:
@@ -568,6 +630,33 @@ def test_a_frontier_a_harvester_of_layout_4_wrote_is_upgraded_when_opened(job, o
         assert server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
         keys = list(server.scan_iter(f"combine:{{{job}:b*}}:*"))
         assert any(b"}:b:h" in key for key in keys) and not any(b"}:best:" in key for key in keys)
+        _answers_alike_after_opening(reopened, embedded)
+    finally:
+        reopened.close()
+        other.close()
+        embedded.close()
+
+
+def test_a_frontier_a_harvester_of_layout_5_wrote_drops_its_host_counts_and_bounds_hosts_by_their_urls(job, open_frontier,
+                                                                                                       tmp_path):
+    """A frontier as a harvester of layout 5 left it (tests/data/redis_layout5.json: each host's count of URLs ever
+    marked in its host: hash) is upgraded when opened: the counts are dropped, and MaxUrlsPerHost counts a host's
+    URLs in its u: hash, so a mark over the bound refuses and counts as the embedded frontier's."""
+    fixture = json.loads((DATA / "redis_layout5.json").read_text())
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
+    assert [entry.url for entry in _marked_and_half_fetched(embedded)] == fixture["round"]
+    server = open_frontier(job).server
+    _restore(server, job, fixture)
+    host_keys = [key for key in server.scan_iter(f"combine:{{{job}:b*}}:host:*")]
+    assert server.get(f"combine:{{{job}}}:layout") == b"5" and all(server.hexists(key, "urls") for key in host_keys)
+    reopened, other = open_frontier(job, max_attempts=3), open_frontier(job, max_attempts=3)
+    try:
+        reopened.check_marker()
+        other.check_marker()
+        assert server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
+        assert not any(server.hexists(key, "urls") for key in host_keys)
+        more = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(0, 60, 2) for page in range(3, 8)]
+        assert reopened.mark(more, max_urls_per_host=6) == embedded.mark(more, max_urls_per_host=6)   # 2 more a host
         _answers_alike_after_opening(reopened, embedded)
     finally:
         reopened.close()

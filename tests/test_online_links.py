@@ -18,6 +18,7 @@ from combine_scrapy.links.online import (
     LANGUAGE_COPY_SHARE,
     MODEL_FILE,
     RESCORE_EVERY,
+    RESCORE_RELATIVE,
     RESCORE_WAITING,
     DamagedModel,
     FileModelStore,
@@ -238,6 +239,42 @@ def test_a_rescoring_returns_only_the_links_whose_priority_moved():
     assert scorer.rescore()
     scorer.learner._since_rescore = RESCORE_EVERY
     assert scorer.rescore() == {}      # nothing learned since: every priority stands
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("redis", marks=pytest.mark.services)])
+def test_a_rescoring_writes_to_the_frontier_only_the_priorities_that_moved_by_a_share(backend, tmp_path):
+    """The frontier's priorities stay within RESCORE_RELATIVE of the model's: a link whose priority moved less
+    keeps the frontier's (not sent), one that moved more reaches the frontier, on either backend."""
+    from dataclasses import replace
+
+    from combine_scrapy.frontier.sqlite import SqliteFrontier
+
+    job = f"test-rescore-{uuid.uuid4().hex}"
+    frontier = SqliteFrontier(tmp_path / "frontier.sqlite") if backend == "sqlite" else RedisFrontier.from_url(REDIS_URL, job)
+    try:
+        learner = OnlineLinkLearner()
+        learner.model.counts[1:] = 25      # as if the model had learned: its share is full
+        urls = [f"http://h{n}.example/page.html" for n in range(3)]
+        for number, url in enumerate(urls):
+            features = link_features(anchor=f"anchor {number}", context="", url=url, host=f"h{number}.example",
+                                     source_host="", page_relevant=False, page_evidence=0.0, distance=1)
+            learner.remember(url, features, "http://seed.example/", prior=0.2 + 0.2 * number, host=f"h{number}.example")
+        model = learner.rescore()          # every link marked at 0: all move
+        assert set(model) == set(urls)
+        near, far = model[urls[0]] * (1 + RESCORE_RELATIVE / 2), model[urls[1]] * (1 + 2 * RESCORE_RELATIVE)
+        held = {urls[0]: near, urls[1]: far, urls[2]: model[urls[2]]}   # what the frontier holds
+        frontier.mark([(url, url.split("/")[2], priority) for url, priority in held.items()])
+        for url, priority in held.items():
+            learner._pending[url] = replace(learner._pending[url], priority=priority)
+        rescored = learner.rescore()       # nothing learned since: the model gives the same priorities
+        assert rescored == {urls[1]: model[urls[1]]}
+        frontier.set_priorities(rescored)
+        in_frontier = {entry.url: entry.priority for entry in frontier.ready(0.0, "BestFirst", 3)}
+        assert in_frontier == {urls[0]: near, urls[1]: model[urls[1]], urls[2]: model[urls[2]]}
+    finally:
+        frontier.close()
+        if backend == "redis":
+            delete_job_keys(REDIS_URL, job)
 
 
 def test_a_large_frontier_is_rescored_less_often():
