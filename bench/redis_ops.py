@@ -9,7 +9,9 @@ job named as ``bench.scaling`` names its jobs. Then:
   already known;
 - look, until ``--repeat`` URLs are completed: BestFirst's ``ready`` of 32 (``top_heads``, ``head_rows``, ``take``),
   leasing what it hands out, half a second after the last look;
-- complete: the completion of each URL the look before leased (claimed, then completed).
+- complete: the completion of each URL the look before leased (claimed, then completed);
+- rescore, ``--repeat`` / 100 times: the link model's re-scoring, new priorities (random) for every queued URL of
+  ``--rescore-hosts`` hosts drawn at random, with ``set_priorities``; its figures are also given a host.
 
 For each it reports Redis's CPU (user + system of the ``redis-server`` process, from /proc; for looks and
 completions, measured in turn, it includes two INFO readings a look), the time Redis
@@ -41,7 +43,7 @@ from bench.scaling import PrivateRedis
 from bench.virtualweb.harness import load_average
 from combine_scrapy.frontier.redis import RedisFrontier
 
-OPERATIONS = ("mark", "look", "complete")
+OPERATIONS = ("mark", "look", "complete", "rescore")
 SCRIPT_CALLS = {"evalsha", "eval", "evalsha_ro", "eval_ro", "script|load", "script", "info", "config|resetstat"}
 
 
@@ -139,8 +141,21 @@ def measure(url: str, args: argparse.Namespace) -> dict:
                                   relevant=rng.random() < 0.3)
         completions.calls += len(round_)
         now += 0.5
-    results = {"mark": marks.figures(), "look": looks.figures(), "complete": completions.figures()}
+    rescores = Meter(server)
+    for _ in range(max(1, args.repeat // 100)):
+        chosen = rng.sample(range(args.hosts), args.rescore_hosts)
+        queued = [frontier.server.zrange(frontier.connection.prefix_of(host_name(host)) + "fifo:" + host_name(host), 0, -1)
+                  for host in chosen]
+        priorities = {url: rng.random() for host, members in zip(chosen, queued) for url in
+                      (member.decode().replace(":", f"http://{host_name(host)}", 1) for member in members)}
+        with rescores:
+            frontier.set_priorities(priorities)
+        rescores.calls += 1
+    results = {"mark": marks.figures(), "look": looks.figures(), "complete": completions.figures(),
+               "rescore": rescores.figures()}
     results["look"]["urls_a_look"] = round(completions.calls / looks.calls, 1)
+    results["rescore"]["hosts_a_call"] = args.rescore_hosts
+    results["rescore"]["commands_a_host"] = round(results["rescore"]["commands"] / args.rescore_hosts, 2)
     frontier.delete_all()
     frontier.close()
     server.close()
@@ -155,7 +170,9 @@ def report_lines(results: dict) -> list[str]:
         found = results[name]
         lines.append(f"| {name} | {found['cpu_us']:,.0f} | {found['script_us']:,.0f} | {found['commands_us']:,.0f} "
                      f"| {found['commands']:,.1f} |")
-    lines += ["", f"A look leased {results['look']['urls_a_look']} URLs. Commands a call by name:", ""]
+    rescore = results["rescore"]
+    lines += ["", f"A look leased {results['look']['urls_a_look']} URLs; a re-scoring wrote the queued URLs of "
+              f"{rescore['hosts_a_call']} hosts, {rescore['commands_a_host']} commands a host. Commands a call by name:", ""]
     for name in OPERATIONS:
         busiest = ", ".join(f"{command.upper()} {count:g}" for command, count in list(results[name]["by_name"].items())[:8])
         lines.append(f"- {name}: {busiest}")
@@ -168,6 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--urls", type=int, default=50, help="queued URLs a host at the start")
     parser.add_argument("--links", type=int, default=30, help="links a page")
+    parser.add_argument("--rescore-hosts", type=int, default=300, help="hosts whose queued URLs a re-scoring writes")
     parser.add_argument("--repeat", type=int, default=2000, help="marks, and completions, measured")
     parser.add_argument("--results", type=Path, default=RESULTS, help="directory for redis_ops.json and .md")
     args = parser.parse_args(argv)
@@ -178,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory() as directory, PrivateRedis(Path(directory)) as private:
             results = measure(private.url, args)
     command = (f"python -m bench.redis_ops --hosts {args.hosts} --urls {args.urls} --links {args.links} "
-               f"--repeat {args.repeat}" + (f" --redis {args.redis}" if args.redis else ""))
+               f"--rescore-hosts {args.rescore_hosts} --repeat {args.repeat}" + (f" --redis {args.redis}" if args.redis else ""))
     result = {**environment(command), "load_average": [load, load_average()], **results}
     write_report("redis_ops", result, "The Redis frontier's operations in isolation", [
         "", f"{args.hosts:,} hosts of {args.urls} queued URLs, pages of {args.links} links; Redis "

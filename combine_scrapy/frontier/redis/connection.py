@@ -481,9 +481,10 @@ class JobMarker:
         """Bring every bucket to today's layout (``upgrade.lua``, a script per bucket), then set it: a frontier of
         layout 5 or before keeps each host's count of URLs (dropped), one of layout 4 also has its 'best' queues
         scored by minus the priority under ``best:<host>``, one of layout 3 also lacks the heads, and one seeded
-        (``scrapy seed``) by an older combine-scrapy before any harvester opened it has neither heads nor layout. Every URL, host and lease stays as it was; a harvester that opens it
-        meanwhile runs the same scripts, which find nothing left to move. Harvesters of an older layout still at
-        work would write the old queues: stop them first.
+        (``scrapy seed``) by an older combine-scrapy before any harvester opened it has neither heads nor layout.
+        Every URL, host and lease stays as it was; a harvester that opens it meanwhile runs the same scripts, which
+        find nothing left to move. Harvesters of an older layout still at work would write the old queues and
+        counts: stop them first.
         """
         connection = self.connection
         connection.run_buckets([(bucket, "upgrade", [layout or ""]) for bucket in range(connection.buckets)])
