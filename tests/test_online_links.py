@@ -18,6 +18,7 @@ from combine_scrapy.links.online import (
     LANGUAGE_COPY_SHARE,
     MODEL_FILE,
     RESCORE_EVERY,
+    RESCORE_HOSTS,
     RESCORE_RELATIVE,
     RESCORE_WAITING,
     DamagedModel,
@@ -287,6 +288,27 @@ def test_a_large_frontier_is_rescored_less_often():
     learner._since_rescore = RESCORE_EVERY
     assert not learner.rescore_due
     learner._since_rescore = 200
+    assert learner.rescore_due
+
+
+def test_a_rescoring_that_wrote_many_hosts_makes_the_next_wait_longer():
+    """The frontier's work for a re-scoring goes by the hosts it writes: after one that wrote 300 hosts' links the
+    next waits for 300 / RESCORE_HOSTS lessons, not RESCORE_EVERY."""
+    learner = OnlineLinkLearner()
+    learner.model.counts[1:] = 25      # as if the model had learned: its share is full
+    for host in range(300):
+        url = f"http://h{host}.example/"
+        features = link_features(anchor="a", context="", url=url, host=f"h{host}.example", source_host="",
+                                 page_relevant=False, page_evidence=0.0, distance=1)
+        learner.remember(url, features, "http://seed.example/", prior=0.5, host=f"h{host}.example")
+    assert len(learner.rescore()) == 300           # marked at 0, every link moved
+    assert 300 // RESCORE_HOSTS > RESCORE_EVERY
+    learner._since_rescore = RESCORE_EVERY
+    assert not learner.rescore_due
+    learner._since_rescore = 300 // RESCORE_HOSTS
+    assert learner.rescore_due
+    assert learner.rescore() == {}                 # nothing moved: the next is due after RESCORE_EVERY again
+    learner._since_rescore = RESCORE_EVERY
     assert learner.rescore_due
 
 

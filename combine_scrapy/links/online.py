@@ -74,6 +74,10 @@ SYNC_EVERY = 100
 #: waiting link, so its share of the crawl's time stays bounded as the frontier grows).
 RESCORE_EVERY = 50
 RESCORE_WAITING = 100
+#: ... and one more for every RESCORE_HOSTS hosts the last re-scoring wrote priorities of: the frontier's work for a
+#: re-scoring goes by host (a host's URLs are read and written with a few Redis commands, then its place among the
+#: heads), so its share of the frontier's work a page stays bounded where hosts have few waiting URLs each.
+RESCORE_HOSTS = 2
 #: A re-scored link keeps the priority it has in the frontier (it is not written) unless its priority moved by
 #: RESCORE_TOLERANCE or more and by at least RESCORE_RELATIVE of the larger of the two: the frontier's priorities
 #: stay within that share of the model's, while a re-scoring writes, and Redis places again, fewer hosts' URLs.
@@ -438,6 +442,7 @@ class OnlineLinkLearner:
         self._pending_limit, self._fetched_limit = pending_links, fetched_pages
         self._since_sync = 0
         self._since_rescore = 0
+        self._rescored_hosts = 0   # hosts the last re-scoring wrote priorities of
         self._host_depths: dict[str, int] = {}
         self._languages: dict[str, str] = {}  # a language-free URL -> the first URL of it seen
         #: Hosts that gave a new relevant page in this harvester: their links get the host depth bonus.
@@ -540,7 +545,7 @@ class OnlineLinkLearner:
 
     @property
     def rescore_due(self) -> bool:
-        lessons = max(RESCORE_EVERY, len(self._pending) // RESCORE_WAITING)
+        lessons = max(RESCORE_EVERY, len(self._pending) // RESCORE_WAITING, self._rescored_hosts // RESCORE_HOSTS)
         return self._since_rescore >= lessons and self.weight > 0
 
     def rescore(self) -> dict[str, float]:
@@ -570,11 +575,14 @@ class OnlineLinkLearner:
         rescored = {}
         moved = np.abs(priorities - marked)
         written = (moved >= RESCORE_TOLERANCE) & (moved >= RESCORE_RELATIVE * np.maximum(np.abs(priorities), np.abs(marked)))
+        hosts = set()
         for position in np.flatnonzero(written).tolist():
             url, link, priority = urls[position], links[position], float(priorities[position])
             self._pending[url] = _Link(link.features, link.source, link.prior, priority, link.host, link.depth,
                                        link.hub, link.language_copy)
             rescored[url] = priority
+            hosts.add(link.host)
+        self._rescored_hosts = len(hosts)
         return rescored
 
     def name_features(self) -> None:
