@@ -11,7 +11,7 @@ job named as ``bench.scaling`` names its jobs. Then:
   leasing what it hands out, half a second after the last look;
 - complete: the completion of each URL the look before leased (claimed, then completed);
 - rescore, ``--repeat`` / 100 times: the link model's re-scoring, new priorities (random) for every queued URL of
-  ``--rescore-hosts`` hosts drawn at random, with ``set_priorities``; its figures are also given a host.
+  ``--rescore-hosts`` hosts drawn at random (at most ``--hosts``), with ``set_priorities``; its figures are also given a host.
 
 For each it reports Redis's CPU (user + system of the ``redis-server`` process, from /proc; for looks and
 completions, measured in turn, it includes two INFO readings a look), the time Redis
@@ -141,9 +141,9 @@ def measure(url: str, args: argparse.Namespace) -> dict:
                                   relevant=rng.random() < 0.3)
         completions.calls += len(round_)
         now += 0.5
-    rescores = Meter(server)
+    rescores, rescored_hosts = Meter(server), min(args.rescore_hosts, args.hosts)
     for _ in range(max(1, args.repeat // 100)):
-        chosen = rng.sample(range(args.hosts), args.rescore_hosts)
+        chosen = rng.sample(range(args.hosts), rescored_hosts)
         queued = [frontier.server.zrange(frontier.connection.prefix_of(host_name(host)) + "fifo:" + host_name(host), 0, -1)
                   for host in chosen]
         priorities = {url: rng.random() for host, members in zip(chosen, queued) for url in
@@ -154,8 +154,8 @@ def measure(url: str, args: argparse.Namespace) -> dict:
     results = {"mark": marks.figures(), "look": looks.figures(), "complete": completions.figures(),
                "rescore": rescores.figures()}
     results["look"]["urls_a_look"] = round(completions.calls / looks.calls, 1)
-    results["rescore"]["hosts_a_call"] = args.rescore_hosts
-    results["rescore"]["commands_a_host"] = round(results["rescore"]["commands"] / args.rescore_hosts, 2)
+    results["rescore"]["hosts_a_call"] = rescored_hosts
+    results["rescore"]["commands_a_host"] = round(results["rescore"]["commands"] / rescored_hosts, 2)
     frontier.delete_all()
     frontier.close()
     server.close()
