@@ -1,7 +1,7 @@
 """Benchmark: harvesters sharing one Redis frontier: pages/min, and what a page costs harvesters, Redis and server.
 
     .venv/bin/python -m bench.scaling [--harvesters 1 2 4] [--seconds 45] [--warmup 8] [--repeats 1] [--wait 0]
-                                      [--latency 0.05] [--seed 1 --hosts 1000 --pages 100000] [--redis URL]
+                                      [--latency 0.05] [--seed 1 --hosts 1000 --pages 100000] [--buckets N] [--redis URL]
                                       [--cluster-nodes 3 6] [--results bench/results] [--full]
                                       [--profile 5] [--compare-sqlite]
     .venv/bin/python -m bench.scaling --report-only bench/results/scaling.json    # summarise stored runs again
@@ -268,11 +268,13 @@ def harvester_pids(output: Path, harvesters: int) -> list[int] | None:
 
 
 def harvest_command(name: str, harvesters: int, seconds: float, topics: Path, data: Path, redis_url: str | None,
-                    round_trips: Path) -> list[str]:
-    """``scrapy harvest`` with the round-trip counter added to the focused crawl's extensions; without a
-    ``redis_url``, one ``scrapy crawl focused`` on the SQLite frontier with the same settings."""
+                    round_trips: Path, buckets: int | None = None) -> list[str]:
+    """``scrapy harvest`` with the round-trip counter added to the focused crawl's extensions (and
+    COMBINE_REDIS_BUCKETS set to ``buckets``, if given); without a ``redis_url``, one ``scrapy crawl focused``
+    on the SQLite frontier with the same settings."""
     extensions = {**FocusedSpider.components["EXTENSIONS"], "bench.roundtrips.RedisRoundTrips": 900}
-    crawler = (["harvest", name, "-n", str(harvesters), "-s", f"REDIS_URL={redis_url}"] if redis_url
+    crawler = (["harvest", name, "-n", str(harvesters), "-s", f"REDIS_URL={redis_url}",
+                *(["-s", f"COMBINE_REDIS_BUCKETS={buckets}"] if buckets else [])] if redis_url
                else ["crawl", "focused", "-a", f"job={name}"])
     return [
         sys.executable, "-m", "scrapy", *crawler,
@@ -292,7 +294,8 @@ def run(served: ServedWeb, redis_url: str | None, harvesters: int, args: argpars
               variables={"CrawlStrategy": args.strategy} if args.strategy else None)
     output = directory / name / "harvest.out"
     output.parent.mkdir(parents=True, exist_ok=True)
-    command = harvest_command(name, harvesters, args.seconds + profile, topics, data, redis_url, round_trips)
+    command = harvest_command(name, harvesters, args.seconds + profile, topics, data, redis_url, round_trips,
+                              args.buckets)
     env = {**os.environ, "http_proxy": served.proxy, "no_proxy": "", "PYTHONPATH": str(PROJECT)}
     server = redis.Redis.from_url(redis_url) if redis_url else None
     since = served.stats()["requests"]
@@ -752,6 +755,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--pages", type=int, default=100_000)
+    parser.add_argument("--buckets", type=int,
+                        help="COMBINE_REDIS_BUCKETS of the job (default: the setting's default)")
     parser.add_argument("--redis", help="a running Redis to use (default: a private redis-server on a free port)")
     parser.add_argument("--cluster-nodes", type=int, nargs="+", default=[3, 6],
                         help="Redis cluster sizes to project for (default 3 6)")
@@ -799,6 +804,7 @@ def main(argv: list[str] | None = None) -> None:
         "repeats": args.repeats,
         "wait_interval_host": args.wait,
         "crawl_strategy": args.strategy or "the job's default",
+        "redis_buckets": args.buckets or "the setting's default",
         "latency": args.latency,
         "redis": redis_note,
         "redis_round_trips": "counted in the harvesters (bench/roundtrips.py): one per command or pipeline sent",
