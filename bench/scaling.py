@@ -718,8 +718,8 @@ def projection_lines(projection: dict) -> list[str]:
         f"{low}-{high} URLs/min. Assumed: each harvester on a machine of its own (no CPU shared with Redis), "
         f"the network between them adds latency but no Redis CPU, and the per-page costs stay as measured as "
         f"the frontier grows. A cluster of N nodes carries N times one node when the frontier's hosts spread "
-        f"evenly over its nodes: a job's hosts are in COMBINE_REDIS_BUCKETS buckets (32), each bucket one hash "
-        f"slot, so up to about ten nodes share them evenly.",
+        f"evenly over its nodes: a job made on a cluster has its hosts in 32 buckets (COMBINE_REDIS_BUCKETS), each "
+        f"bucket one hash slot, so up to about ten nodes share them evenly (a job made on a single Redis has 8).",
         "",
         f"| Redis nodes | harvesters at the measured {projection['harvester_pages_per_minute']:,} pages/min | "
         f"at {projection['harvester_cpu_bound_pages_per_minute']:,} pages/min (CPU-bound) | at {high} URLs/min | "

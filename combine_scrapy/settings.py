@@ -24,7 +24,9 @@ COMBINE_LEASE_SECONDS = 60
 # Cluster (REDIS_URL: any of its nodes).
 REDIS_PARAMS: dict[str, object] = {}
 # Buckets a new Redis frontier spreads its hosts over (each one slot of a Redis Cluster); a frontier keeps its own.
-COMBINE_REDIS_BUCKETS = 32
+# None: 8 on a single Redis (where buckets spread nothing and every look pays for each), 32 on a Redis Cluster
+# (spread evenly over up to about ten masters). A job made on a single Redis that may move to a cluster: set 32.
+COMBINE_REDIS_BUCKETS = None
 # Seconds a harvester waits out a Redis or MySQL restart or outage, at its start or later (retrying with back-off,
 # a log line each time), before it fails; Ctrl-C or SIGTERM ends the wait at once.
 COMBINE_OUTAGE_PATIENCE = 600

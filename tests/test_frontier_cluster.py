@@ -32,6 +32,7 @@ from rediscluster import LocalCluster
 
 # The frontier contract (tests/test_frontier.py) and the single Redis's own scenarios, run here on the cluster.
 from test_frontier import (  # noqa: F401
+    mark,
     test_a_round_holds_one_url_per_unlocked_host,
     test_abandoned_lease_comes_back_to_another_harvester,
     test_best_first_gives_barren_hosts_fewer_turns,
@@ -86,7 +87,7 @@ from test_frontier_redis import (
 from test_online_links import crawl_outcomes, online_scorer
 
 from combine_scrapy.context import link_model_store
-from combine_scrapy.frontier.redis import OutageRetry, RedisFrontier
+from combine_scrapy.frontier.redis import CLUSTER_BUCKETS, OutageRetry, RedisFrontier
 from combine_scrapy.operations.sampleweb import LoopbackWeb
 
 pytestmark = [pytest.mark.services, pytest.mark.crawl]  # a Redis Cluster of its own; harvester processes
@@ -122,6 +123,19 @@ def test_redis_params_redis_cls_gives_a_cluster_client_with_redis_pys_retries(cl
         assert len(frontier.server.get_primaries()) == 3
     finally:
         frontier.close()
+
+
+def test_a_new_frontier_on_the_cluster_gets_the_clusters_buckets_unless_the_setting_says(job, open_frontier):
+    fitted, chosen = open_frontier(job), open_frontier(f"{job}-chosen", buckets=4)
+    try:
+        mark(fitted, "http://a/1")
+        mark(chosen, "http://a/1")
+        assert fitted.server.get(fitted.connection.key("buckets")) == str(CLUSTER_BUCKETS).encode()
+        assert chosen.server.get(chosen.connection.key("buckets")) == b"4"
+    finally:
+        chosen.delete_all()
+        fitted.close()
+        chosen.close()
 
 
 def test_hosts_spread_over_every_master(cluster, open_frontier):

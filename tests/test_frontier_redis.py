@@ -16,7 +16,7 @@ from harvesters import delete_job_keys
 from test_frontier import mark
 
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry
-from combine_scrapy.frontier.redis import RedisFrontier, bucket_of
+from combine_scrapy.frontier.redis import CLUSTER_BUCKETS, SINGLE_REDIS_BUCKETS, RedisFrontier, bucket_of
 from combine_scrapy.frontier.redis.connection import BEST_SCALE, LAYOUT
 from combine_scrapy.frontier.redis.sharing import HARVESTERS_RENEWAL
 from combine_scrapy.frontier.sqlite import SqliteFrontier
@@ -37,10 +37,12 @@ def redis_settings() -> dict:
 
 @pytest.fixture
 def open_frontier(redis_settings):
-    """``open_frontier(job, **options)``: a RedisFrontier on the Redis under test."""
+    """``open_frontier(job, buckets=None, **options)``: a RedisFrontier on the Redis under test (``buckets``: its
+    COMBINE_REDIS_BUCKETS)."""
 
-    def open_(job: str, **options) -> RedisFrontier:
-        return RedisFrontier.from_settings(redis_settings, job, **options)
+    def open_(job: str, buckets: int | None = None, **options) -> RedisFrontier:
+        settings = redis_settings if buckets is None else {**redis_settings, "COMBINE_REDIS_BUCKETS": buckets}
+        return RedisFrontier.from_settings(settings, job, **options)
 
     return open_
 
@@ -83,6 +85,45 @@ def test_keys_stay_under_the_job_prefix(frontier, job):
     bucket = f"combine:{{{job}:b{bucket_of('a', frontier.buckets)}}}:"
     assert keys and all(key.startswith((f"combine:{{{job}}}:", bucket)) for key in keys)
     assert {key for key in keys if key.startswith(bucket)} >= {bucket + name for name in ("u:a", "host:a", "locked")}
+
+
+def test_a_new_frontier_on_a_single_redis_gets_few_buckets_unless_the_setting_says(job, open_frontier):
+    """A frontier made on a single Redis keeps SINGLE_REDIS_BUCKETS (COMBINE_REDIS_BUCKETS unset) or the setting's
+    count; a harvester opened later with another setting (or a seed list marked before any harvester) keeps it."""
+    chosen_job = f"{job}-chosen"
+    fitted, chosen = open_frontier(job), open_frontier(chosen_job, buckets=3)
+    later = open_frontier(job, buckets=CLUSTER_BUCKETS, lease_ahead=True)
+    try:
+        mark(fitted, "http://a/1", "http://b/1")   # as scrapy seed does, before any harvester opened the frontier
+        mark(chosen, "http://a/1")
+        assert fitted.server.get(fitted.connection.key("buckets")) == str(SINGLE_REDIS_BUCKETS).encode()
+        assert chosen.server.get(chosen.connection.key("buckets")) == b"3"
+        assert SINGLE_REDIS_BUCKETS < CLUSTER_BUCKETS and (fitted.buckets, chosen.buckets) == (SINGLE_REDIS_BUCKETS, 3)
+        assert later.buckets == SINGLE_REDIS_BUCKETS
+        assert sorted(entry.url for entry in later.ready(0.0, "BestFirst", 4)) == ["http://a/1", "http://b/1"]
+    finally:
+        for frontier in (fitted, chosen, later):
+            frontier.close()
+        delete_job_keys(REDIS_URL, chosen_job)
+
+
+def test_a_frontier_made_with_a_clusters_buckets_keeps_them_on_a_single_redis(job, open_frontier):
+    """A job made with 32 buckets (every job before a single Redis got fewer) is opened by harvesters whose setting
+    is unset: they read its count, find its hosts in their buckets, and mark new URLs there."""
+    hosts = [f"h{n}.test" for n in range(40)]
+    made = open_frontier(job, buckets=CLUSTER_BUCKETS)
+    mark(made, *(f"http://{host}/1" for host in hosts))
+    made.close()
+    later = open_frontier(job, lease_ahead=True)
+    try:
+        assert later.buckets == CLUSTER_BUCKETS
+        mark(later, *(f"http://{host}/2" for host in hosts))
+        keys = {key.decode() for key in later.server.scan_iter(match=f"combine:{{{job}:b*}}:u:*")}
+        assert keys == {f"combine:{{{job}:b{bucket_of(host, CLUSTER_BUCKETS)}}}:u:{host}" for host in hosts}
+        assert len({bucket_of(host, CLUSTER_BUCKETS) for host in hosts}) > SINGLE_REDIS_BUCKETS
+        assert {entry.url for entry in later.ready(0.0, "BestFirst", 40)} == {f"http://{host}/1" for host in hosts}
+    finally:
+        later.close()
 
 
 def test_two_harvesters_never_hold_one_host_at_once(frontier, job, open_frontier):
@@ -366,13 +407,15 @@ def test_harvesters_at_work_rank_their_own_shares_and_one_alone_ranks_everything
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priorities(frontier, tmp_path, seed,
+def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priorities(connect, tmp_path, seed,
                                                                                    monkeypatch):
     """BestFirst reads only the first heads of each bucket, yet ranks as SqliteFrontier does, whatever the
     priorities, raises, leases (held places), locks, yields and re-rankings that came before. With odd seeds
-    each bucket is first asked for a single head, so buckets are often asked again for more."""
+    each bucket is first asked for a single head, so buckets are often asked again for more; seeds 2 and 3 run on
+    a frontier of a cluster's many buckets (one made for a cluster, or on a single Redis before it got fewer)."""
     import combine_scrapy.frontier.redis.queue as redis_queue
 
+    frontier = connect(max_attempts=3, buckets=CLUSTER_BUCKETS if seed >= 2 else None)
     if seed % 2:
         monkeypatch.setattr(redis_queue, "FIRST_HEADS", 1)
     embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
@@ -495,7 +538,9 @@ def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_by_its_hash(private
     """A mark over hosts in many buckets adds to the counters with two HINCRBY in all (not two a bucket, nor one a
     host) and reads a host's count of URLs for the bound as its u: hash's length; the counts and the bound answer
     as the embedded frontier's."""
-    frontier, embedded = RedisFrontier.from_url(private_redis_url, "counters"), SqliteFrontier(tmp_path / "f.sqlite")
+    frontier = RedisFrontier.from_settings({"REDIS_URL": private_redis_url, "COMBINE_REDIS_BUCKETS": CLUSTER_BUCKETS},
+                                           "counters")
+    embedded = SqliteFrontier(tmp_path / "f.sqlite")
     try:
         batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(20) for page in range(3)]
         assert len({bucket_of(f"h{n}.test", frontier.connection.buckets) for n in range(20)}) > 5

@@ -7,8 +7,9 @@ and may be lost (a robots.txt answer with the host's delay, the release of a URL
 harvester's next call (``RedisConnection.defer``). A leased URL waits in a sorted set by lease expiry and comes back when
 the lease ends, whoever held it.
 
-A job's hosts are spread over ``buckets`` (BUCKETS, the COMBINE_REDIS_BUCKETS
-setting; kept in the frontier when it is first marked, so every harvester uses
+A job's hosts are spread over ``buckets`` (the COMBINE_REDIS_BUCKETS setting;
+unset, SINGLE_REDIS_BUCKETS on a single Redis, CLUSTER_BUCKETS on a cluster;
+kept in the frontier when it is first marked, so every harvester uses
 the frontier's own): a host is in bucket ``crc32(host) % buckets``, and each
 bucket's keys share one hash tag, ``combine:{<job>:b<k>}:``, so a Redis
 Cluster puts each bucket in one slot and spreads the buckets over its nodes,
@@ -101,7 +102,8 @@ from scrapy.settings import BaseSettings, Settings
 from combine_scrapy.faults import OUTAGE_PATIENCE
 from combine_scrapy.frontier import LEASE_SECONDS
 from combine_scrapy.frontier.redis.connection import (
-    BUCKETS,
+    CLUSTER_BUCKETS,
+    SINGLE_REDIS_BUCKETS,
     OutageRetry,
     RedisClient,
     RedisConnection,
@@ -116,7 +118,8 @@ from combine_scrapy.frontier.redis.queue import RedisQueue
 from combine_scrapy.frontier.redis.revisit import RedisRevisitHistory
 from combine_scrapy.frontier.redis.robots import RedisRobotsCache
 
-__all__ = ["BUCKETS", "OutageRetry", "RedisFrontier", "RedisUnavailable", "bucket_of", "job_key_patterns"]
+__all__ = ["CLUSTER_BUCKETS", "SINGLE_REDIS_BUCKETS", "OutageRetry", "RedisFrontier", "RedisUnavailable", "bucket_of",
+           "job_key_patterns"]
 
 
 class RedisFrontier(RedisQueue, RedisRobotsCache, RedisLinkGraph, RedisRevisitHistory, RedisOperations):
@@ -128,7 +131,7 @@ class RedisFrontier(RedisQueue, RedisRobotsCache, RedisLinkGraph, RedisRevisitHi
     """
 
     def __init__(self, server: RedisClient, job: str, *, max_attempts: int = 5,
-                 lease_seconds: float = LEASE_SECONDS, lease_ahead: bool = False, buckets: int = BUCKETS) -> None:
+                 lease_seconds: float = LEASE_SECONDS, lease_ahead: bool = False, buckets: int | None = None) -> None:
         super().__init__(RedisConnection(server, job, buckets), max_attempts=max_attempts,
                          lease_seconds=lease_seconds, lease_ahead=lease_ahead)
         self.server = server   # the client, for what sits beside the frontier (the beacon, the link model)
@@ -143,11 +146,13 @@ class RedisFrontier(RedisQueue, RedisRobotsCache, RedisLinkGraph, RedisRevisitHi
         outage_patience: float = OUTAGE_PATIENCE, lease_seconds: float = LEASE_SECONDS, lease_ahead: bool = False,
     ) -> RedisFrontier:
         """Connect as scrapy-redis does (``connection.client_from_settings``, whose defaults wait out an outage of
-        up to ``outage_patience`` seconds); COMBINE_REDIS_BUCKETS is the number of buckets of a new frontier."""
+        up to ``outage_patience`` seconds); COMBINE_REDIS_BUCKETS is the number of buckets of a new frontier
+        (unset: the Redis's own, ``connection.SINGLE_REDIS_BUCKETS`` or ``connection.CLUSTER_BUCKETS``)."""
         settings = settings if isinstance(settings, BaseSettings) else Settings(settings)
+        buckets = settings.get("COMBINE_REDIS_BUCKETS")
         return cls(client_from_settings(settings, outage_patience), job, max_attempts=max_attempts,
                    lease_seconds=lease_seconds, lease_ahead=lease_ahead,
-                   buckets=settings.getint("COMBINE_REDIS_BUCKETS", BUCKETS))
+                   buckets=None if buckets in (None, "") else settings.getint("COMBINE_REDIS_BUCKETS"))
 
     @classmethod
     def from_url(cls, url: str, job: str, max_attempts: int = 5, outage_patience: float = OUTAGE_PATIENCE,

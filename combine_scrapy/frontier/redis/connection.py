@@ -63,11 +63,18 @@ LAYOUT = "6"
 #: The layouts that opening upgrades to LAYOUT in place.
 UPGRADED_LAYOUTS = ("3", "4", "5")
 
-#: Buckets a new job's hosts are spread over (COMBINE_REDIS_BUCKETS): a bucket is one hash tag, so one slot of
-#: a Redis Cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters and gives eight
-#: harvesters four buckets each to look at first; a look over the whole frontier costs a script per bucket on a
-#: cluster, one script call on a single Redis.
-BUCKETS = 32
+#: Buckets a new job's hosts are spread over on a Redis Cluster, unless COMBINE_REDIS_BUCKETS says: a bucket is
+#: one hash tag, so one slot of the cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters
+#: and gives eight harvesters four buckets each to look at first; a look over the whole frontier costs a script
+#: per bucket.
+CLUSTER_BUCKETS = 32
+
+#: Buckets a new job's hosts are spread over on a single Redis, unless COMBINE_REDIS_BUCKETS says. There one
+#: script reaches every bucket, so buckets spread nothing, and each look at the heads pays for each bucket (its
+#: locked URLs, locked, leased and free hosts: four commands a bucket at least); 8 still give eight harvesters a
+#: bucket each to look at first. A job keeps the count it was made with, so one moved to a cluster later spreads
+#: over at most 8 of its masters.
+SINGLE_REDIS_BUCKETS = 8
 
 # The Lua scripts live in frontier/lua/<name>.lua, each file opening with a comment on what its KEYS and ARGV
 # are. library.lua holds the helpers every bucket script shares and is prepended to each; open.lua runs alone.
@@ -231,14 +238,18 @@ def client_from_settings(settings: BaseSettings | dict[str, Any], outage_patienc
 class RedisConnection:
     """One job's frontier in one Redis (or Redis Cluster): its keys, its buckets, its scripts and its marker."""
 
-    def __init__(self, server: RedisClient, job: str, buckets: int = BUCKETS) -> None:
+    def __init__(self, server: RedisClient, job: str, buckets: int | None = None) -> None:
+        """``buckets``: of a new frontier (None: SINGLE_REDIS_BUCKETS on a single Redis, CLUSTER_BUCKETS on a
+        cluster); a frontier that has a bucket count keeps its own."""
         if server.get_connection_kwargs().get("decode_responses"):
             raise ValueError("RedisFrontier needs a client that returns bytes (robots.txt bodies are binary)")
-        if buckets < 1:
+        if buckets is not None and buckets < 1:
             raise ValueError(f"COMBINE_REDIS_BUCKETS must be at least 1, not {buckets}")
         self.server = server
         self.job = job
         self.single_node = not isinstance(server, RedisCluster)   # one script may reach several buckets
+        if buckets is None:
+            buckets = SINGLE_REDIS_BUCKETS if self.single_node else CLUSTER_BUCKETS
         self.prefix = f"combine:{{{job}}}:"   # the job-wide keys
         self._configured_buckets = buckets
         self._buckets_stored = False
