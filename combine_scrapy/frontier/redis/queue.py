@@ -227,6 +227,7 @@ class RedisQueue(RedisPart):
         else:
             rows = self._best_rows(dict(zip(buckets, answers)), args, queue, depth, best)
         self._deeper_found = {row[1].decode(): _queue(row[10]) for row in rows if len(row) > 10}
+        # BestFirst's row of a host locked at ``now`` has no URL (''): the round hands out no URL of it
         return [
             Head(
                 FrontierEntry(url.decode(), host.decode(), float(priority), text(etag), text(last_modified),
@@ -247,6 +248,9 @@ class RedisQueue(RedisPart):
         ``answers`` are each bucket's first few heads (``top_heads.lua`` run with ``args``, its last the few):
         a bucket whose few are all among the ``best`` first so far may hold more of them, and is asked for its
         ``best`` first (another round trip, seldom: the best heads spread over the buckets).
+
+        The rows of hosts still locked at the look (``args[0]``, its clock) have no URL nor its record: they hold
+        places in the round, which hands out only free hosts' URLs (``head_rows.lua``).
         """
         def firsts(bucket: int, answer: list[Any]) -> list[list[tuple[float, int, str, int]]]:
             return [[(float(score), int(member[1:1 + member[0] - 96], 16), member[1 + member[0] - 96:].decode(), bucket)
@@ -269,7 +273,7 @@ class RedisQueue(RedisPart):
         for place, (_, _, host, bucket) in enumerate(ranked):
             # the heads before this one are better than every URL of its host: only its first best - place count
             chosen.setdefault(bucket, []).extend((host, min(depth, best - place)))
-        calls = [(bucket, "head_rows", [queue, *hosts_and_depths]) for bucket, hosts_and_depths in chosen.items()]
+        calls = [(bucket, "head_rows", [queue, args[0], *hosts_and_depths]) for bucket, hosts_and_depths in chosen.items()]
         return [row for found in (self.connection.run_buckets(calls) if calls else []) for row in found if row]
 
     def _take_from_round(self, now: float) -> list[FrontierEntry]:
