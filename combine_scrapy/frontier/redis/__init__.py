@@ -24,7 +24,8 @@ each host's known URLs with one HMGET and writes its new ones with one
 command a structure, and places the host's head again only when the host had
 no queued URL or its best URL changed. BestFirst's ``ready`` reads only each
 bucket's first heads (``heads`` below), then the rows of the best of them in a
-second pipeline: its cost is in the round's size, not in the due hosts.
+second pipeline (a host locked at the look, its fetch in flight, without its URL,
+which the round does not hand out): its cost is in the round's size, not in the due hosts.
 
 In each bucket, ``combine:{<job>:b<k>}:``
 
