@@ -9,16 +9,19 @@ import pytest
 
 from bench.focushard import BREADTH_FIRST
 from bench.focusreal.benchmark import (
+    WINDOW,
     Judge,
     RealRun,
     merged,
     offline_breadth_first,
     seeds,
     summary,
+    topic_jobs,
     with_floor,
     write_job,
 )
 from bench.focusreal.docweb import PORTAL, DocWeb, Tree
+from bench.focusreal.records import PageJudge, PageJudgement, new_records
 from bench.focusreal.topics import TOPICS, Target, Topic
 from combine_scrapy.job import load_job
 from combine_scrapy.topic import parse_topic_definition
@@ -202,3 +205,58 @@ def test_the_offline_reference_counts_fetches_to_each_share_of_the_targets(web):
                   "http://single.docs.test/lib/re.html")
     assert offline_breadth_first(web, topic, "offtopic", 100) == {"50%": 3, "80%": None, "100%": None, "found": 1}
     assert offline_breadth_first(web, topic, "offtopic", 2) == {"50%": None, "80%": None, "100%": None, "found": 0}
+
+
+def judged(key: str, fingerprint: int | None, *topics: str) -> PageJudgement:
+    return PageJudgement(key, fingerprint, frozenset(topics))
+
+
+def test_new_records_follow_the_stores_duplicate_rule():
+    near = 0b1011  # 3 bits from 0: a near-duplicate at distance 3, not at 2
+    fetches = [
+        (1, judged("A", 0, "t")),  # a new record
+        (2, None),  # no page (a 404)
+        (3, judged("B", None, "u")),  # relevant to another topic only
+        (4, judged("A", 0, "t")),  # the same content again (another URL)
+        (5, judged("C", near, "t")),  # new content, a near-duplicate of A
+        (6, judged("D", None, "t")),  # too short to fingerprint: new unless its content is known
+        (7, judged("D", None, "t")),
+        (8, judged("E", 0xFFFF_0000, "t", "u")),  # far from every record
+    ]
+    assert new_records(fetches, "t", 3) == [1, 6, 8]
+    assert new_records(fetches, "t", 2) == [1, 5, 6, 8]
+    assert new_records(fetches, "t", None) == [1, 5, 6, 8]
+    assert new_records(fetches, "u", 3) == [3, 8]
+
+
+def test_the_judge_counts_new_relevant_records_as_the_crawler_would_keep_them(web, tmp_path):
+    text = " ".join(f"The core module {word} handles requests and keeps the server running." for word in
+                    ("first", "second", "third", "fourth"))
+    (Path(web.trees["single.docs.test"].root) / "lib").joinpath("core.html").write_text(f"<p>{text}</p>")
+    (Path(web.trees["single.docs.test"].root) / "lib").joinpath("copy.html").write_text(f"<p>{text}</p>")
+    web = DocWeb(tuple(tree.tree for tree in web.trees.values()))  # the new files indexed
+    topic = Topic("t", "t", "100: core=T\n100: noyau=T\n", (Target("httpd", "/mod/core.html", ""),), "")
+    pages = PageJudge(web, topic_jobs([topic], tmp_path / "judge"))
+    judge = Judge(web, LogWithoutServer(), [topic], cap=10)
+    judge.judge([
+        entry("single.docs.test", "/lib/core.html"),  # 1: about the topic, a new record
+        entry("single.docs.test", "/lib/re.html"),  # 2: off the topic
+        entry("single.docs.test", "/lib/copy.html"),  # 3: the same text at another URL
+        entry("httpd.docs.test", "/fr/mod/core.html"),  # 4: the target, its French page: new text
+        entry("httpd.docs.test", "/en/mod/missing.html", 404),  # 5
+    ])
+    assert judge.records(pages, "t") == [1, 4]
+    off_topic = pages.judge("single.docs.test", "/lib/re.html")
+    assert off_topic is not None and not off_topic.relevant and off_topic.fingerprint is None
+    assert len(pages.cache) == 4  # each page judged once, the 404 too
+    assert judge.records(pages, "t") == [1, 4] and len(pages.cache) == 4
+
+
+def test_a_crawl_with_every_target_goes_on_to_the_first_window():
+    web = DocWeb(())
+    judge = Judge(web, LogWithoutServer(), [Topic("t", "t", "", (), "")], cap=3000)
+    judge.read = lambda: None  # type: ignore[method-assign]  # the log is not read: fetches are set here
+    judge.fetched = WINDOW - 1
+    assert not judge.done()
+    judge.fetched = WINDOW
+    assert judge.done()

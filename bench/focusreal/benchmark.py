@@ -22,10 +22,15 @@ seed set has a crawl per topic).
 A crawl is judged by the server's request log: a fetch is any request to a
 doc web host but robots.txt; the first ``--cap`` count; a fetch of any
 language of a target page finds that target, once; a crawl stops early
-(SIGINT) once it has every target. Reported per seed set, topic and
-configuration: fetches to 50/80/100% of the targets, targets found per 500
-fetches, the ratio to breadth-first and pass/fail against the issue's
-targets, and fetches per host. Writes bench/results/focusreal.json, .md and
+(SIGINT) once it has every target and its first 500 fetches. After each
+crawl its pages are judged for *new relevant records*
+(bench/focusreal/records.py): relevant to the topic by the topic filter of
+the job written for it, and neither an exact copy nor a near-duplicate of an
+earlier new record of the crawl, as the record store decides; the same for
+every configuration, each page judged once. Reported per seed set, topic and
+configuration: fetches to 50/80/100% of the targets, targets found and new
+relevant records per 500 fetches, the ratio to breadth-first and pass/fail
+against the issue's targets, and fetches per host. Writes bench/results/focusreal.json, .md and
 .png (targets found against fetches, one panel per seed set and topic).
 """
 
@@ -56,9 +61,11 @@ from bench.focushard import (
     _verdict,
     cell,
     random_seed_known,
+    spread,
     summarize,
 )
 from bench.focusreal.docweb import DOMAIN, PORTAL, DocWeb, packages
+from bench.focusreal.records import PageJudge, new_records
 from bench.focusreal.topics import TOPICS, Topic, topic_named
 from bench.focusweb.web import pages_for_recall
 from bench.report import RESULTS, environment, write_report
@@ -72,6 +79,7 @@ from bench.virtualweb.harness import (
     plain_command,
     run_crawl,
 )
+from combine_scrapy.job import Job, load_job
 
 #: How each focused configuration crawls: combine.cfg lines added to the job. ``default`` adds none.
 CONFIGURATIONS: dict[str, dict[str, str]] = {
@@ -110,14 +118,29 @@ class RealRun(Run):
     seed_set: str = "home"
     per_host: dict[str, int] = field(default_factory=dict)  # fetches judged, by host
     found: list[str] = field(default_factory=list)  # the targets found, in order (host + path)
+    #: Fetch numbers of the pages that added a new relevant record (bench/focusreal/records.py); None: not judged.
+    records: list[int] | None = None
 
     def per_window(self, cap: int, window: int = WINDOW) -> list[int]:
         """Targets found in fetches 1-500, 501-1000, ... up to the cap."""
-        return [sum(1 for hit in self.hits if start < hit <= start + window) for start in range(0, cap, window)]
+        return windows(self.hits, cap, window)
+
+    def records_per_window(self, cap: int, window: int = WINDOW) -> list[int] | None:
+        """New relevant records in fetches 1-500, 501-1000, ... up to the cap (None: not judged)."""
+        return None if self.records is None else windows(self.records, cap, window)
+
+
+def windows(fetches: list[int], cap: int, window: int = WINDOW) -> list[int]:
+    """How many of ``fetches`` (fetch numbers) fall in fetches 1-500, 501-1000, ... up to the cap."""
+    return [sum(1 for fetch in fetches if start < fetch <= start + window) for start in range(0, cap, window)]
 
 
 class Judge:
-    """Reads a crawl's requests from the server log as they come; counts each topic's targets once a page."""
+    """Reads a crawl's requests from the server log as they come; counts each topic's targets once a page.
+
+    It keeps the pages fetched (fetch number, host, request target) for judging the new relevant records after
+    the crawl (:meth:`records`).
+    """
 
     def __init__(self, web: DocWeb, served: ServedWeb, topics: list[Topic], cap: int):
         self.web = web
@@ -130,6 +153,7 @@ class Judge:
         self.targets = {topic.key: {target.key for target in topic.targets} for topic in topics}
         self.hits: dict[str, list[int]] = {topic.key: [] for topic in topics}
         self.found: dict[str, list[tuple[str, str]]] = {topic.key: [] for topic in topics}
+        self.pages: list[tuple[int, str, str]] = []  # (fetch number, host, request target) of every 200 answer
 
     def read(self) -> None:
         entries = self.served.log(self.since)
@@ -148,6 +172,8 @@ class Judge:
                 return
             self.fetched += 1
             self.per_host[host] += 1
+            if entry["status"] == 200:
+                self.pages.append((self.fetched, host, entry["path"]))
             key = self.web.key(host, entry["path"]) if entry["status"] == 200 else None
             if key is None:
                 continue
@@ -157,9 +183,16 @@ class Judge:
                     self.hits[topic].append(self.fetched)
 
     def done(self) -> bool:
-        """Stop the crawl: the cap is reached, or every target of every judged topic was fetched."""
+        """Stop the crawl: the cap is reached, or every target of every judged topic was fetched and the first
+        ``WINDOW`` fetches are complete (the new relevant records are counted over them)."""
         self.read()
-        return self.fetched >= self.cap or all(len(self.hits[t]) == len(self.targets[t]) for t in self.hits)
+        return self.fetched >= self.cap or (
+            self.fetched >= WINDOW and all(len(self.hits[t]) == len(self.targets[t]) for t in self.hits))
+
+    def records(self, judge: PageJudge, topic: str) -> list[int]:
+        """Fetch numbers of the pages that added a new relevant record for ``topic``, the store's rule replayed."""
+        fetches = ((fetch, judge.judge(host, target)) for fetch, host, target in self.pages)
+        return new_records(fetches, topic, judge.near_duplicate_distance)
 
 
 class ServedDocWeb(ServedWeb):
@@ -190,8 +223,19 @@ def write_job(topic: Topic, out: Path, start: list[str], port: int, wait: float,
     return out
 
 
+def topic_jobs(topics: list[Topic], directory: Path) -> dict[str, Job]:
+    """Each topic's job as the bench writes it with no configuration variables: its topic filter and record
+    settings judge the new relevant records of every configuration's crawl."""
+    jobs = {}
+    for topic in topics:
+        name = f"judge-{topic.key}"
+        write_job(topic, directory / name, [topic.offtopic], 0, 0.0, {})
+        jobs[topic.key] = load_job(name, directory)
+    return jobs
+
+
 def crawl(web: DocWeb, served: ServedWeb, topics: list[Topic], seed_set: str, config: str, seed: int,
-          directory: Path, args: argparse.Namespace) -> list[RealRun]:
+          directory: Path, args: argparse.Namespace, pages: PageJudge) -> list[RealRun]:
     """One crawl, judged for ``topics`` (one topic for the focused crawler, several for plain Scrapy)."""
     judge = Judge(web, served, topics, args.cap)
     start = seeds(web, seed_set, topics[0])
@@ -218,7 +262,8 @@ def crawl(web: DocWeb, served: ServedWeb, topics: list[Topic], seed_set: str, co
         ended = "cap" if judge.fetched >= args.cap else "recall" if len(hits) == total else "crawler"
         runs.append(RealRun(topic.key, seed, 0, config, total, judge.fetched, list(hits), round(wall, 1), ended,
                             seed_set=seed_set, per_host=dict(judge.per_host),
-                            found=[host + path for host, path in judge.found[topic.key]]))
+                            found=[host + path for host, path in judge.found[topic.key]],
+                            records=judge.records(pages, topic.key)))
     return runs
 
 
@@ -249,6 +294,7 @@ def measure(args: argparse.Namespace, web: DocWeb, save: Callable[[list[RealRun]
     peers = [config for config in args.configs if config in PEERS]
     with tempfile.TemporaryDirectory() as directory, ServedDocWeb(web) as served:
         os.environ["https_proxy"] = served.proxy  # an https link tried by mistake gets 405 here, never leaves
+        pages = PageJudge(web, topic_jobs(topics, Path(directory) / "judge"))
         number = 0
         for seed in range(1, args.runs + 1):
             for seed_set in args.seed_sets:
@@ -257,18 +303,22 @@ def measure(args: argparse.Namespace, web: DocWeb, save: Callable[[list[RealRun]
                 jobs += [(config, [topic]) for topic in topics for config in focused]
                 for config, group in jobs:
                     number += 1
-                    crawled = crawl(web, served, group, seed_set, config, seed, Path(directory) / str(number), args)
+                    crawled = crawl(web, served, group, seed_set, config, seed, Path(directory) / str(number), args,
+                                    pages)
                     runs += crawled
                     for run in crawled:
+                        early = (run.records_per_window(args.cap) or [0])[0]
                         print(f"run {seed} {seed_set} {run.topic} {config}: {len(run.hits)}/{run.relevant_pages} "
                               f"targets in {run.fetched} fetches ({run.ended}), 80% at {run.fetches_to(0.8)}, "
-                              f"{run.wall_seconds:.0f} s", file=sys.stderr, flush=True)
+                              f"{early} new relevant records in the first {WINDOW}, {run.wall_seconds:.0f} s",
+                              file=sys.stderr, flush=True)
                     save(runs)
     return runs
 
 
 def summary(runs: list[RealRun], cap: int) -> dict[str, dict[str, dict]]:
-    """Per seed set, topic and configuration: bench.focushard's figures (over runs), targets per 500 fetches."""
+    """Per seed set, topic and configuration: bench.focushard's figures (over runs), targets and new relevant
+    records per 500 fetches, and the records goal against breadth-first (:func:`records_target`)."""
     result: dict[str, dict[str, dict]] = {}
     for seed_set in dict.fromkeys(run.seed_set for run in runs):
         chosen = [run for run in runs if run.seed_set == seed_set]
@@ -278,11 +328,40 @@ def summary(runs: list[RealRun], cap: int) -> dict[str, dict[str, dict]]:
                 mine = [run for run in chosen if run.topic == topic and run.config == config]
                 windows = [run.per_window(cap) for run in mine]
                 figures["found_per_500"] = [round(statistics.fmean(column), 1) for column in zip(*windows)]
+                figures.update(records_target(mine, [run for run in chosen if run.topic == topic], cap))
                 figures["fetches_per_host"] = {
                     host: round(statistics.fmean(run.per_host.get(host, 0) for run in mine), 1)
                     for host in sorted({host for run in mine for host in run.per_host})
                 }
     return result
+
+
+def records_target(mine: list[RealRun], cell_runs: list[RealRun], cap: int) -> dict:
+    """New relevant records per 500 fetches (mean over runs), those of the first 500, and for a configuration
+    other than breadth-first the issue's goal: at least ``HARVEST_GAIN``x breadth-first's new relevant records in
+    the first ``WINDOW`` fetches (and above none) on every run, paired by run; the ratio is of the means.
+
+    Nothing when a run's records were not judged (crawls stored before they were).
+    """
+    counted = [run.records_per_window(cap) for run in mine]
+    if not counted or any(windows is None for windows in counted):
+        return {}
+    per_window = [windows for windows in counted if windows is not None]
+    figures: dict = {
+        "records_per_500": [round(statistics.fmean(column), 1) for column in zip(*per_window)],
+        "records_first_500": spread([windows[0] for windows in per_window]),
+    }
+    if not mine or mine[0].config == BREADTH_FIRST:
+        return figures
+    peers = {run.seed: run.records_per_window(cap) for run in cell_runs if run.config == BREADTH_FIRST}
+    paired = [(windows[0], peer[0]) for run, windows in zip(mine, per_window)
+              if (peer := peers.get(run.seed)) is not None]
+    if not paired:
+        return figures
+    theirs = statistics.fmean(peer for _, peer in paired)
+    figures["records_ratio_first_500"] = round(statistics.fmean(own for own, _ in paired) / theirs, 2) if theirs else None
+    figures["target_records_3x"] = all(own > 0 and own >= HARVEST_GAIN * peer for own, peer in paired)
+    return figures
 
 
 def report(result: dict) -> list[str]:
@@ -294,12 +373,18 @@ def report(result: dict) -> list[str]:
         f"Topics {', '.join(result['topics'])}; seed sets {', '.join(result['seed_sets'])}; runs 1-{result['runs']} "
         f"(RandomSeed {'= the run' if result['random_seed_passed'] else 'not known to this crawler, not passed'}). "
         f"Cap {result['cap']:,} fetches (requests to the web's hosts other than robots.txt, from the server's log); "
-        f"WaitIntervalHost {result['wait']:g} s; a crawl stops early once it has every target of its topic; a "
+        f"WaitIntervalHost {result['wait']:g} s; a crawl stops early once it has every target of its topic "
+        f"and {WINDOW} fetches; a "
         f"fetch of any language of a target page finds it. Figures are mean (min–max) over runs; \"not reached\" "
         f"within the cap. Targets (the issue's, for `default`): 80% of the targets in at most breadth-first's "
         f"fetches on every run (the floor, column \"≤ BFS\") and in at most 1/{SPEED_UP} of them (the goal), all "
         f"targets within the cap, targets found over the first {EARLY_FETCHES} fetches at least {HARVEST_GAIN}x "
-        f"breadth-first's (in brackets: the ratio of the means). Load average before: "
+        f"breadth-first's (in brackets: the ratio of the means), and the issue's own measure: new relevant records "
+        f"over the first {WINDOW} fetches at least {HARVEST_GAIN}x breadth-first's (\"records 3x\"). A new relevant "
+        f"record is a fetched page the topic's filter keeps (parsed, classified and keyed as the crawler does, with the "
+        f"filter of the job the bench writes for the topic) whose content is neither an exact copy (MD5 content key) "
+        f"nor a near-duplicate (simhash within the default distance) of an earlier new record of the crawl, judged "
+        f"offline the same way for every configuration. Load average before: "
         f"{' '.join(map(str, result['load_average_before']))}; {result['wall_minutes']:.1f} minutes in all.",
         "",
         "![targets found against fetches](focusreal.png)",
@@ -324,8 +409,9 @@ def report(result: dict) -> list[str]:
                 offline_line(result.get("offline_breadth_first", {}).get(seed_set, {}).get(topic), result["cap"]),
                 "",
                 f"| configuration | fetches to 50% | to 80% | to 100% | found per {WINDOW} fetches | "
-                "80% vs breadth-first | ≤ BFS | 80% in 1/5 | 100% in cap | found 3x |",
-                "| --- |" + " --- |" * 9,
+                f"80% vs breadth-first | ≤ BFS | 80% in 1/5 | 100% in cap | found 3x | new records, fetches 1-{WINDOW} "
+                f"| new records per {WINDOW} fetches | records 3x |",
+                "| --- |" + " --- |" * 12,
             ]
             for config, figures in topics[topic].items():
                 verdicts = ["", "", "", "", ""]
@@ -342,11 +428,21 @@ def report(result: dict) -> list[str]:
                     f"| {config} | " + " | ".join([
                         cell(figures["fetches_to_50%"]), cell(figures["fetches_to_80%"]),
                         cell(figures["fetches_to_100%"]), ", ".join(f"{n:g}" for n in figures["found_per_500"]),
-                        *verdicts,
+                        *verdicts, *records_cells(figures),
                     ]) + " |"
                 )
         lines += host_table(result, topic)
     return lines
+
+
+def records_cells(figures: dict) -> list[str]:
+    """The new relevant records columns: fetches 1-500, per 500 fetches, the goal against breadth-first."""
+    if "records_per_500" not in figures:
+        return ["not judged", "not judged", ""]
+    ratio = figures.get("records_ratio_first_500")
+    verdict = (_verdict(figures["target_records_3x"]) + (f" ({ratio}x)" if ratio is not None else "")
+               if "target_records_3x" in figures else "")
+    return [cell(figures["records_first_500"]), ", ".join(f"{n:g}" for n in figures["records_per_500"]), verdict]
 
 
 def offline_line(reference: dict[str, int | None] | None, cap: int) -> str:
