@@ -245,11 +245,11 @@ def test_the_judge_counts_new_relevant_records_as_the_crawler_would_keep_them(we
         entry("httpd.docs.test", "/fr/mod/core.html"),  # 4: the target, its French page: new text
         entry("httpd.docs.test", "/en/mod/missing.html", 404),  # 5
     ])
-    assert judge.records(pages, "t") == [1, 4]
+    assert judge.records(pages, "t") == [(1, "single.docs.test/lib/core.html"), (4, "httpd.docs.test/fr/mod/core.html")]
     off_topic = pages.judge("single.docs.test", "/lib/re.html")
     assert off_topic is not None and not off_topic.relevant and off_topic.fingerprint is None
     assert len(pages.cache) == 4  # each page judged once, the 404 too
-    assert judge.records(pages, "t") == [1, 4] and len(pages.cache) == 4
+    assert [fetch for fetch, _ in judge.records(pages, "t")] == [1, 4] and len(pages.cache) == 4
 
 
 def test_a_crawl_with_every_target_goes_on_to_the_first_window():

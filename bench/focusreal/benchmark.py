@@ -120,6 +120,7 @@ class RealRun(Run):
     found: list[str] = field(default_factory=list)  # the targets found, in order (host + path)
     #: Fetch numbers of the pages that added a new relevant record (bench/focusreal/records.py); None: not judged.
     records: list[int] | None = None
+    record_pages: list[str] = field(default_factory=list)  # the pages of those records, in order (host + target)
 
     def per_window(self, cap: int, window: int = WINDOW) -> list[int]:
         """Targets found in fetches 1-500, 501-1000, ... up to the cap."""
@@ -189,10 +190,12 @@ class Judge:
         return self.fetched >= self.cap or (
             self.fetched >= WINDOW and all(len(self.hits[t]) == len(self.targets[t]) for t in self.hits))
 
-    def records(self, judge: PageJudge, topic: str) -> list[int]:
-        """Fetch numbers of the pages that added a new relevant record for ``topic``, the store's rule replayed."""
+    def records(self, judge: PageJudge, topic: str) -> list[tuple[int, str]]:
+        """The pages that added a new relevant record for ``topic``, the store's rule replayed: (fetch number,
+        host + request target)."""
         fetches = ((fetch, judge.judge(host, target)) for fetch, host, target in self.pages)
-        return new_records(fetches, topic, judge.near_duplicate_distance)
+        added = set(new_records(fetches, topic, judge.near_duplicate_distance))
+        return [(fetch, host + target) for fetch, host, target in self.pages if fetch in added]
 
 
 class ServedDocWeb(ServedWeb):
@@ -256,6 +259,7 @@ def crawl(web: DocWeb, served: ServedWeb, topics: list[Topic], seed_set: str, co
     run_crawl(command, served.proxy, timeout=args.timeout + 60, stop=judge.done).check()
     wall = time.monotonic() - started
     judge.read()
+    records = {topic.key: judge.records(pages, topic.key) for topic in topics}
     runs = []
     for topic in topics:
         hits, total = judge.hits[topic.key], len(topic.targets)
@@ -263,7 +267,8 @@ def crawl(web: DocWeb, served: ServedWeb, topics: list[Topic], seed_set: str, co
         runs.append(RealRun(topic.key, seed, 0, config, total, judge.fetched, list(hits), round(wall, 1), ended,
                             seed_set=seed_set, per_host=dict(judge.per_host),
                             found=[host + path for host, path in judge.found[topic.key]],
-                            records=judge.records(pages, topic.key)))
+                            records=[fetch for fetch, _ in records[topic.key]],
+                            record_pages=[page for _, page in records[topic.key]]))
     return runs
 
 
