@@ -19,7 +19,7 @@ from combine_scrapy.links.online import (
     MODEL_FILE,
     RESCORE_EVERY,
     RESCORE_HOSTS,
-    RESCORE_RELATIVE,
+    RESCORE_TOLERANCE,
     RESCORE_WAITING,
     DamagedModel,
     FileModelStore,
@@ -243,8 +243,8 @@ def test_a_rescoring_returns_only_the_links_whose_priority_moved():
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("redis", marks=pytest.mark.services)])
-def test_a_rescoring_writes_to_the_frontier_only_the_priorities_that_moved_by_a_share(backend, tmp_path):
-    """The frontier's priorities stay within RESCORE_RELATIVE of the model's: a link whose priority moved less
+def test_a_rescoring_writes_to_the_frontier_only_the_priorities_that_moved(backend, tmp_path):
+    """The frontier's priorities stay within RESCORE_TOLERANCE of the model's: a link whose priority moved less
     keeps the frontier's (not sent), one that moved more reaches the frontier, on either backend."""
     from dataclasses import replace
 
@@ -262,7 +262,7 @@ def test_a_rescoring_writes_to_the_frontier_only_the_priorities_that_moved_by_a_
             learner.remember(url, features, "http://seed.example/", prior=0.2 + 0.2 * number, host=f"h{number}.example")
         model = learner.rescore()          # every link marked at 0: all move
         assert set(model) == set(urls)
-        near, far = model[urls[0]] * (1 + RESCORE_RELATIVE / 2), model[urls[1]] * (1 + 2 * RESCORE_RELATIVE)
+        near, far = model[urls[0]] + RESCORE_TOLERANCE / 2, model[urls[1]] + 2 * RESCORE_TOLERANCE
         held = {urls[0]: near, urls[1]: far, urls[2]: model[urls[2]]}   # what the frontier holds
         frontier.mark([(url, url.split("/")[2], priority) for url, priority in held.items()])
         for url, priority in held.items():
