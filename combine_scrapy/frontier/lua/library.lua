@@ -169,6 +169,19 @@ local function queue_url(url, host, seq, priority)
   redis.call('ZADD', P .. 'b:' .. host, score_text(best_score(priority)), hexseq(seq))
 end
 
+-- A host's best queued URL: its score and order of marking in 'best' (nil: none queued).
+local function best_top(host)
+  local top = redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
+  if top[1] then return tonumber(top[2]), unhex(top[1]) end
+end
+
+-- Whether a URL whose score or place in 'best' changed (to ``score``, order of marking ``seq``) may change its
+-- host's head, the best URL before (``top_score``, ``top_seq``; nil: none queued): it was that URL, or it now
+-- comes before it.
+local function may_change_head(score, seq, top_score, top_seq)
+  return not top_score or seq == top_seq or score < top_score or (score == top_score and seq < top_seq)
+end
+
 local function enqueue(url, host, seq, priority)
   queue_url(url, host, seq, priority)
   redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)

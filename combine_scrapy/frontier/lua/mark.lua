@@ -90,13 +90,12 @@ for _, host in ipairs(order) do
   local new = #fifo / 2
   -- The host's best queued URL before this batch: its head (rehead) changes only when the host had none or a
   -- URL of the batch now comes before it (a raised one may be that URL itself).
-  local top = (new > 0 or #raises > 0) and redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES') or {}
-  local top_score, top_seq = tonumber(top[2]), top[1] and unhex(top[1])
-  local function before_top(score, seq)
-    return not top_score or score < top_score or (score == top_score and seq <= top_seq)
-  end
+  local top_score, top_seq
+  if new > 0 or #raises > 0 then top_score, top_seq = best_top(host) end
   local placed = false
-  for _, seq in ipairs(raised_seqs) do placed = placed or before_top(tonumber(raised_scores[seq]), seq) end
+  for _, seq in ipairs(raised_seqs) do
+    placed = placed or may_change_head(tonumber(raised_scores[seq]), seq, top_score, top_seq)
+  end
   if #raises > 0 then chunked('ZADD', P .. 'b:' .. host, 'XX', raises) end
   if new > 0 then
     redis.call('ZINCRBY', P .. 'busy', -new, host)
@@ -105,12 +104,12 @@ for _, host in ipairs(order) do
     for k = 2, #fifo, 2 do
       local r = records[fifo[k]]
       local score = best_score(r.priority)
-      placed = placed or before_top(score, r.seq)
+      placed = placed or may_change_head(score, r.seq, top_score, top_seq)
       table.insert(best, score_text(score))
       table.insert(best, hexseq(r.seq))
     end
     chunked('ZADD', P .. 'b:' .. host, nil, best)
-    if not top[1] then  -- a host new to the frontier has none queued (a known one may be in both already)
+    if not top_score then  -- a host new to the frontier has none queued (a known one may be in both already)
       redis.call('SADD', P .. 'hosts', host)
       redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
     end

@@ -27,14 +27,10 @@ for _, host in ipairs(order) do
   if #fields > 0 then
     chunked('HSET', P .. 'u:' .. host, nil, fields)
     -- A host with no queued URL has no head, and its changed URLs (leased, waiting for a retry) are in no queue.
-    local top = redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
-    if top[1] then
-      local top_score, top_seq = tonumber(top[2]), unhex(top[1])
+    local top_score, top_seq = best_top(host)
+    if top_score then
       local placed = false
-      for _, entry in ipairs(changed) do
-        local score, seq = entry[1], entry[2]
-        placed = placed or seq == top_seq or score < top_score or (score == top_score and seq < top_seq)
-      end
+      for _, entry in ipairs(changed) do placed = placed or may_change_head(entry[1], entry[2], top_score, top_seq) end
       chunked('ZADD', P .. 'b:' .. host, 'XX', scores)
       if placed then rehead(host, nil) end
     end
