@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from bench.focusreal.docweb import DocWeb
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.document import neardup
-from combine_scrapy.document.convert import Limits
 from combine_scrapy.document.parse import parse_document
 from combine_scrapy.job import Job
 from combine_scrapy.records.record import content_key
@@ -48,8 +47,7 @@ class PageJudge:
     @property
     def near_duplicate_distance(self) -> int | None:
         """The distance the crawl's record store applies (None: near-duplicates off), from the jobs' settings."""
-        distances = {job.analysis.near_duplicate_distance if job.analysis.near_duplicates else None
-                     for job in self.jobs.values()}
+        distances = {job.analysis.near_duplicate_join for job in self.jobs.values()}
         if len(distances) != 1:
             raise ValueError(f"the topics' jobs disagree on the near-duplicate distance: {distances}")
         return distances.pop()
@@ -68,8 +66,7 @@ class PageJudge:
         any_job = next(iter(self.jobs.values()))
         page = parse_document(url, response.body, {"content-type": response.content_type},
                               extract_links_from_text=any_job.links.from_text, converters=any_job.analysis.converters,
-                              limits=Limits(timeout=any_job.analysis.converter_timeout,
-                                            memory=any_job.analysis.converter_memory * 1024 * 1024))
+                              limits=any_job.analysis.converter_limits)
         relevant = frozenset(
             topic for topic, job in self.jobs.items()
             if not page.robots_noindex and job.topic_filter.classify(

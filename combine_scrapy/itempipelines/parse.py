@@ -8,7 +8,6 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from combine_scrapy.context import CrawlComponent
-from combine_scrapy.document.convert import Limits
 from combine_scrapy.document.parse import ParsedPage, mime_type_of, parse_document
 from combine_scrapy.frontier import Outcome
 from combine_scrapy.items import Fetch
@@ -36,7 +35,7 @@ class ParsePipeline(CrawlComponent):
                     item.headers,
                     extract_links_from_text=job.links.from_text,
                     converters=job.analysis.converters,
-                    limits=Limits(timeout=job.analysis.converter_timeout, memory=job.analysis.converter_memory * 1024 * 1024),
+                    limits=job.analysis.converter_limits,
                 ))
             except Exception:  # a parser bug must cost one page, not the crawl: logged with its traceback, counted
                 logger.exception("parsing %s failed", url)

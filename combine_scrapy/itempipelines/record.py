@@ -32,8 +32,7 @@ class RecordPipeline(CrawlComponent):
             page, classification = item.page, item.classification
             if page is not None and classification is not None and classification.relevant and not page.robots_noindex:
                 job = self.context.job
-                near = job.analysis.near_duplicate_distance if job.analysis.near_duplicates else None
-                stored = records.store(self._record(item), near_duplicate_distance=near)
+                stored = records.store(self._record(item), near_duplicate_distance=job.analysis.near_duplicate_join)
                 self.stats.inc_value(f"records/{stored.value}")
                 item.novel = stored is Stored.NEW
                 item.stored_key = self._stored_key(item) if stored is Stored.NEAR_DUPLICATE else item.record_key

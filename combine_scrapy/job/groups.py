@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from combine_scrapy.access.urls import DEFAULT_ALLOW, UrlRule
-from combine_scrapy.document.convert import DEFAULT_CONVERTERS, Converter
+from combine_scrapy.document.convert import DEFAULT_CONVERTERS, Converter, Limits
 from combine_scrapy.document.neardup import DEFAULT_DISTANCE as NEAR_DUPLICATE_DISTANCE
 from combine_scrapy.job.grammar import parse_extensions
 
@@ -118,6 +118,16 @@ class Analysis:
     do_analyse: bool = False
     near_duplicates: bool = True
     near_duplicate_distance: int = NEAR_DUPLICATE_DISTANCE
+
+    @property
+    def converter_limits(self) -> Limits:
+        """The bounds of one converter run (ConverterTimeout seconds, ConverterMemory MiB)."""
+        return Limits(timeout=self.converter_timeout, memory=self.converter_memory * 1024 * 1024)
+
+    @property
+    def near_duplicate_join(self) -> int | None:
+        """Bits within which the record store joins a page to a stored record (None: near-duplicates off)."""
+        return self.near_duplicate_distance if self.near_duplicates else None
 
 
 @dataclasses.dataclass(frozen=True)
