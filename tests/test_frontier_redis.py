@@ -558,25 +558,26 @@ def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_by_its_hash(private
 
 def test_a_best_first_look_reads_no_url_of_a_host_locked_at_its_clock(private_redis_url):
     """A host whose fetch is in flight holds places in a BestFirst round but is not handed out: its row costs an HMGET
-    and a ZRANGE (not the URL's lookup and record, two commands more) and ranks it as the free host's row does."""
+    and a ZRANGE (not the URL's lookup and record, two commands more) and ranks it as the free host's row does. A look
+    that leases what it hands out reads every row so ('ranks')."""
     frontier = RedisFrontier.from_url(private_redis_url, "held")
     try:
         frontier.mark([(f"http://a.test/{page}", "a.test", 2.0 - page) for page in range(3)])
         prefix = frontier.connection.bucket_prefixes[bucket_of("a.test", frontier.buckets)]
         frontier.lock_host("a.test", 10.0)
 
-        def row(now: float) -> tuple[list, dict[str, int]]:
+        def row(rows: str, now: float) -> tuple[list, dict[str, int]]:
             found: list = []
             ran = _ran(frontier, lambda: found.extend(frontier.connection.run_scripts(
-                [("head_rows", [prefix], ["best", number(now), "a.test", 2])])[0]))
+                [("head_rows", [prefix], [rows, number(now), "a.test", 2])])[0]))
             return found[0], ran
 
-        (held, held_ran), (free, free_ran) = row(5.0), row(10.0)
-        assert held_ran == {"hmget": 1, "zrange": 1}, held_ran
+        (held, held_ran), (free, free_ran), (ranks, ranks_ran) = row("urls", 5.0), row("urls", 10.0), row("ranks", 10.0)
+        assert held_ran == ranks_ran == {"hmget": 1, "zrange": 1}, (held_ran, ranks_ran)
         assert free_ran == {"hmget": 1, "zrange": 1, "zrangebyscore": 1, "hget": 1}, free_ran
-        assert free[0] == b"http://a.test/0" and held[0] == b""
-        assert held[1:4] + held[7:] == free[1:4] + free[7:]   # host, priority, order of marking; lock, yield, queue
-    finally:
+        assert free[0] == b"http://a.test/0" and held[0] == ranks[0] == b""
+        assert held[1:4] + held[7:] == ranks[1:4] + ranks[7:] == free[1:4] + free[7:]   # host, priority, order of
+    finally:                                                                               # marking; lock, yield, queue
         frontier.close()
 
 

@@ -1,11 +1,11 @@
--- ARGV: 'fifo' or 'best', the look's clock, then host, depth pairs. For each host, its head as head_row gives it
--- (false when it has no queued URL), its lock as the host's lock_until (the same number as its score in hostq).
--- With 'best', a host still locked at the look's clock (its fetch in flight) holds places in the round but is not
--- handed out: its row has what ranks it, the priority and order of marking of its best URL (from its 'best'
--- queue), and no URL ('') nor the URL's record, two commands less.
+-- ARGV: 'urls' or 'ranks', the look's clock, then host, depth pairs. For each host, its row as head_row gives it
+-- for 'best' (false when it has no queued URL), its lock as the host's lock_until (the same number as its score
+-- in hostq). A row of ranks has what ranks the host in a BestFirst round, the priority and order of marking of
+-- its best URL (from its 'best' queue), and no URL ('') nor the URL's record, two commands less: every row of a
+-- look that leases what it hands out (take_heads reads the URLs handed out), and with 'urls' the row of a host
+-- still locked at the look's clock (its fetch in flight), which holds places in the round but is not handed out.
 
--- A locked host's row: as head_row's, but for the URL and its record (etag, Last-Modified, distance).
-local function held_row(host, lock, fetched, relevant, depth)
+local function rank_row(host, lock, fetched, relevant, depth)
   local deeper = redis.call('ZRANGE', P .. 'b:' .. host, 0, math.max(depth, 1) - 1, 'WITHSCORES')
   if not deeper[1] then return false end
   local row = {'', host, num(best_priority(deeper[2])), unhex(deeper[1]), false, false, 0, lock, fetched or '0',
@@ -14,14 +14,14 @@ local function held_row(host, lock, fetched, relevant, depth)
   return row
 end
 
-local now, rows = tonumber(ARGV[2]), {}
+local urls, now, rows = ARGV[1] == 'urls', tonumber(ARGV[2]), {}
 for i = 3, #ARGV, 2 do
   local h = redis.call('HMGET', P .. 'host:' .. ARGV[i], 'lock_until', 'fetched', 'relevant')
   local lock, depth = h[1] or '0', tonumber(ARGV[i + 1])
-  if ARGV[1] == 'best' and tonumber(lock) > now then
-    table.insert(rows, held_row(ARGV[i], lock, h[2], h[3], depth))
+  if urls and tonumber(lock) <= now then
+    table.insert(rows, head_row(ARGV[i], 'best', lock, h[2], h[3], depth))
   else
-    table.insert(rows, head_row(ARGV[i], ARGV[1], lock, h[2], h[3], depth))
+    table.insert(rows, rank_row(ARGV[i], lock, h[2], h[3], depth))
   end
 end
 return rows

@@ -329,16 +329,16 @@ local function promote(now, max_attempts)
 end
 
 -- Lease a URL and lock its host unless either is taken; a lease ending exactly at ``mine`` is the
--- caller's own and is renewed. Returns 1 when leased.
+-- caller's own and is renewed. Returns the URL's record when leased, else false.
 local function lease(url, host, now, lease_end, mine)
   local r = load(host, url)
-  if not r or r.marked ~= 1 then return 0 end
+  if not r or r.marked ~= 1 then return false end
   local state = host_state(host)
   local own, hl = mine ~= '' and r.lock_until == tonumber(mine), tonumber(state.lock_until or 0)
   if own then
-    if hl > now and hl ~= tonumber(mine) then return 0 end
+    if hl > now and hl ~= tonumber(mine) then return false end
   else
-    if r.lock_until > now or hl > now then return 0 end
+    if r.lock_until > now or hl > now then return false end
     r.attempts = r.attempts + 1
   end
   unplace(url, host, r)
@@ -350,5 +350,5 @@ local function lease(url, host, now, lease_end, mine)
   local leased = state.leased_until ~= nil
   state.lock_until, state.leased_until = lease_end, lease_end
   rehead(host, nil, state, leased)
-  return 1
+  return r
 end

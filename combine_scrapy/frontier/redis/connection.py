@@ -99,7 +99,7 @@ LIBRARY = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELE
 _BUCKET_SCRIPTS = {
     name: LIBRARY + _lua(name)
     for name in (
-        "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "complete", "release",
+        "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "take_heads", "complete", "release",
         "lock_host", "host_delay", "store_robots", "set_priorities", "next_due", "records", "record_visit", "upgrade",
     )
 }

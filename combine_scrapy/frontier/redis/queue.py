@@ -195,6 +195,10 @@ class RedisQueue(RedisPart):
             if self._rivals:
                 self._turn_round()
             return Round(self._take_from_round(now))
+        if best is not None:  # the look read the heads' ranks alone: their URLs and records come with their leases
+            seqs = {head.entry.host: head.seq for head in heads}
+            return Round(self._take_heads([(entry.host, seqs[entry.host]) for entry in round_], now),
+                         held_until=round_.held_until)
         return Round(self._take(list(round_), now), held_until=round_.held_until)
 
     def _heads(self, now: float, queue: str, hold: float, share: list[int] | None, depth: int = 0,
@@ -204,7 +208,8 @@ class RedisQueue(RedisPart):
 
         With ``best``, only the ``best`` first heads by weighted priority (BestFirst's ``head_order``), in two
         pipelines: each bucket's first ones from its ``heads`` and ``leasedheads``, then the rows of the
-        ``best`` first of them all, so the cost is in ``best`` and the buckets, not in the due hosts.
+        ``best`` first of them all, so the cost is in ``best`` and the buckets, not in the due hosts. A harvester's
+        frontier (``lease_ahead``) reads only their ranks, no URL (``_take_heads`` reads those it hands out).
 
         A harvester's frontier also renews its entry among the job's harvesters in the same pipeline (see
         ``sharing.HARVESTERS_RENEWAL``) and takes its share of the buckets for the next look from the answer.
@@ -225,9 +230,9 @@ class RedisQueue(RedisPart):
         if best is None:
             rows = [row for answer in answers[:len(buckets)] for row in answer]
         else:
-            rows = self._best_rows(dict(zip(buckets, answers)), args, queue, depth, best)
+            rows = self._best_rows(dict(zip(buckets, answers)), args, depth, best, urls=not self.lease_ahead)
         self._deeper_found = {row[1].decode(): _queue(row[10]) for row in rows if len(row) > 10}
-        # BestFirst's row of a host locked at ``now`` has no URL (''): the round hands out no URL of it
+        # BestFirst's row of ranks has no URL (''): of a host locked at ``now``, or read by a harvester's frontier
         return [
             Head(
                 FrontierEntry(url.decode(), host.decode(), float(priority), text(etag), text(last_modified),
@@ -237,7 +242,7 @@ class RedisQueue(RedisPart):
             for url, host, priority, seq, etag, last_modified, distance, host_lock, fetched, relevant, *_ in rows
         ]
 
-    def _best_rows(self, answers: dict[int, list[Any]], args: list[Any], queue: str, depth: int, best: int) -> list[Any]:
+    def _best_rows(self, answers: dict[int, list[Any]], args: list[Any], depth: int, best: int, *, urls: bool) -> list[Any]:
         """The rows (as ``ready.lua`` gives them) of the ``best`` first heads of the buckets, by weighted priority
         then order of marking, as the round ranks them.
 
@@ -249,8 +254,9 @@ class RedisQueue(RedisPart):
         a bucket whose few are all among the ``best`` first so far may hold more of them, and is asked for its
         ``best`` first (another round trip, seldom: the best heads spread over the buckets).
 
-        The rows of hosts still locked at the look (``args[0]``, its clock) have no URL nor its record: they hold
-        places in the round, which hands out only free hosts' URLs (``head_rows.lua``).
+        Without ``urls`` every row is of ranks alone, no URL nor its record (``head_rows.lua``); with them, only
+        the rows of hosts still locked at the look (``args[0]``, its clock): they hold places in the round, which
+        hands out only free hosts' URLs.
         """
         def firsts(bucket: int, answer: list[Any]) -> list[list[tuple[float, int, str, int]]]:
             return [[(float(score), int(member[1:1 + member[0] - 96], 16), member[1 + member[0] - 96:].decode(), bucket)
@@ -273,7 +279,8 @@ class RedisQueue(RedisPart):
         for place, (_, _, host, bucket) in enumerate(ranked):
             # the heads before this one are better than every URL of its host: only its first best - place count
             chosen.setdefault(bucket, []).extend((host, min(depth, best - place)))
-        calls = [(bucket, "head_rows", [queue, args[0], *hosts_and_depths]) for bucket, hosts_and_depths in chosen.items()]
+        rows = "urls" if urls else "ranks"
+        calls = [(bucket, "head_rows", [rows, args[0], *hosts_and_depths]) for bucket, hosts_and_depths in chosen.items()]
         return [row for found in (self.connection.run_buckets(calls) if calls else []) for row in found if row]
 
     def _take_from_round(self, now: float) -> list[FrontierEntry]:
@@ -312,6 +319,32 @@ class RedisQueue(RedisPart):
         for entry in taken:
             self._leased_ahead[entry.url] = (lease_end, entry)
         self.lost_races += len(entries) - len(taken)
+        return taken
+
+    def _take_heads(self, heads: list[tuple[str, int]], now: float) -> list[FrontierEntry]:
+        """Lease the URLs ``(host, order of marking)`` that are still queued and free, a script per bucket in one
+        pipeline; their entries, read with their leases, in order.
+
+        A URL another harvester leased (or fetched) since the look is skipped, as ``_take`` skips it: the next
+        look ranks the host again.
+        """
+        if not heads:
+            return []
+        lease_end = number(now + self.lease_seconds)
+        groups = list(self.connection.by_bucket(host for host, _ in heads).items())
+        calls = [(bucket, "take_heads", [number(now), lease_end, *(part for position in positions for part in heads[position])])
+                 for bucket, positions in groups]
+        found: dict[int, FrontierEntry] = {}
+        for (_, positions), answer in zip(groups, self.connection.run_buckets(calls)):
+            for position, leased in zip(positions, answer):
+                if leased:
+                    url, priority, etag, last_modified, distance = leased
+                    found[position] = FrontierEntry(url.decode(), heads[position][0], float(priority), text(etag),
+                                                    text(last_modified), int(distance))
+        taken = [found[position] for position in sorted(found)]
+        for entry in taken:
+            self._leased_ahead[entry.url] = (lease_end, entry)
+        self.lost_races += len(heads) - len(taken)
         return taken
 
     def _deeper(self, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
