@@ -406,16 +406,25 @@ def test_harvesters_at_work_rank_their_own_shares_and_one_alone_ranks_everything
         first.close()
 
 
+#: How long a harvester's frontier leases what its BestFirst rounds hand out, in the comparisons with SqliteFrontier.
+ROUND_LEASE_SECONDS = 25.0
+
+
+@pytest.mark.parametrize("leasing", [False, True], ids=["looking", "leasing"])
 @pytest.mark.parametrize("seed", range(4))
-def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priorities(connect, tmp_path, seed,
+def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priorities(connect, tmp_path, seed, leasing,
                                                                                    monkeypatch):
     """BestFirst reads only the first heads of each bucket, yet ranks as SqliteFrontier does, whatever the
     priorities, raises, leases (held places), locks, yields and re-rankings that came before. With odd seeds
     each bucket is first asked for a single head, so buckets are often asked again for more; seeds 2 and 3 run on
-    a frontier of a cluster's many buckets (one made for a cluster, or on a single Redis before it got fewer)."""
+    a frontier of a cluster's many buckets (one made for a cluster, or on a single Redis before it got fewer).
+
+    ``leasing``: a harvester's frontier, whose look reads the heads' ranks alone and whose round leases what it
+    hands out, reading each URL and its record as it leases it; the embedded frontier claims its round's URLs."""
     import combine_scrapy.frontier.redis.queue as redis_queue
 
-    frontier = connect(max_attempts=3, buckets=CLUSTER_BUCKETS if seed >= 2 else None)
+    options = dict(lease_ahead=True, lease_seconds=ROUND_LEASE_SECONDS) if leasing else {}
+    frontier = connect(max_attempts=3, buckets=CLUSTER_BUCKETS if seed >= 2 else None, **options)
     if seed % 2:
         monkeypatch.setattr(redis_queue, "FIRST_HEADS", 1)
     embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
@@ -431,6 +440,8 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
     def best_first(limit: int, hold: float):
         ours, theirs = frontier.ready(now, "BestFirst", limit, hold=hold), embedded.ready(now, "BestFirst", limit, hold=hold)
         assert (ours, ours.held_until) == (theirs, theirs.held_until), (seed, now)
+        if leasing:
+            assert all(embedded.claim(entry, now, ROUND_LEASE_SECONDS) for entry in theirs)
         return ours
 
     for _ in range(120):
@@ -442,7 +453,7 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
         round_ = best_first(rnd.choice([1, 4, 16]), rnd.choice([0.0, 30.0]))
         for entry in round_[:rnd.randrange(len(round_) + 1)]:
             lease = rnd.choice([10.0, 40.0])
-            if not both(lambda f: f.claim(entry, now, lease)):
+            if not leasing and not both(lambda f: f.claim(entry, now, lease)):
                 continue
             outcome = rnd.random()
             if outcome < 0.5:
@@ -464,6 +475,7 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
             url = f"http://{rnd.choice(hosts)}/{rnd.randrange(12)}"
             both(lambda f: f.remark(url))
         best_first(rnd.choice([1, 4, 16]), rnd.choice([0.0, 30.0]))
+    assert frontier.lost_races == 0   # alone, a harvester leases every URL its look ranked
     embedded.close()
 
 
@@ -579,6 +591,70 @@ def test_a_best_first_look_reads_no_url_of_a_host_locked_at_its_clock(private_re
         assert held[1:4] + held[7:] == ranks[1:4] + ranks[7:] == free[1:4] + free[7:]   # host, priority, order of
     finally:                                                                               # marking; lock, yield, queue
         frontier.close()
+
+
+def test_take_heads_leases_the_url_it_is_named_by_its_order_of_marking_and_answers_its_record(private_redis_url):
+    """take_heads is given a host and the order of marking of the URL a look ranked: it leases that URL (not the
+    host's best now), reads its record once, and answers the URL with its priority, etag, Last-Modified and
+    distance; a URL no longer queued, or of a host locked, is not leased (false)."""
+    frontier = RedisFrontier.from_url(private_redis_url, "take-heads", max_attempts=3)
+    try:
+        frontier.mark([("http://a.test/0", "a.test", 2.0)])
+        frontier.mark([("http://a.test/1", "a.test", 1.0)], distance=2)
+        assert frontier.claim(FrontierEntry("http://a.test/1", "a.test"), 0.0, 10.0)
+        frontier.complete("http://a.test/1", "a.test", now=1.0, url_lock_until=1.0, host_lock_until=1.0, status=200,
+                          keep_marked=True, etag='"e"', last_modified="lm")
+        assert [entry.url for entry in frontier.ready(2.0, "BestFirst", 2)] == ["http://a.test/0"]  # /1 queued again
+        prefix = frontier.connection.bucket_prefixes[bucket_of("a.test", frontier.buckets)]
+        order = int(frontier.server.zscore(prefix + "fifo:a.test", ":/1"))
+
+        def take(*pairs: object) -> tuple[list, dict[str, int]]:
+            found: list = []
+            ran = _ran(frontier, lambda: found.extend(frontier.connection.run_scripts(
+                [("take_heads", [prefix], [number(3.0), number(33.0), *pairs])])[0]))
+            return found, ran
+
+        leased, ran = take("a.test", order)
+        assert leased == [[b"http://a.test/1", b"1", b'"e"', b"lm", 2]]
+        assert ran["hget"] == 1 and ran["zrangebyscore"] == 1, ran   # the record read once, by the lease
+        assert float(frontier.server.hget(prefix + "host:a.test", "lock_until")) == 33.0
+        assert take("a.test", order)[0] == [None]                     # leased: no longer queued
+        first = int(frontier.server.zscore(prefix + "fifo:a.test", ":/0"))
+        assert take("a.test", first)[0] == [None]                     # queued, but its host is locked
+        assert frontier.statuses(["http://a.test/0", "http://a.test/1"]) == {"http://a.test/0": None, "http://a.test/1": 200}
+        assert frontier.ready(34.0, "BestFirst", 2) == [FrontierEntry("http://a.test/0", "a.test", 2.0)]
+    finally:
+        frontier.close()
+
+
+@pytest.mark.parametrize("rival", ["leased", "fetched"])
+def test_a_url_another_harvester_took_between_a_look_and_its_leases_is_skipped(job, harvester_frontier, open_frontier,
+                                                                                 monkeypatch, rival):
+    """A leasing BestFirst look ranks a host by its best URL; when another harvester leases that URL (or leases
+    and fetches it) before the look's leases, the look hands out the rest of its round without it and leases no
+    other URL of the host in its place; the next look ranks the host again. Each URL is handed out once."""
+    first, other = harvester_frontier(job), open_frontier(job)
+    try:
+        first.mark([("http://a.test/0", "a.test", 9.0), ("http://a.test/1", "a.test", 1.0), ("http://b.test/0", "b.test", 0.5)])
+        taken = first._take_heads
+
+        def racing(heads: list, now: float) -> list[FrontierEntry]:
+            assert ("a.test", 0) in heads   # its best URL, marked first
+            assert other.claim(FrontierEntry("http://a.test/0", "a.test"), now, 60.0)
+            if rival == "fetched":
+                other.complete("http://a.test/0", "a.test", now=now, url_lock_until=now, host_lock_until=now, status=200)
+            return taken(heads, now)
+
+        monkeypatch.setattr(first, "_take_heads", racing)
+        assert [entry.url for entry in first.ready(1000.0, "BestFirst", 4)] == ["http://b.test/0"]
+        assert first.lost_races == 1
+        monkeypatch.undo()
+        after = [entry.url for entry in first.ready(1001.0, "BestFirst", 4)]
+        assert after == ([] if rival == "leased" else ["http://a.test/1"])   # a leased host is held; a fetched one free
+        assert other.statuses(["http://a.test/0"]) == {"http://a.test/0": 200 if rival == "fetched" else None}
+    finally:
+        first.close()
+        other.close()
 
 
 def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private_redis_url, tmp_path):
