@@ -680,6 +680,28 @@ def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private
         embedded.close()
 
 
+def test_a_new_best_url_of_a_host_waiting_for_its_lock_leaves_it_waiting(private_redis_url, tmp_path):
+    """A host waiting for its lock has no head to place again: raising a URL over its best costs the host's HMGET
+    more than a lowering behind it, and BestFirst answers as the embedded frontier's once the lock ends."""
+    frontier, embedded = RedisFrontier.from_url(private_redis_url, "rescore-waiting"), SqliteFrontier(tmp_path / "f.sqlite")
+    try:
+        batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 3.0 - page) for n in range(4) for page in range(3)]
+        for store in (frontier, embedded):
+            store.mark(batch)
+            for n in range(4):
+                store.lock_host(f"h{n}.test", 10.0)
+        assert frontier.ready(5.0, "BestFirst", 4) == embedded.ready(5.0, "BestFirst", 4) == []
+        ranks = {f"http://h{n}.test/2": 5.0 for n in range(4)}
+        ran = _ran(frontier, lambda: frontier.set_priorities(ranks))
+        embedded.set_priorities(ranks)
+        assert ran == {"hmget": 8, "hset": 4, "zrange": 4, "zadd": 4}, ran
+        for now in (10.0, 11.0):
+            assert frontier.ready(now, "BestFirst", 4) == embedded.ready(now, "BestFirst", 4)
+    finally:
+        frontier.close()
+        embedded.close()
+
+
 def _marked_and_half_fetched(frontier) -> list[FrontierEntry]:
     """60 hosts of 4 URLs at random priorities, a BestFirst round of 16 claimed, every second URL of it completed:
     what tests/data/redis_layout4.json holds, written by a harvester of layout 4. The round."""

@@ -2,7 +2,8 @@
 -- KEYS, for each URL. Only marked URLs whose priority differs change: their records repacked with the new
 -- priority (the third value), no other field unpacked. Each host's URLs are read with one HMGET and written with
 -- one HSET; its head is placed again only when its best queued URL may have changed: a changed URL was that URL,
--- or now comes before it (one ZRANGE of 'best' before the change, as mark does).
+-- or now comes before it (one ZRANGE of 'best' before the change, as mark does). A host with queued URLs and no
+-- head waits for its lock in 'waiting', by when it unlocks, which no priority changes: it stays there.
 
 local hosts, order = by_host(ARGV, 1, 4)
 for _, host in ipairs(order) do
@@ -32,7 +33,10 @@ for _, host in ipairs(order) do
       local placed = false
       for _, entry in ipairs(changed) do placed = placed or may_change_head(entry[1], entry[2], top_score, top_seq) end
       chunked('ZADD', P .. 'b:' .. host, 'XX', scores)
-      if placed then rehead(host, nil) end
+      if placed then
+        local state = host_state(host)
+        if state.head then rehead(host, nil, state) end
+      end
     end
   end
 end
