@@ -7,7 +7,7 @@ job named as ``bench.scaling`` names its jobs. Then:
 
 - mark, ``--repeat`` times: a page's ``--links`` links, three in four to the page's own host, a fifth of them
   already known;
-- look, until ``--repeat`` URLs are completed: BestFirst's ``ready`` of 32 (``top_heads``, ``head_rows``, ``take``),
+- look, until ``--repeat`` URLs are completed: BestFirst's ``ready`` of 32 (``top_heads``, ``head_rows``, ``take_heads``),
   leasing what it hands out, half a second after the last look;
 - complete: the completion of each URL the look before leased (claimed, then completed);
 - rescore, ``--repeat`` / 100 times: the link model's re-scoring, new priorities (random) for every queued URL of
