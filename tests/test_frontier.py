@@ -111,6 +111,22 @@ def test_complete_marks_the_pages_links_in_the_same_step(frontier):
                              links=Marking([])) == (0, 0, 0)
 
 
+@pytest.mark.parametrize("strategy", ["BreadthFirstTime", "BestFirst"])
+def test_a_page_whose_host_had_nothing_else_queued_makes_it_due_again_with_its_links(frontier, strategy):
+    """The links of the last page of a host, to the host (itself among them) and to a new one, queue the host
+    again: it is due once its interval has passed."""
+    mark(frontier, "http://a/1")
+    [entry] = frontier.ready(now=100, strategy=strategy)
+    frontier.claim(entry, now=100, lease=60)
+    links = Marking([("http://a/1", "a", 3.0), ("http://a/2", "a", 1.0), ("http://b/1", "b", 0.5)])
+    assert frontier.complete(entry.url, "a", now=101, url_lock_until=1000, host_lock_until=111, status=200,
+                             links=links) == (2, 0, 1)   # a/1 raised before it is done
+    assert frontier.next_due(now=102) == 102   # b
+    assert [e.url for e in frontier.ready(now=105, strategy=strategy)] == ["http://b/1"]
+    assert sorted(e.url for e in frontier.ready(now=111, strategy=strategy)) == ["http://a/2", "http://b/1"]
+    assert frontier.counts(now=111) == FrontierCounts(urls=3, marked_ready=2, marked_locked=0, done=1, hosts=2)
+
+
 def test_marking_is_idempotent_and_keeps_first_state(frontier):
     assert mark(frontier, "http://a/1") == (1, 0, 0)
     entry = frontier.ready(now=0)[0]

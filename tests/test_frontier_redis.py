@@ -15,7 +15,7 @@ import pytest
 from harvesters import delete_job_keys
 from test_frontier import mark
 
-from combine_scrapy.frontier import STRATEGIES, FrontierEntry
+from combine_scrapy.frontier import STRATEGIES, FrontierEntry, Marking
 from combine_scrapy.frontier.redis import CLUSTER_BUCKETS, SINGLE_REDIS_BUCKETS, RedisFrontier, bucket_of
 from combine_scrapy.frontier.redis.connection import BEST_SCALE, LAYOUT, number
 from combine_scrapy.frontier.redis.sharing import HARVESTERS_RENEWAL
@@ -175,11 +175,14 @@ def test_answers_like_the_embedded_frontier_under_random_operations(frontier, tm
         hold, distance = rnd.choice([0, 70]), rnd.choice([0, 2])
         delay, lease = rnd.choice([None, 20]), rnd.choice([10, 60])
         batch = [(u, u.split("/")[2], rnd.choice([0, 2.5, 9])) for u in rnd.sample(urls, 3)]
+        # a page's links: to its own host (itself among them, at times) and to others, or none
+        own = [(u, entry.host, rnd.choice([0, 2.5, 9])) for u in rnd.sample(urls, 24) if u.split("/")[2] == entry.host]
+        links = rnd.choice([None, Marking(own + batch[:1], bound, distance), Marking(own[:1] + [(url, entry.host, 9)])])
         fetch = dict(now=now, url_lock_until=now + rnd.choice([-1, 20, 1e6]),
                      host_lock_until=now + rnd.choice([0, 40]), status=rnd.choice([200, 304, 503, None]),
                      keep_marked=rnd.random() < 0.4, etag=rnd.choice([None, '"e"']),
                      last_modified=rnd.choice([None, "lm"]), score=rnd.choice([None, 1.5]),
-                     relevant=rnd.choice([None, False, True]))
+                     relevant=rnd.choice([None, False, True]), links=links)
         ranks = {u: rnd.random() for u in rnd.sample(urls, 5)}
         rnd.choice([
             lambda: both(lambda f: f.mark(batch, max_urls_per_host=bound, distance=distance)),
@@ -459,8 +462,12 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
             if outcome < 0.5:
                 # A fetch ends at the round's time, never after the next look: the clock does not run backwards
                 # (a URL kept marked is due from its lock's end, which each store judges by the time it is told).
+                # with the page's links, most to its own host (new, known, raised, itself) at times
+                links = [(f"http://{host}/{rnd.randrange(12)}", host, rnd.choice([-0.5, 0.5, 9.0, rnd.random()]))
+                         for host in [entry.host] * 3 + rnd.sample(hosts, 1)]
                 fetch = dict(now=now, url_lock_until=now + 1, host_lock_until=now + rnd.choice([1, 10]), status=200,
-                             keep_marked=rnd.random() < 0.2, relevant=rnd.random() < 0.4)
+                             keep_marked=rnd.random() < 0.2, relevant=rnd.random() < 0.4,
+                             links=rnd.choice([None, Marking(links, None, rnd.choice([0, 1]))]))
                 both(lambda f: f.complete(entry.url, entry.host, **fetch))
             elif outcome < 0.6:
                 both(lambda f: f.release(entry.url, entry.host, now + 3, now))
@@ -563,6 +570,38 @@ def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_by_its_hash(private
         assert frontier.mark(more, max_urls_per_host=4) == embedded.mark(more, max_urls_per_host=4)
         assert frontier.counts(0.0) == embedded.counts(0.0)
         assert frontier.hosts(0.0, 5) == embedded.hosts(0.0, 5)
+    finally:
+        frontier.close()
+        embedded.close()
+
+
+def test_a_completion_with_its_pages_links_is_one_script_that_places_the_pages_host_once(private_redis_url, tmp_path):
+    """On a single Redis the links' mark and the completion are one script call; the page's host (most links go to
+    it) is placed by the completion alone: one ZRANGE of its 'best' queue, none by the mark. A host the mark
+    places, with new URLs only, is given its best URL: one ZRANGE (its best before). Rounds as the embedded
+    frontier's."""
+    frontier = RedisFrontier.from_settings({"REDIS_URL": private_redis_url}, "completion")
+    embedded = SqliteFrontier(tmp_path / "f.sqlite")
+    try:
+        for store in (frontier, embedded):
+            store.mark([("http://a.test/1", "a.test", 1.0), ("http://a.test/2", "a.test", 0.5),
+                        ("http://b.test/1", "b.test", 0.5)])
+            [entry] = [e for e in store.ready(10.0, "BestFirst", 4) if e.host == "a.test"]
+            assert store.claim(entry, 10.0, 60.0)
+        links = Marking([(f"http://a.test/{page}", "a.test", 2.0) for page in range(3, 8)] + [("http://b.test/2", "b.test", 3.0)])
+
+        def complete(store):
+            return store.complete("http://a.test/1", "a.test", now=11.0, url_lock_until=1e6, host_lock_until=11.0,
+                                  status=200, links=links)
+
+        frontier.server.script_load(frontier.connection.scripts["complete_links"].script)
+        scripts = frontier.server.info("commandstats")["cmdstat_evalsha"]["calls"]
+        ran = _ran(frontier, lambda: complete(frontier))
+        assert frontier.server.info("commandstats")["cmdstat_evalsha"]["calls"] - scripts == 1
+        assert ran["zrange"] == 2, ran   # the completion's of a.test, the mark's of b.test (its best before)
+        assert complete(embedded) == (6, 0, 0)
+        assert frontier.ready(12.0, "BestFirst", 8) == embedded.ready(12.0, "BestFirst", 8)
+        assert frontier.counts(12.0) == embedded.counts(12.0)
     finally:
         frontier.close()
         embedded.close()

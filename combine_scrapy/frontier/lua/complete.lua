@@ -1,5 +1,7 @@
 -- ARGV: url, host, now, URL lock end, host lock end, keep marked (0/1), JSON of the given
--- status, etag, last_modified and score (absent: None), relevant (0/1: a new relevant record).
+-- status, etag, last_modified and score (absent: None), relevant (0/1: a new relevant record). ``queued``: the
+-- page's links, marked before in the same script (complete_links.lua; nil alone), queued URLs of its host and left
+-- the host's placing (hosts, hostq, its head) to this completion.
 
 local url, host, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local keep = ARGV[6] == '1'
@@ -20,14 +22,19 @@ if r then
 end
 -- A host with a URL is known; the host's lock (stretched by its Crawl-delay), lease and yield in one HMGET and
 -- one HSET.
-if r or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
+if queued and not r then redis.call('SADD', P .. 'hosts', host) end
+if r or queued or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   local state = host_state(host, 'delay')
   state.lock_until = num(with_delay(tonumber(ARGV[5]), now, state.delay))
   state.fetched = tonumber(state.fetched or 0) + 1
   state.relevant = num(tonumber(state.relevant or 0) * YIELD_DECAY + tonumber(ARGV[8]))
   redis.call('HSET', P .. 'host:' .. host, 'lock_until', state.lock_until, 'fetched', state.fetched,
              'relevant', state.relevant)
-  redis.call('ZADD', P .. 'hostq', 'XX', state.lock_until, host)
+  if queued then
+    redis.call('ZADD', P .. 'hostq', state.lock_until, host)
+  else
+    redis.call('ZADD', P .. 'hostq', 'XX', state.lock_until, host)
+  end
   local leased = state.leased_until ~= nil
   if leased then
     redis.call('HDEL', P .. 'host:' .. host, 'leased_until')

@@ -229,8 +229,9 @@ end
 -- it was last placed (it keeps its place); true for a host the caller took out of ``waiting``.
 -- ``state``: the host's fields (host_state) as stored now, nil to read them here. ``leased``: whether the host
 -- was leased when last placed (its head, if any, is in leasedheads: a host is placed again whenever its lease
--- begins or ends), nil when its lease has not changed since.
-local function rehead(host, free, state, leased)
+-- begins or ends), nil when its lease has not changed since. ``top``: the member and score of the host's best
+-- queued URL in 'best', when the caller knows it (nil: read here).
+local function rehead(host, free, state, leased, top)
   local h = state or host_state(host)
   if leased == nil then leased = h.leased_until ~= nil end
   local old, was_free = h.head, false
@@ -244,7 +245,7 @@ local function rehead(host, free, state, leased)
   elseif free ~= true then
     redis.call('ZREM', P .. 'waiting', host)
   end
-  local top = redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
+  top = top or redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
   local placed
   if top[1] then
     local member, priority = top[1] .. host, best_priority(top[2])

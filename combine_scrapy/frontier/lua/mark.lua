@@ -6,7 +6,10 @@
 -- (re-queued in place) and the lower distance. Each host's URLs are read with one HMGET and its new ones
 -- written with one command a structure, so a batch costs commands by host, not by URL. A host's URLs ever
 -- marked are its ``u:`` hash's fields (HLEN, read for the bound only); the URLs marked count once a call, in
--- the stats of the first bucket in KEYS (the job's counts are the sums over its buckets).
+-- the stats of the first bucket in KEYS (the job's counts are the sums over its buckets). ``completing``: the host
+-- of the page whose completion runs next in the same script (complete_links.lua; nil alone): that completion places
+-- the host (hostq, its head) after the marks, so they neither read its best URL nor place it. Answers what it
+-- did, then whether it queued a URL of ``completing`` (a script's answer is the first value only).
 
 local bound, distance, seq_key = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local first = 0
@@ -15,7 +18,7 @@ if seq_key > 0 then
   first = redis.call('INCRBY', KEYS[seq_key], count) - count
 end
 local hosts, order = by_host(ARGV, 4, 5)
-local marked, refused, raised = 0, 0, 0
+local marked, refused, raised, queued_own = 0, 0, 0, false
 for _, host in ipairs(order) do
   local group = hosts[host]
   local kept, stored = group_records(ARGV, host, group)
@@ -88,11 +91,14 @@ for _, host in ipairs(order) do
     table.insert(raises, hexseq(seq))
   end
   local new = #fifo / 2
+  local own = host == completing
   -- The host's best queued URL before this batch: its head (rehead) changes only when the host had none or a
-  -- URL of the batch now comes before it (a raised one may be that URL itself).
+  -- URL of the batch now comes before it (a raised one may be that URL itself). With no URL raised (a raised
+  -- one may be leased, out of 'best'), its best after the batch is the first of that URL and the new ones, which
+  -- rehead is given instead of reading it.
   local top_score, top_seq
-  if new > 0 or #raises > 0 then top_score, top_seq = best_top(host) end
-  local placed = false
+  if not own and (new > 0 or #raises > 0) then top_score, top_seq = best_top(host) end
+  local placed, first_score, first_seq = false, top_score, top_seq
   for _, seq in ipairs(raised_seqs) do
     placed = placed or may_change_head(tonumber(raised_scores[seq]), seq, top_score, top_seq)
   end
@@ -105,21 +111,26 @@ for _, host in ipairs(order) do
       local r = records[fifo[k]]
       local score = best_score(r.priority)
       placed = placed or may_change_head(score, r.seq, top_score, top_seq)
+      if not first_score or score < first_score or (score == first_score and r.seq < first_seq) then
+        first_score, first_seq = score, r.seq
+      end
       table.insert(best, score_text(score))
       table.insert(best, hexseq(r.seq))
     end
     chunked('ZADD', P .. 'b:' .. host, nil, best)
-    if not top_score then  -- a host new to the frontier has none queued (a known one may be in both already)
+    if own then
+      queued_own = true
+    elseif not top_score then  -- a host new to the frontier has none queued (a known one may be in both already)
       redis.call('SADD', P .. 'hosts', host)
       redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
     end
     marked = marked + new
   end
-  if placed then rehead(host, nil) end
+  if placed and not own then rehead(host, nil, nil, nil, #raises == 0 and {hexseq(first_seq), first_score} or nil) end
 end
 if marked > 0 then
   P = KEYS[1]
   redis.call('HINCRBY', P .. 'stats', 'urls', marked)
   redis.call('HINCRBY', P .. 'stats', 'marked', marked)
 end
-return {marked, refused, raised}
+return {marked, refused, raised}, queued_own

@@ -96,8 +96,19 @@ BEST_SCALE = 2.0 ** 56
 LIBRARY = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"
            f"local YIELD_DECAY, STRIDE_POWER, BEST_SCALE = {YIELD_DECAY!r}, {STRIDE_POWER!r}, {BEST_SCALE!r}\n"
            + _lua("library"))
+#: What a script file reads without defining it: nil where the script runs alone, given where complete_links.lua
+#: runs it as a function.
+_GIVEN = {"mark": "completing", "complete": "queued"}
+
+
+def _body(name: str) -> str:
+    """The code of lua/<name>.lua as a script (or an "each:" script's function) runs it alone."""
+    given = _GIVEN.get(name)
+    return (f"local {given}\n" if given else "") + _lua(name)
+
+
 _BUCKET_SCRIPTS = {
-    name: LIBRARY + _lua(name)
+    name: LIBRARY + _body(name)
     for name in (
         "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "take_heads", "complete", "release",
         "lock_host", "host_delay", "store_robots", "set_priorities", "next_due", "records", "record_visit", "upgrade",
@@ -124,9 +135,13 @@ end
 return answers
 """
 _EACH_BUCKET_SCRIPTS = {
-    f"each:{name}": LIBRARY + "local function in_bucket(ARGV)\n" + _lua(name) + "\nend\n" + _EACH_BUCKET
+    f"each:{name}": LIBRARY + "local function in_bucket(ARGV)\n" + _body(name) + "\nend\n" + _EACH_BUCKET
     for name in _BUCKET_SCRIPTS if name not in ("mark", "set_priorities", "upgrade", "store_robots")
 }
+# The completion of a page with the mark of its links, on a single Redis (a cluster's mark reaches one slot a call).
+_COMPLETE_LINKS = (LIBRARY + "local function mark_links(KEYS, ARGV, completing)\n" + _lua("mark") + "\nend\n"
+                   + "local function complete_page(ARGV, queued)\n" + _lua("complete") + "\nend\n"
+                   + _lua("complete_links"))
 #: Arguments a combined call ("each:" scripts) carries at most: a larger batch (``scrapy sanity`` over a
 #: whole crawl) stays a pipeline of calls, so no one script holds Redis for long.
 EACH_BUCKET_ARGS = 20_000
@@ -254,7 +269,8 @@ class RedisConnection:
         self._configured_buckets = buckets
         self._buckets_stored = False
         self.scripts: dict[str, Script] = {name: server.register_script(code)
-                                           for name, code in (_BUCKET_SCRIPTS | _EACH_BUCKET_SCRIPTS).items()}
+                                           for name, code in (_BUCKET_SCRIPTS | _EACH_BUCKET_SCRIPTS
+                                                              | {"complete_links": _COMPLETE_LINKS}).items()}
         self._deferred: list[tuple[str, list[str], list[Any]]] = []   # script calls sent with the next one
         self.marker = JobMarker(self)
 

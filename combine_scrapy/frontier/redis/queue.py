@@ -394,7 +394,8 @@ class RedisQueue(RedisPart):
         links: Marking | None = None,
     ) -> MarkResult:
         """Record the end of a fetch: locks set, mark cleared unless ``keep_marked``; ``links`` marked first,
-        their scripts and this one's in one pipeline (one round trip).
+        in the same script on a single Redis (``complete_links.lua``), their scripts and this one's in one
+        pipeline on a cluster: one round trip.
 
         An etag, Last-Modified or score of None keeps the one stored. The
         fetch counts for its host's yield, as a new relevant record when ``relevant``.
@@ -408,7 +409,11 @@ class RedisQueue(RedisPart):
         marks = self._mark_calls(links) if links is not None and links.entries else []
         complete = [url, host, number(now), number(url_lock_until), number(host_lock_until), int(keep_marked),
                     json.dumps({field: value for field, value in given.items() if value is not None}), int(bool(relevant))]
-        answers = self.connection.run_scripts([*marks, ("complete", [self.connection.prefix_of(host)], complete)])
+        page = self.connection.prefix_of(host)
+        if self.connection.single_node and marks:
+            [(_, keys, args)] = marks
+            return _summed(self.connection.run_scripts([("complete_links", [*keys, page], [len(complete), *complete, *args])]))
+        answers = self.connection.run_scripts([*marks, ("complete", [page], complete)])
         return _summed(answers[:-1])
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
