@@ -10,6 +10,8 @@ job named as ``bench.scaling`` names its jobs. Then:
 - look, until ``--repeat`` URLs are completed: BestFirst's ``ready`` of 32 (``top_heads``, ``head_rows``, ``take_heads``),
   leasing what it hands out, half a second after the last look;
 - complete: the completion of each URL the look before leased (claimed, then completed);
+- page, ``--repeat`` times: a completion as a crawl sends it, with its page's links (as mark's, from the page's
+  host), after looks as above (not measured);
 - rescore, ``--repeat`` / 100 times: the link model's re-scoring, new priorities (random) for every queued URL of
   ``--rescore-hosts`` hosts drawn at random (at most ``--hosts``), with ``set_priorities``; its figures are also given a host.
 
@@ -41,9 +43,10 @@ import redis
 from bench.report import RESULTS, environment, write_report
 from bench.scaling import PrivateRedis
 from bench.virtualweb.harness import load_average
+from combine_scrapy.frontier import Marking
 from combine_scrapy.frontier.redis import RedisFrontier
 
-OPERATIONS = ("mark", "look", "complete", "rescore")
+OPERATIONS = ("mark", "look", "complete", "page", "rescore")
 SCRIPT_CALLS = {"evalsha", "eval", "evalsha_ro", "eval_ro", "script|load", "script", "info", "config|resetstat"}
 
 
@@ -141,6 +144,18 @@ def measure(url: str, args: argparse.Namespace) -> dict:
                                   relevant=rng.random() < 0.3)
         completions.calls += len(round_)
         now += 0.5
+    with_links = Meter(server)
+    while with_links.calls < args.repeat:
+        round_ = frontier.ready(now, "BestFirst", 32, hold=lease)
+        links = [Marking(page_links(rng, int(entry.host[1:5]), args.hosts, args.links, known, counter), distance=1)
+                 for entry in round_]
+        with with_links:
+            for entry, found in zip(round_, links):
+                frontier.claim(entry, now, lease)
+                frontier.complete(entry.url, entry.host, now=now, url_lock_until=now, host_lock_until=now, status=200,
+                                  relevant=rng.random() < 0.3, links=found)
+        with_links.calls += len(round_)
+        now += 0.5
     rescores, rescored_hosts = Meter(server), min(args.rescore_hosts, args.hosts)
     for _ in range(max(1, args.repeat // 100)):
         chosen = rng.sample(range(args.hosts), rescored_hosts)
@@ -152,7 +167,7 @@ def measure(url: str, args: argparse.Namespace) -> dict:
             frontier.set_priorities(priorities)
         rescores.calls += 1
     results = {"mark": marks.figures(), "look": looks.figures(), "complete": completions.figures(),
-               "rescore": rescores.figures()}
+               "page": with_links.figures(), "rescore": rescores.figures()}
     results["look"]["urls_a_look"] = round(completions.calls / looks.calls, 1)
     results["rescore"]["hosts_a_call"] = rescored_hosts
     results["rescore"]["commands_a_host"] = round(results["rescore"]["commands"] / rescored_hosts, 2)

@@ -139,14 +139,15 @@ def test_scaling_measures_each_parts_cpu_and_redis_costs_per_page_with_repeats(r
 
 
 @pytest.mark.services
-def test_redis_ops_measures_a_mark_a_look_a_completion_and_a_rescoring_alone(tmp_path):
+def test_redis_ops_measures_a_mark_a_look_a_completion_a_page_and_a_rescoring_alone(tmp_path):
     from bench.redis_ops import main
 
     main(["--redis", "redis://127.0.0.1:6379/0", "--hosts", "20", "--urls", "10", "--links", "10", "--repeat", "30",
           "--results", str(tmp_path)])
     result = read(tmp_path, "redis_ops")
     assert result["mark"]["calls"] == 30 and result["complete"]["calls"] >= 30 and result["look"]["calls"] >= 1
-    for operation in ("mark", "look", "complete", "rescore"):
+    assert result["page"]["calls"] >= 30 and result["page"]["commands"] > result["complete"]["commands"]
+    for operation in ("mark", "look", "complete", "page", "rescore"):
         found = result[operation]
         assert found["commands"] > 0 and found["script_us"] >= found["commands_us"] > 0
     assert result["mark"]["by_name"]["zadd"] > 0 and result["look"]["urls_a_look"] > 1
