@@ -577,9 +577,9 @@ def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_by_its_hash(private
 
 def test_a_completion_with_its_pages_links_is_one_script_that_places_the_pages_host_once(private_redis_url, tmp_path):
     """On a single Redis the links' mark and the completion are one script call; the page's host (most links go to
-    it) is placed by the completion alone: one ZRANGE of its 'best' queue, none by the mark. A host the mark
-    places, with new URLs only, is given its best URL: one ZRANGE (its best before). Rounds as the embedded
-    frontier's."""
+    it) is placed by the completion alone: one ZRANGE of its 'best' queue, none by the mark, and the URLs marked are
+    counted with the completion's own change. A host the mark places, with new URLs only, is given its best URL:
+    one ZRANGE (its best before). Rounds, counts and busiest hosts as the embedded frontier's."""
     frontier = RedisFrontier.from_settings({"REDIS_URL": private_redis_url}, "completion")
     embedded = SqliteFrontier(tmp_path / "f.sqlite")
     try:
@@ -599,9 +599,12 @@ def test_a_completion_with_its_pages_links_is_one_script_that_places_the_pages_h
         ran = _ran(frontier, lambda: complete(frontier))
         assert frontier.server.info("commandstats")["cmdstat_evalsha"]["calls"] - scripts == 1
         assert ran["zrange"] == 2, ran   # the completion's of a.test, the mark's of b.test (its best before)
+        # the URLs marked counted with the completion's change: stats' urls, marked and done; busy of b.test, a.test
+        assert ran["hincrby"] == 3 and ran["zincrby"] == 2, ran
         assert complete(embedded) == (6, 0, 0)
         assert frontier.ready(12.0, "BestFirst", 8) == embedded.ready(12.0, "BestFirst", 8)
         assert frontier.counts(12.0) == embedded.counts(12.0)
+        assert frontier.hosts(12.0, 5) == embedded.hosts(12.0, 5)
     finally:
         frontier.close()
         embedded.close()

@@ -1,7 +1,8 @@
 -- ARGV: url, host, now, URL lock end, host lock end, keep marked (0/1), JSON of the given
--- status, etag, last_modified and score (absent: None), relevant (0/1: a new relevant record). ``queued``: the
--- page's links, marked before in the same script (complete_links.lua; nil alone), queued URLs of its host and left
--- the host's placing (hosts, hostq, its head) to this completion.
+-- status, etag, last_modified and score (absent: None), relevant (0/1: a new relevant record). ``linked``,
+-- ``queued``: how many URLs the page's links, marked before in the same script (complete_links.lua; nil alone),
+-- marked, and how many of them of the page's host; they are counted here, and the host placed (hosts, hostq, its
+-- head) here.
 
 local url, host, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local keep = ARGV[6] == '1'
@@ -17,20 +18,23 @@ if r then
   if given.last_modified then r.last_modified = given.last_modified end
   save(host, url, r)
   if given.score then redis.call('HSET', P .. 'scores', url, given.score) end
-  recount(host, was == 1, was == 0 and status, keep, not keep and given.status)
+  recount(host, was == 1, was == 0 and status, keep, not keep and given.status, linked, queued)
   if keep then place(url, host, r.seq, r.priority, r.lock_until, now) end
+elseif linked then
+  recount(host, false, false, false, false, linked, queued)
 end
+local placed_here = (queued or 0) > 0
 -- A host with a URL is known; the host's lock (stretched by its Crawl-delay), lease and yield in one HMGET and
 -- one HSET.
-if queued and not r then redis.call('SADD', P .. 'hosts', host) end
-if r or queued or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
+if placed_here and not r then redis.call('SADD', P .. 'hosts', host) end
+if r or placed_here or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   local state = host_state(host, 'delay')
   state.lock_until = num(with_delay(tonumber(ARGV[5]), now, state.delay))
   state.fetched = tonumber(state.fetched or 0) + 1
   state.relevant = num(tonumber(state.relevant or 0) * YIELD_DECAY + tonumber(ARGV[8]))
   redis.call('HSET', P .. 'host:' .. host, 'lock_until', state.lock_until, 'fetched', state.fetched,
              'relevant', state.relevant)
-  if queued then
+  if placed_here then
     redis.call('ZADD', P .. 'hostq', state.lock_until, host)
   else
     redis.call('ZADD', P .. 'hostq', 'XX', state.lock_until, host)

@@ -299,14 +299,15 @@ local function head_row(host, queue, lock, fetched, relevant, depth)
   return row
 end
 
--- Keep the counters right when a URL's mark or fetched state changes.
-local function recount(host, marked_before, done_before, marked_after, done_after)
+-- Keep the counters right when a URL's mark or fetched state changes; ``marked_more`` more URLs marked (of any
+-- host; none: nil), ``queued_more`` of them of ``host``, counted with it.
+local function recount(host, marked_before, done_before, marked_after, done_after, marked_more, queued_more)
   local marked = (marked_after and 1 or 0) - (marked_before and 1 or 0)
-  if marked ~= 0 then
-    redis.call('HINCRBY', P .. 'stats', 'marked', marked)
-    if tonumber(redis.call('ZINCRBY', P .. 'busy', -marked, host)) >= 0 then
-      redis.call('ZREM', P .. 'busy', host)
-    end
+  local busy = marked + (queued_more or 0)
+  marked = marked + (marked_more or 0)
+  if marked ~= 0 then redis.call('HINCRBY', P .. 'stats', 'marked', marked) end
+  if busy ~= 0 and tonumber(redis.call('ZINCRBY', P .. 'busy', -busy, host)) >= 0 then
+    redis.call('ZREM', P .. 'busy', host)
   end
   local done = (done_after and 1 or 0) - (done_before and 1 or 0)
   if done ~= 0 then redis.call('HINCRBY', P .. 'stats', 'done', done) end

@@ -8,8 +8,9 @@
 -- marked are its ``u:`` hash's fields (HLEN, read for the bound only); the URLs marked count once a call, in
 -- the stats of the first bucket in KEYS (the job's counts are the sums over its buckets). ``completing``: the host
 -- of the page whose completion runs next in the same script (complete_links.lua; nil alone): that completion places
--- the host (hostq, its head) after the marks, so they neither read its best URL nor place it. Answers what it
--- did, then whether it queued a URL of ``completing`` (a script's answer is the first value only).
+-- the host (hostq, its head) after the marks, so they neither read its best URL nor place it, and counts the URLs
+-- marked ('marked' in stats; those of its host in busy too) with its own change. Answers what it did, then how many URLs
+-- of ``completing`` it queued (a script's answer is its first value only).
 
 local bound, distance, seq_key = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local first = 0
@@ -18,7 +19,7 @@ if seq_key > 0 then
   first = redis.call('INCRBY', KEYS[seq_key], count) - count
 end
 local hosts, order = by_host(ARGV, 4, 5)
-local marked, refused, raised, queued_own = 0, 0, 0, false
+local marked, refused, raised, queued_own = 0, 0, 0, 0
 for _, host in ipairs(order) do
   local group = hosts[host]
   local kept, stored = group_records(ARGV, host, group)
@@ -104,7 +105,7 @@ for _, host in ipairs(order) do
   end
   if #raises > 0 then chunked('ZADD', P .. 'b:' .. host, 'XX', raises) end
   if new > 0 then
-    redis.call('ZINCRBY', P .. 'busy', -new, host)
+    if not own then redis.call('ZINCRBY', P .. 'busy', -new, host) end
     chunked('ZADD', P .. 'fifo:' .. host, nil, fifo)
     local best = {}
     for k = 2, #fifo, 2 do
@@ -119,7 +120,7 @@ for _, host in ipairs(order) do
     end
     chunked('ZADD', P .. 'b:' .. host, nil, best)
     if own then
-      queued_own = true
+      queued_own = new
     elseif not top_score then  -- a host new to the frontier has none queued (a known one may be in both already)
       redis.call('SADD', P .. 'hosts', host)
       redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
@@ -131,6 +132,6 @@ end
 if marked > 0 then
   P = KEYS[1]
   redis.call('HINCRBY', P .. 'stats', 'urls', marked)
-  redis.call('HINCRBY', P .. 'stats', 'marked', marked)
+  if not completing then redis.call('HINCRBY', P .. 'stats', 'marked', marked) end
 end
 return {marked, refused, raised}, queued_own

@@ -2,7 +2,8 @@
 
 Every change is one Lua script (in ``frontier/lua/``), so a harvester killed at any moment leaves
 the frontier consistent, and two harvesters can never lease the same host at
-once. The end of a fetch and the mark of its page's links go in one pipeline; what needs no answer
+once. The end of a fetch and the mark of its page's links are one script on a single Redis (so a kill
+cannot split them; the page's host is placed once, by the completion), one pipeline on a cluster; what needs no answer
 and may be lost (a robots.txt answer with the host's delay, the release of a URL put off) goes with the
 harvester's next call (``RedisConnection.defer``). A leased URL waits in a sorted set by lease expiry and comes back when
 the lease ends, whoever held it.

@@ -98,7 +98,7 @@ LIBRARY = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELE
            + _lua("library"))
 #: What a script file reads without defining it: nil where the script runs alone, given where complete_links.lua
 #: runs it as a function.
-_GIVEN = {"mark": "completing", "complete": "queued"}
+_GIVEN = {"mark": "completing", "complete": "linked, queued"}
 
 
 def _body(name: str) -> str:
@@ -140,7 +140,7 @@ _EACH_BUCKET_SCRIPTS = {
 }
 # The completion of a page with the mark of its links, on a single Redis (a cluster's mark reaches one slot a call).
 _COMPLETE_LINKS = (LIBRARY + "local function mark_links(KEYS, ARGV, completing)\n" + _lua("mark") + "\nend\n"
-                   + "local function complete_page(ARGV, queued)\n" + _lua("complete") + "\nend\n"
+                   + "local function complete_page(ARGV, linked, queued)\n" + _lua("complete") + "\nend\n"
                    + _lua("complete_links"))
 #: Arguments a combined call ("each:" scripts) carries at most: a larger batch (``scrapy sanity`` over a
 #: whole crawl) stays a pipeline of calls, so no one script holds Redis for long.
