@@ -610,6 +610,29 @@ def test_a_completion_with_its_pages_links_is_one_script_that_places_the_pages_h
         embedded.close()
 
 
+def test_a_mark_leaves_a_host_waiting_for_its_lock_where_it_is(private_redis_url, tmp_path):
+    """A host with queued URLs and no head waits in 'waiting' by when it unlocks, which a new best URL does not
+    change: the mark reads the host's state and writes neither 'waiting' nor a head; the host's round once it
+    unlocks is the embedded frontier's."""
+    frontier = RedisFrontier.from_settings({"REDIS_URL": private_redis_url}, "waiting")
+    embedded = SqliteFrontier(tmp_path / "f.sqlite")
+    try:
+        for store in (frontier, embedded):
+            store.mark([("http://a.test/1", "a.test", 1.0), ("http://a.test/2", "a.test", 0.5)])
+            [entry] = store.ready(10.0, "BestFirst", 4)
+            assert store.claim(entry, 10.0, 60.0)
+            store.complete(entry.url, "a.test", now=11.0, url_lock_until=1e6, host_lock_until=50.0, status=200)
+        better = [("http://a.test/3", "a.test", 2.0)]
+        ran = _ran(frontier, lambda: frontier.mark(better))
+        assert ran["hmget"] == 2 and ran["zadd"] == 2 and "zrem" not in ran, ran   # records, state; fifo:, b:
+        assert embedded.mark(better) == (1, 0, 0)
+        for now in (20.0, 50.0):
+            assert frontier.ready(now, "BestFirst", 4) == embedded.ready(now, "BestFirst", 4)
+    finally:
+        frontier.close()
+        embedded.close()
+
+
 def test_a_best_first_look_reads_no_url_of_a_host_locked_at_its_clock(private_redis_url):
     """A host whose fetch is in flight holds places in a BestFirst round but is not handed out: its row costs an HMGET
     and a ZRANGE (not the URL's lookup and record, two commands more) and ranks it as the free host's row does. A look

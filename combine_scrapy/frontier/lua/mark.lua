@@ -127,7 +127,13 @@ for _, host in ipairs(order) do
     end
     marked = marked + new
   end
-  if placed and not own then rehead(host, nil, nil, nil, #raises == 0 and {hexseq(first_seq), first_score} or nil) end
+  if placed and not own then
+    -- A host that had queued URLs and has no head waits for its lock in 'waiting', by when it unlocks: it stays.
+    local state = top_score and host_state(host)
+    if not state or state.head then
+      rehead(host, nil, state, nil, #raises == 0 and {hexseq(first_seq), first_score} or nil)
+    end
+  end
 end
 if marked > 0 then
   P = KEYS[1]
