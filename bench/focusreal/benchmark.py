@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -93,6 +94,7 @@ DEFAULT_ORDER = "scrapy-default"
 PEERS: dict[str, list[str]] = {BREADTH_FIRST: ["--breadth-first"], DEFAULT_ORDER: []}
 SEED_SETS = ("home", "portal", "offtopic")
 WINDOW = 500  # targets found per this many fetches
+TRACED = 1000  # fetches whose page, verdict and priority a run keeps (RealRun.trace)
 
 CONFIG = """\
 # A job for the doc web (topic: {topic}), written by bench.focusreal.
@@ -121,6 +123,10 @@ class RealRun(Run):
     #: Fetch numbers of the pages that added a new relevant record (bench/focusreal/records.py); None: not judged.
     records: list[int] | None = None
     record_pages: list[str] = field(default_factory=list)  # the pages of those records, in order (host + target)
+    #: The first TRACED fetches, each ``[host + target, verdict, priority]``: verdict ``new`` (a new relevant record),
+    #: ``duplicate`` (relevant, an exact or near copy of an earlier record), ``irrelevant``, or ``status <code>``;
+    #: priority the URL's in the crawler's frontier when the crawl ended (None for plain Scrapy).
+    trace: list[list] = field(default_factory=list)
 
     def per_window(self, cap: int, window: int = WINDOW) -> list[int]:
         """Targets found in fetches 1-500, 501-1000, ... up to the cap."""
@@ -155,6 +161,7 @@ class Judge:
         self.hits: dict[str, list[int]] = {topic.key: [] for topic in topics}
         self.found: dict[str, list[tuple[str, str]]] = {topic.key: [] for topic in topics}
         self.pages: list[tuple[int, str, str]] = []  # (fetch number, host, request target) of every 200 answer
+        self.statuses: list[tuple[str, str, int]] = []  # (host, request target, status) of the first TRACED fetches
 
     def read(self) -> None:
         entries = self.served.log(self.since)
@@ -173,6 +180,8 @@ class Judge:
                 return
             self.fetched += 1
             self.per_host[host] += 1
+            if self.fetched <= TRACED:
+                self.statuses.append((host, entry["path"], entry["status"]))
             if entry["status"] == 200:
                 self.pages.append((self.fetched, host, entry["path"]))
             key = self.web.key(host, entry["path"]) if entry["status"] == 200 else None
@@ -196,6 +205,25 @@ class Judge:
         fetches = ((fetch, judge.judge(host, target)) for fetch, host, target in self.pages)
         added = set(new_records(fetches, topic, judge.near_duplicate_distance))
         return [(fetch, host + target) for fetch, host, target in self.pages if fetch in added]
+
+    def trace(self, judge: PageJudge, topic: str, new: list[int], priorities: dict[str, float]) -> list[list]:
+        """``RealRun.trace`` of the first TRACED fetches; ``new``: the fetch numbers of the new relevant records."""
+        added, trace = set(new), []
+        for fetch, (host, target, status) in enumerate(self.statuses, start=1):
+            judgement = judge.judge(host, target) if status == 200 else None
+            verdict = (f"status {status}" if status != 200 else "new" if fetch in added
+                       else "duplicate" if judgement is not None and topic in judgement.relevant else "irrelevant")
+            trace.append([host + target, verdict, priorities.get(f"http://{host}{target}")])
+        return trace
+
+
+def frontier_priorities(data: Path) -> dict[str, float]:
+    """Every URL's priority in the SQLite frontier files under ``data`` (a focused crawl's job data)."""
+    priorities: dict[str, float] = {}
+    for path in data.glob("*/frontier.sqlite"):
+        with sqlite3.connect(path) as connection:
+            priorities.update(connection.execute("SELECT url, priority FROM url_states").fetchall())
+    return priorities
 
 
 class ServedDocWeb(ServedWeb):
@@ -260,6 +288,7 @@ def crawl(web: DocWeb, served: ServedWeb, topics: list[Topic], seed_set: str, co
     wall = time.monotonic() - started
     judge.read()
     records = {topic.key: judge.records(pages, topic.key) for topic in topics}
+    priorities = frontier_priorities(directory / "data") if config not in PEERS else {}
     runs = []
     for topic in topics:
         hits, total = judge.hits[topic.key], len(topic.targets)
@@ -268,7 +297,9 @@ def crawl(web: DocWeb, served: ServedWeb, topics: list[Topic], seed_set: str, co
                             seed_set=seed_set, per_host=dict(judge.per_host),
                             found=[host + path for host, path in judge.found[topic.key]],
                             records=[fetch for fetch, _ in records[topic.key]],
-                            record_pages=[page for _, page in records[topic.key]]))
+                            record_pages=[page for _, page in records[topic.key]],
+                            trace=judge.trace(pages, topic.key, [fetch for fetch, _ in records[topic.key]],
+                                              priorities)))
     return runs
 
 
