@@ -98,7 +98,7 @@ HOST_DEPTH_DECAY = 0.5
 #: around it, in [0, 1)) on its priority, whatever the model says: on documentation sites nearly every link that names
 #: the topic leads to a relevant page, while a link's page being relevant says little (its menus and neighbours
 #: mostly lead elsewhere), and the model, which shares the weight among many features, lets such links wait.
-LINK_TERMS_BONUS = 0.6
+LINK_TERMS_BONUS = 0.3
 #: Pages whose depth in their host is remembered at most; past it the memory starts again.
 HOST_DEPTHS = 200_000
 #: A link to a page whose name says that it lists a site's pages (``index.html``, ``contents.html``, ``toc``,
