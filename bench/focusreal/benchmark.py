@@ -125,7 +125,7 @@ class RealRun(Run):
     record_pages: list[str] = field(default_factory=list)  # the pages of those records, in order (host + target)
     #: The first TRACED fetches, each ``[host + target, verdict, priority]``: verdict ``new`` (a new relevant record),
     #: ``duplicate`` (relevant, an exact or near copy of an earlier record), ``irrelevant``, or ``status <code>``;
-    #: priority the URL's in the crawler's frontier when the crawl ended (None for plain Scrapy).
+    #: priority the URL's in the crawler's frontier when the crawl ended, the one it was fetched with (None for plain Scrapy).
     trace: list[list] = field(default_factory=list)
 
     def per_window(self, cap: int, window: int = WINDOW) -> list[int]:
