@@ -94,13 +94,6 @@ URL_TOKENS = 16
 #: hosts stays the strategy's and a generated web's barren sites are not walked breadth-first.
 HOST_DEPTH_BONUS = 0.2
 HOST_DEPTH_DECAY = 0.5
-#: A link of a relevant page gains LINK_TERMS_BONUS times its topic relevance (the topic's terms in its anchor, title,
-#: URL and the words around it, in [0, 1)) on its priority, whatever the model says: on documentation sites nearly every
-#: link that names the topic leads to a relevant page, while a link's page being relevant says little (its menus and
-#: neighbours mostly lead elsewhere), and the model, which shares the weight among many features, lets such links wait.
-#: Not on an irrelevant page: there the links that say nothing of the topic are the way on (a tunnel), and reordering
-#: them behind the links that name it delayed a benchmark topic reached through an off-topic page.
-LINK_TERMS_BONUS = 0.6
 #: Pages whose depth in their host is remembered at most; past it the memory starts again.
 HOST_DEPTHS = 200_000
 #: A link to a page whose name says that it lists a site's pages (``index.html``, ``contents.html``, ``toc``,
@@ -418,8 +411,8 @@ class RedisModelStore:
 @dataclass(frozen=True, slots=True)
 class _Link:
     """A link remembered until its target is fetched: its features, the page it was found on, its priority
-    before the model's share (``prior``), the priority it was marked with, its target's host and depth there,
-    whether its target is a hub page or a page seen before in another language, and its topic relevance."""
+    before the model's share (``prior``), the priority it was marked with, its target's host and depth there, and
+    whether its target is a hub page or a page seen before in another language."""
 
     features: LinkFeatures
     source: str
@@ -429,7 +422,6 @@ class _Link:
     depth: int = 0
     hub: bool = False
     language_copy: bool = False
-    terms: float = 0.0
 
 
 class OnlineLinkLearner:
@@ -501,17 +493,15 @@ class OnlineLinkLearner:
             self._languages[key] = first = url
         return first != url
 
-    def bonus(self, host: str, depth: int, hub: bool, terms: float = 0.0) -> float:
-        """What a link at ``depth`` in ``host`` with topic relevance ``terms`` gains on its priority:
-        HOST_DEPTH_BONUS * HOST_DEPTH_DECAY ** depth once the host gave a new relevant page, HUB_BONUS when it leads
-        to a hub page, and LINK_TERMS_BONUS * ``terms``."""
+    def bonus(self, host: str, depth: int, hub: bool) -> float:
+        """What a link at ``depth`` in ``host`` gains on its priority: HOST_DEPTH_BONUS * HOST_DEPTH_DECAY ** depth
+        once the host gave a new relevant page, and HUB_BONUS when it leads to a hub page."""
         bonus = HOST_DEPTH_BONUS * HOST_DEPTH_DECAY ** depth if host in self.productive_hosts else 0.0
-        bonus += LINK_TERMS_BONUS * terms
         return bonus + HUB_BONUS if hub else bonus
 
     def remember(self, url: str, features: LinkFeatures, source: str, prior: float = 0.0,
                  priority: float = 0.0, host: str = "", depth: int = 0, hub: bool = False,
-                 language_copy: bool = False, terms: float = 0.0) -> None:
+                 language_copy: bool = False) -> None:
         """Keep a link's features until its (canonical) target is observed. Of the links found to a URL the
         one marked with the highest priority is kept (the first of equals), as the frontier keeps the highest."""
         if url in self._fetched:
@@ -519,7 +509,7 @@ class OnlineLinkLearner:
         kept = self._pending.get(url)
         if kept is not None and kept.priority >= priority:
             return
-        self._pending[url] = _Link(features, source, prior, priority, host, depth, hub, language_copy, terms)
+        self._pending[url] = _Link(features, source, prior, priority, host, depth, hub, language_copy)
         if len(self._pending) > self._pending_limit:
             self._pending.popitem(last=False)
 
@@ -577,8 +567,7 @@ class OnlineLinkLearner:
         probabilities = self.model.predict([link.features for link in links])
         priors = np.fromiter((link.prior for link in links), np.float64, len(links))
         marked = np.fromiter((link.priority for link in links), np.float64, len(links))
-        bonuses = np.fromiter((self.bonus(link.host, link.depth, link.hub, link.terms) for link in links), np.float64,
-                              len(links))
+        bonuses = np.fromiter((self.bonus(link.host, link.depth, link.hub) for link in links), np.float64, len(links))
         shares = np.fromiter((LANGUAGE_COPY_SHARE if link.language_copy else 1.0 for link in links), np.float64,
                              len(links))
         priorities = shares * np.minimum((1 - weight) * priors + weight * probabilities.astype(np.float64) + bonuses,
@@ -588,7 +577,7 @@ class OnlineLinkLearner:
         for position in np.flatnonzero(np.abs(priorities - marked) >= RESCORE_TOLERANCE).tolist():
             url, link, priority = urls[position], links[position], float(priorities[position])
             self._pending[url] = _Link(link.features, link.source, link.prior, priority, link.host, link.depth,
-                                       link.hub, link.language_copy, link.terms)
+                                       link.hub, link.language_copy)
             rescored[url] = priority
             hosts.add(link.host)
         self._rescored_hosts = len(hosts)

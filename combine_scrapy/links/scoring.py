@@ -263,9 +263,8 @@ class LinkScorer:
         learned: list[int] = []
         batch = []
         canonicals: list[str] = []
-        # each learned link's host, depth in it, whether it is a hub, whether a page seen in another language, and its
-        # topic relevance
-        places: list[tuple[str, int, bool, bool, float]] = []
+        # each learned link's host, depth in it, whether it is a hub and whether a page seen in another language
+        places: list[tuple[str, int, bool, bool]] = []
         if source_url:
             learner.language_copy(source_url)  # a page (a seed too) comes before its translations
         for link in links:
@@ -274,28 +273,26 @@ class LinkScorer:
             if canonical is None:
                 continue  # the frontier refuses it, and counts why
             host = host_of(canonical)
-            terms = self.link_relevance(link)
             features = link_features(
                 anchor=f"{link.anchor} {link.title}", context=link.context, url=canonical, host=host,
                 source_host=source_host, page_relevant=page_relevant, page_evidence=page_evidence,
-                distance=link_distance, topic_terms=terms,
+                distance=link_distance, topic_terms=self.link_relevance(link),
             )
             learned.append(len(chosen) - 1)
             batch.append(features)
             canonicals.append(canonical)
             places.append((host, learner.host_depth(canonical, host, source_url, source_host), hub_page(canonical),
-                           learner.language_copy(canonical), terms if page_relevant else 0.0))
+                           learner.language_copy(canonical)))
         weight = learner.weight
         probabilities = learner.predict(batch) if weight and batch else [0.0] * len(batch)
-        for position, canonical, features, probability, (host, depth, hub, copy, terms) in zip(
-                learned, canonicals, batch, probabilities, places):
+        for position, canonical, features, probability, (host, depth, hub, copy) in zip(learned, canonicals, batch,
+                                                                                        probabilities, places):
             url, prior = chosen[position]
-            priority = min((1 - weight) * prior + weight * float(probability) + learner.bonus(host, depth, hub, terms),
-                           1.0)
+            priority = min((1 - weight) * prior + weight * float(probability) + learner.bonus(host, depth, hub), 1.0)
             if copy:
                 priority *= LANGUAGE_COPY_SHARE
             chosen[position] = (url, priority)
-            learner.remember(canonical, features, source_url, prior, priority, host, depth, hub, copy, terms)
+            learner.remember(canonical, features, source_url, prior, priority, host, depth, hub, copy)
         return chosen
 
     def observe(self, url: str, relevant: bool, score: float = 0.0) -> int:
