@@ -250,6 +250,12 @@ def test_the_judge_counts_new_relevant_records_as_the_crawler_would_keep_them(we
     assert off_topic is not None and not off_topic.relevant and off_topic.fingerprint is None
     assert len(pages.cache) == 4  # each page judged once, the 404 too
     assert [fetch for fetch, _ in judge.records(pages, "t")] == [1, 4] and len(pages.cache) == 4
+    new = [fetch for fetch, _ in judge.records(pages, "t")]
+    assert judge.trace(pages, "t", new, {"http://single.docs.test/lib/core.html": 0.5}) == [
+        ["single.docs.test/lib/core.html", "new", 0.5], ["single.docs.test/lib/re.html", "irrelevant", None],
+        ["single.docs.test/lib/copy.html", "duplicate", None], ["httpd.docs.test/fr/mod/core.html", "new", None],
+        ["httpd.docs.test/en/mod/missing.html", "status 404", None],
+    ]
 
 
 def test_a_crawl_with_every_target_goes_on_to_the_first_window():
