@@ -22,6 +22,7 @@ from bench.focusreal.benchmark import (
 )
 from bench.focusreal.docweb import PORTAL, DocWeb, Tree
 from bench.focusreal.records import PageJudge, PageJudgement, new_records
+from bench.focusreal.reference import ORDERS, LinkGraph, References
 from bench.focusreal.topics import TOPICS, Target, Topic
 from combine_scrapy.job import load_job
 from combine_scrapy.topic import parse_topic_definition
@@ -266,3 +267,30 @@ def test_a_crawl_with_every_target_goes_on_to_the_first_window():
     assert not judge.done()
     judge.fetched = WINDOW
     assert judge.done()
+
+
+def test_offline_reference_crawls_follow_links_and_the_better_told_orders_find_the_records_sooner(web, tmp_path):
+    text = " ".join(f"The core module {word} handles requests and keeps the server running." for word in
+                    ("first", "second", "third", "fourth"))
+    (Path(web.trees["httpd.docs.test"].root) / "en/mod/core.html").write_text(f"<p>{text}</p>")
+    (Path(web.trees["httpd.docs.test"].root) / "en/mod/copy.html").write_text(f"<p>{text}</p>")
+    (Path(web.trees["httpd.docs.test"].root) / "en/index.html").write_text(
+        '<a href="../fr/index.html">b</a> <a href="mod/copy.html">a</a> <a href="mod/core.html">c</a>')
+    web = DocWeb(tuple(tree.tree for tree in web.trees.values()))  # the new files indexed
+    topic = Topic("t", "t", "100: requests=T\n", (Target("httpd", "/mod/core.html", ""),), "http://httpd.docs.test/en/")
+    graph = LinkGraph(web)
+    references = References(web, graph, PageJudge(web, topic_jobs([topic], tmp_path / "judge")), topic)
+    assert references.relevant == {"http://httpd.docs.test/en/mod/copy.html", "http://httpd.docs.test/en/mod/core.html"}
+    assert references.records_in_web() == 1  # the copy is the same record
+    assert references.hops["http://httpd.docs.test/en/index.html"] == 1
+    order = graph.crawl(["http://httpd.docs.test/en/"], 10, references.rank("knows_relevance"))
+    for n, url in enumerate(order[1:], start=1):  # every page fetched was linked from a page fetched before it
+        assert any(url in graph.out(earlier) for earlier in order[:n]), url
+    assert order[:3] == ["http://httpd.docs.test/en/", "http://httpd.docs.test/en/mod/copy.html",
+                         "http://httpd.docs.test/en/mod/core.html"]
+    without_copies = references.rank("knows_graph_and_copies")
+    assert without_copies("http://httpd.docs.test/en/mod/copy.html") == 0  # the first of the two: a record
+    assert without_copies("http://httpd.docs.test/en/mod/core.html") == -1  # its copy: as a page one link away
+    assert without_copies("http://httpd.docs.test/fr/index.html") < -1  # leads to no relevant page
+    measured = references.measure("offtopic", window=2)
+    assert measured["breadth_first"] == 0 and measured["knows_relevance"] == 1 and set(measured) == set(ORDERS)
