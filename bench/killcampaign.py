@@ -21,8 +21,8 @@ SIGTERM, with its summary), and the crawl is then finished by a new one.
 At the end: pages expected against pages stored, duplicates (a URL on two
 records, a record beyond one a page), pages lost, and the fetch counts of the
 server's request log against the harvest log (what ``scrapy status`` shows).
-Writes bench/results/killcampaign.{json,md}; each run adds or replaces its
-own section (sqlite, redis, disk_full, parent_kill).
+Writes bench/results/killcampaign.{json,md} (``--results DIR``: DIR's); each
+run adds or replaces its own section (sqlite, redis, disk_full, parent_kill).
 """
 
 from __future__ import annotations
@@ -396,6 +396,8 @@ def main() -> None:
     parser.add_argument("--mysql", default="mysql://root@127.0.0.1:3306/test")
     parser.add_argument("--disk-full", action="store_true", help="the disk-full run instead of the kills (needs root)")
     parser.add_argument("--parent-kill", action="store_true", help="SIGKILL scrapy harvest -n 2 instead of harvesters")
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="directory of killcampaign.{json,md} (a run adds or replaces its section there)")
     args = parser.parse_args()
     if args.disk_full:
         name, run = "disk_full", disk_full(min(args.pages, 500), args.seed)
@@ -404,7 +406,7 @@ def main() -> None:
     else:
         name, run = args.backend, kill_campaign(args.backend, args.kills, args.pages, args.seed, args.redis, args.mysql)
     run = {**environment(("python -m bench.killcampaign " + " ".join(sys.argv[1:])).strip()), **run}
-    previous = RESULTS / "killcampaign.json"
+    previous = args.results / "killcampaign.json"
     sections = json.loads(previous.read_text()).get("sections", {}) if previous.exists() else {}
     sections[name] = run
     result = {**run, "sections": sections}
@@ -417,7 +419,7 @@ def main() -> None:
         "in flight when its harvester died is served but never completed: it is fetched again, so the log can "
         "only be short of the server by the fetches in flight at the kills.",
         *_markdown(sections),
-    ])
+    ], args.results)
 
 
 if __name__ == "__main__":
