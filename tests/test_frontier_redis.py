@@ -465,7 +465,7 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
                 # with the page's links, most to its own host (new, known, raised, itself) at times
                 links = [(f"http://{host}/{rnd.randrange(12)}", host, rnd.choice([-0.5, 0.5, 9.0, rnd.random()]))
                          for host in [entry.host] * 3 + rnd.sample(hosts, 1)]
-                fetch = dict(now=now, url_lock_until=now + 1, host_lock_until=now + rnd.choice([1, 10]), status=200,
+                fetch = dict(now=now, url_lock_until=now + 1, host_lock_until=now + rnd.choice([0, 1, 10]), status=200,
                              keep_marked=rnd.random() < 0.2, relevant=rnd.random() < 0.4,
                              links=rnd.choice([None, Marking(links, None, rnd.choice([0, 1]))]))
                 both(lambda f: f.complete(entry.url, entry.host, **fetch))

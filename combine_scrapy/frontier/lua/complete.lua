@@ -24,25 +24,23 @@ elseif linked then
   recount(host, false, false, false, false, linked, queued)
 end
 local placed_here = (queued or 0) > 0
--- A host with a URL is known; the host's lock (stretched by its Crawl-delay), lease and yield in one HMGET and
--- one HSET.
+-- A host with a URL is known; the host's lock (stretched by its Crawl-delay), lease, yield and head in one HMGET,
+-- one HSET and at most one HDEL. A lock already over (WaitIntervalHost 0) places the host in heads at once.
 if placed_here and not r then redis.call('SADD', P .. 'hosts', host) end
 if r or placed_here or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   local state = host_state(host, 'delay')
-  state.lock_until = num(with_delay(tonumber(ARGV[5]), now, state.delay))
+  local lock_until = with_delay(tonumber(ARGV[5]), now, state.delay)
+  state.lock_until = num(lock_until)
   state.fetched = tonumber(state.fetched or 0) + 1
   state.relevant = num(tonumber(state.relevant or 0) * YIELD_DECAY + tonumber(ARGV[8]))
-  redis.call('HSET', P .. 'host:' .. host, 'lock_until', state.lock_until, 'fetched', state.fetched,
-             'relevant', state.relevant)
   if placed_here then
     redis.call('ZADD', P .. 'hostq', state.lock_until, host)
   else
     redis.call('ZADD', P .. 'hostq', 'XX', state.lock_until, host)
   end
   local leased = state.leased_until ~= nil
-  if leased then
-    redis.call('HDEL', P .. 'host:' .. host, 'leased_until')
-    state.leased_until = nil
-  end
-  rehead(host, false, state, leased)
+  state.leased_until = nil
+  rehead(host, lock_until <= now and 'over' or false, state, leased, nil,
+         {'lock_until', state.lock_until, 'fetched', state.fetched, 'relevant', state.relevant},
+         leased and {'leased_until'} or nil)
 end

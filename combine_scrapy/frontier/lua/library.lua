@@ -226,12 +226,15 @@ end
 -- ``waiting`` (locked hosts) by when the host unlocks, until a look at the heads (its clock, so the same as the
 -- round's) moves it to ``heads``. The host's ``head`` field holds its member of heads or leasedheads. ``free``:
 -- true when that look found the host's lock ended, false when its lock changed, nil when its lock is as when
--- it was last placed (it keeps its place); true for a host the caller took out of ``waiting``.
+-- it was last placed (it keeps its place); true for a host the caller took out of ``waiting``; 'over' when the
+-- caller changed its lock to one already over at the caller's clock (placed in heads at once, as a look would).
 -- ``state``: the host's fields (host_state) as stored now, nil to read them here. ``leased``: whether the host
--- was leased when last placed (its head, if any, is in leasedheads: a host is placed again whenever its lease
--- begins or ends), nil when its lease has not changed since. ``top``: the member and score of the host's best
--- queued URL in 'best', when the caller knows it (nil: read here).
-local function rehead(host, free, state, leased, top)
+-- was leased when last placed (its head, if any, is in leasedheads, and it is not in waiting: a host is placed
+-- again whenever its lease begins or ends), nil when its lease has not changed since. ``top``: the member and
+-- score of the host's best queued URL in 'best', when the caller knows it (nil: read here). ``written``: field,
+-- value pairs the caller writes to the host's hash, and ``deleted`` fields it deletes from it, in the same HSET
+-- and HDEL as its head.
+local function rehead(host, free, state, leased, top, written, deleted)
   local h = state or host_state(host)
   if leased == nil then leased = h.leased_until ~= nil end
   local old, was_free = h.head, false
@@ -242,7 +245,7 @@ local function rehead(host, free, state, leased, top)
       if redis.call('ZREM', P .. set, old) == 0 then set = nil end
     end
     was_free = set == 'heads'
-  elseif free ~= true then
+  elseif free ~= true and not leased then
     redis.call('ZREM', P .. 'waiting', host)
   end
   top = top or redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
@@ -266,11 +269,17 @@ local function rehead(host, free, state, leased, top)
     redis.call('ZREM', P .. 'hostq', host)
   end
   dequeued[host] = nil
+  written, deleted = written or {}, deleted or {}
   if placed then
-    if placed ~= old then redis.call('HSET', P .. 'host:' .. host, 'head', placed) end
+    if placed ~= old then
+      table.insert(written, 'head')
+      table.insert(written, placed)
+    end
   elseif old then
-    redis.call('HDEL', P .. 'host:' .. host, 'head')
+    table.insert(deleted, 'head')
   end
+  if written[1] then redis.call('HSET', P .. 'host:' .. host, unpack(written)) end
+  if deleted[1] then redis.call('HDEL', P .. 'host:' .. host, unpack(deleted)) end
 end
 
 -- The host of a member of heads or leasedheads.
@@ -347,10 +356,9 @@ local function lease(url, host, now, lease_end, mine)
   r.lock_until = tonumber(lease_end)
   save(host, url, r)
   redis.call('ZADD', P .. 'locked', lease_end, held(host, url))
-  redis.call('HSET', P .. 'host:' .. host, 'lock_until', lease_end, 'leased_until', lease_end)
   redis.call('ZADD', P .. 'hostq', 'XX', lease_end, host)
   local leased = state.leased_until ~= nil
   state.lock_until, state.leased_until = lease_end, lease_end
-  rehead(host, nil, state, leased)
+  rehead(host, nil, state, leased, nil, {'lock_until', lease_end, 'leased_until', lease_end})
   return r
 end
