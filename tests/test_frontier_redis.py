@@ -692,6 +692,92 @@ def test_take_heads_leases_the_url_it_is_named_by_its_order_of_marking_and_answe
         frontier.close()
 
 
+def test_a_lease_writes_its_hosts_lock_lease_and_head_in_one_hset(private_redis_url):
+    """A lease (take_heads, take, claim) costs its host one HMGET of its state and one HSET of its lock, lease and
+    new head; the URL's record one HGET and one HSET: twelve commands for a URL of a host with more queued."""
+    frontier = RedisFrontier.from_url(private_redis_url, "lease-cost", max_attempts=3)
+    try:
+        frontier.mark([(f"http://a.test/{page}", "a.test", 2.0 - page) for page in range(3)])
+        assert [entry.url for entry in frontier.ready(1.0, "BestFirst", 1)] == ["http://a.test/0"]  # a.test in heads
+        prefix = frontier.connection.bucket_prefixes[bucket_of("a.test", frontier.buckets)]
+        order = int(frontier.server.zscore(prefix + "fifo:a.test", ":/0"))
+        found: list = []
+        ran = _ran(frontier, lambda: found.extend(frontier.connection.run_scripts(
+            [("take_heads", [prefix], [number(2.0), number(32.0), "a.test", order])])[0]))
+        assert found[0][0] == b"http://a.test/0"
+        assert ran == {"zrangebyscore": 1, "hget": 1, "hmget": 1, "zrem": 3, "hset": 2, "zadd": 3, "zrange": 1}, ran
+        state = frontier.server.hgetall(prefix + "host:a.test")
+        assert float(state[b"lock_until"]) == float(state[b"leased_until"]) == 32.0
+        assert frontier.server.zscore(prefix + "leasedheads", state[b"head"]) is not None
+    finally:
+        frontier.close()
+
+
+@pytest.mark.parametrize("wait", [0.0, 1.0])
+def test_a_completion_places_a_host_whose_lock_is_over_in_heads_at_once(private_redis_url, tmp_path, wait):
+    """A completion whose host lock is already over (WaitIntervalHost 0) places the host among the free heads: not
+    in 'waiting', so the next look moves no host (no ZREMRANGEBYSCORE, no head written). A lock still running
+    (WaitIntervalHost 1) puts the host in 'waiting' until a look at or after its end. The completion writes the
+    host's lock, yield and head with one HSET and deletes its lease with one HDEL. Rounds as the embedded
+    frontier's."""
+    frontier = RedisFrontier.from_settings({"REDIS_URL": private_redis_url}, f"over-{wait:g}")
+    embedded = SqliteFrontier(tmp_path / "f.sqlite")
+    prefix = frontier.connection.bucket_prefixes[bucket_of("a.test", frontier.buckets)]
+    try:
+        for store in (frontier, embedded):
+            store.mark([(f"http://a.test/{page}", "a.test", 2.0 - page) for page in range(3)]
+                       + [("http://b.test/0", "b.test", 0.5)])
+            [entry] = [e for e in store.ready(10.0, "BestFirst", 4) if e.host == "a.test"]
+            assert store.claim(entry, 10.0, 60.0)
+        ran = _ran(frontier, lambda: frontier.complete("http://a.test/0", "a.test", now=11.0, url_lock_until=1e6,
+                                                      host_lock_until=11.0 + wait, status=200))
+        embedded.complete("http://a.test/0", "a.test", now=11.0, url_lock_until=1e6, host_lock_until=11.0 + wait,
+                          status=200)
+        assert ran["hset"] == 2 and ran["hdel"] == 1, ran   # the record; the host's lock, yield (and head)
+        waiting = frontier.server.zscore(prefix + "waiting", "a.test")
+        assert (waiting is None) == (wait == 0.0), waiting
+        for now in (11.0, 12.0):
+            looked = _ran(frontier, lambda: frontier.ready(now, "BestFirst", 4))
+            moved = now >= 11.0 + wait and wait > 0.0 and now == 12.0
+            assert ("zremrangebyscore" in looked) == moved, (now, looked)
+            assert frontier.ready(now, "BestFirst", 4) == embedded.ready(now, "BestFirst", 4)
+    finally:
+        frontier.close()
+        embedded.close()
+
+
+def test_a_best_first_look_reads_no_leased_head_after_the_limit_th_free_head(private_redis_url, tmp_path):
+    """top_heads reads a leased head's host (its lock and lease, one HMGET) only while the head may be among the
+    bucket's first ``limit``: the leased heads past the limit-th free head by weighted priority are not read, nor
+    those past the first ``limit`` leased ones held; the round is the embedded frontier's."""
+    frontier = RedisFrontier.from_settings({"REDIS_URL": private_redis_url, "COMBINE_REDIS_BUCKETS": 1}, "leased-heads",
+                                           max_attempts=3)
+    embedded = SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3)
+    prefix = frontier.connection.bucket_prefixes[0]
+
+    def top_heads(limit: int) -> dict[str, int]:
+        return _ran(frontier, lambda: frontier.connection.run_scripts(
+            [("top_heads", [prefix], [number(5.0), 3, number(65.0), limit])]))
+
+    try:
+        for store in (frontier, embedded):
+            # ten hosts leased with their best (their heads next), then three better free hosts
+            store.mark([(f"http://low{n}.test/{page}", f"low{n}.test", 1.0 - page) for n in range(10) for page in range(2)])
+            for entry in store.ready(1.0, "BestFirst", 10):
+                assert store.claim(entry, 1.0, 60.0)
+            store.mark([(f"http://high{n}.test/0", f"high{n}.test", 5.0) for n in range(3)])
+        assert frontier.server.zcard(prefix + "leasedheads") == 10
+        top_heads(2)                                       # the new hosts leave 'waiting' for heads
+        assert "hmget" not in top_heads(2)               # two free heads better than every leased one
+        assert top_heads(5).get("hmget") == 5             # three free heads, then the first five leased ones held
+        assert top_heads(30).get("hmget") == 10
+        for limit in (2, 5, 30):
+            assert frontier.ready(5.0, "BestFirst", limit, hold=60.0) == embedded.ready(5.0, "BestFirst", limit, hold=60.0)
+    finally:
+        frontier.close()
+        embedded.close()
+
+
 @pytest.mark.parametrize("rival", ["leased", "fetched"])
 def test_a_url_another_harvester_took_between_a_look_and_its_leases_is_skipped(job, harvester_frontier, open_frontier,
                                                                                  monkeypatch, rival):
