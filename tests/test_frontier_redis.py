@@ -470,7 +470,8 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
                              links=rnd.choice([None, Marking(links, None, rnd.choice([0, 1]))]))
                 both(lambda f: f.complete(entry.url, entry.host, **fetch))
             elif outcome < 0.6:
-                both(lambda f: f.release(entry.url, entry.host, now + 3, now))
+                host_lock_until = now + rnd.choice([0, 3])
+                both(lambda f: f.release(entry.url, entry.host, host_lock_until, now))
             # else: the fetch is in flight (its host holds its place) or its harvester died (the lease runs out)
         if rnd.random() < 0.2:
             host, until = rnd.choice(hosts), now + rnd.choice([0, 15])

@@ -1,4 +1,5 @@
--- ARGV: url, host, host lock end, now ('' for none: no Crawl-delay stretch).
+-- ARGV: url, host, host lock end, now ('' for none: no Crawl-delay stretch, and the host waits for its lock in
+-- 'waiting' even when it is over).
 
 local url, host = ARGV[1], ARGV[2]
 local r = load(host, url)
@@ -13,15 +14,16 @@ if r then
 else
   redis.call('SADD', P .. 'hosts', host)
 end
-local lock_until = tonumber(ARGV[3])
-if ARGV[4] ~= '' then lock_until = with_delay(lock_until, tonumber(ARGV[4]), state.delay) end
+local lock_until, now = tonumber(ARGV[3]), tonumber(ARGV[4])
+if now then lock_until = with_delay(lock_until, now, state.delay) end
 state.lock_until = num(lock_until)
-redis.call('HSET', P .. 'host:' .. host, 'lock_until', state.lock_until)
 if queued then
   redis.call('ZADD', P .. 'hostq', state.lock_until, host)
 else
   redis.call('ZADD', P .. 'hostq', 'XX', state.lock_until, host)
 end
-local leased = redis.call('HDEL', P .. 'host:' .. host, 'leased_until') == 1
+-- the host's lock, lease and head in one HSET and at most one HDEL; a lock already over places it in heads
+local leased = state.leased_until ~= nil
 state.leased_until = nil
-rehead(host, false, state, leased)
+rehead(host, now and lock_until <= now and 'over' or false, state, leased, nil, {'lock_until', state.lock_until},
+       leased and {'leased_until'} or nil)
