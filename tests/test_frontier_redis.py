@@ -747,6 +747,31 @@ def test_a_completion_places_a_host_whose_lock_is_over_in_heads_at_once(private_
         embedded.close()
 
 
+@pytest.mark.parametrize("wait", [0.0, 3.0])
+def test_a_release_places_a_host_whose_lock_is_over_in_heads_at_once(private_redis_url, tmp_path, wait):
+    """A URL given back (a fetch put off) with its host's lock already over places the host among the free heads,
+    with a lock still running in 'waiting'; the host's lock, lease and head cost one HSET and one HDEL. Rounds as
+    the embedded frontier's."""
+    frontier = RedisFrontier.from_settings({"REDIS_URL": private_redis_url}, f"release-{wait:g}")
+    embedded = SqliteFrontier(tmp_path / "f.sqlite")
+    prefix = frontier.connection.bucket_prefixes[bucket_of("a.test", frontier.buckets)]
+    try:
+        for store in (frontier, embedded):
+            store.mark([(f"http://a.test/{page}", "a.test", 2.0 - page) for page in range(3)])
+            [entry] = store.ready(10.0, "BestFirst", 1)
+            assert store.claim(entry, 10.0, 60.0)
+        ran = _ran(frontier, lambda: (frontier.release("http://a.test/0", "a.test", 11.0 + wait, 11.0),
+                                      frontier.connection.run_scripts([])))   # sent with the next round trip
+        embedded.release("http://a.test/0", "a.test", 11.0 + wait, 11.0)
+        assert ran["hset"] == 2 and ran["hdel"] == 1, ran   # the record; the host's lock (and head); its lease
+        assert (frontier.server.zscore(prefix + "waiting", "a.test") is None) == (wait == 0.0)
+        for now in (11.0, 14.0):
+            assert frontier.ready(now, "BestFirst", 4) == embedded.ready(now, "BestFirst", 4)
+    finally:
+        frontier.close()
+        embedded.close()
+
+
 def test_a_best_first_look_reads_no_leased_head_after_the_limit_th_free_head(private_redis_url, tmp_path):
     """top_heads reads a leased head's host (its lock and lease, one HMGET) only while the head may be among the
     bucket's first ``limit``: the leased heads past the limit-th free head by weighted priority are not read, nor
