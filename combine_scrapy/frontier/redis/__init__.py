@@ -53,7 +53,8 @@ In each bucket, ``combine:{<job>:b<k>}:``
                      priority weighted by the host's yield, so the first are BestFirst's (``strategy.py``)
 ``leasedheads``      the same of the hosts with a lease (``leased_until``), which may hold places in a round
 ``waiting``          the other hosts of ``hostq`` (locked), by when they unlock: a look at the heads moves those
-                     unlocked to ``heads``. Every script that changes a host's best URL, lock, lease or yield
+                     unlocked to ``heads`` (a completion or release whose host lock is already over places the
+                     host in ``heads`` at once). Every script that changes a host's best URL, lock, lease or yield
                      places it again (``rehead`` in lua/library.lua), so ``ready`` reads only the first heads
 ``locked``           ``host\nURL`` (as kept) of marked URLs whose own lock (a lease, a retry wait) has not
                      ended, by when it ends
