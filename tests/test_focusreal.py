@@ -294,3 +294,19 @@ def test_offline_reference_crawls_follow_links_and_the_better_told_orders_find_t
     assert without_copies("http://httpd.docs.test/fr/index.html") < -1  # leads to no relevant page
     measured = references.measure("offtopic", window=2)
     assert measured["breadth_first"] == 0 and measured["knows_relevance"] == 1 and set(measured) == set(ORDERS)
+
+
+def test_records_are_paired_with_the_mean_of_breadth_firsts_crawls_of_the_same_run():
+    """Files merged by --report-only may hold two breadth-first crawls of one run: both count, not the last read."""
+    def judged(config: str, records: list[int], seed: int = 1) -> RealRun:
+        crawl = run(config, [100], seed=seed)
+        crawl.records = records
+        return crawl
+
+    runs = [judged(BREADTH_FIRST, list(range(1, 21))), judged(BREADTH_FIRST, list(range(1, 41))),
+            judged("default", list(range(1, 91)))]
+    figures = summary(runs, 3000)["home"]["t"]["default"]
+    assert figures["records_ratio_first_500"] == 3.0 and figures["target_records_3x"]  # 90 against (20 + 40) / 2
+    runs[1].records = list(range(1, 61))
+    figures = summary(runs, 3000)["home"]["t"]["default"]
+    assert figures["records_ratio_first_500"] == 2.25 and not figures["target_records_3x"]  # 90 against 40

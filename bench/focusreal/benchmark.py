@@ -375,7 +375,8 @@ def summary(runs: list[RealRun], cap: int) -> dict[str, dict[str, dict]]:
 def records_target(mine: list[RealRun], cell_runs: list[RealRun], cap: int) -> dict:
     """New relevant records per 500 fetches (mean over runs), those of the first 500, and for a configuration
     other than breadth-first the issue's goal: at least ``HARVEST_GAIN``x breadth-first's new relevant records in
-    the first ``WINDOW`` fetches (and above none) on every run, paired by run; the ratio is of the means.
+    the first ``WINDOW`` fetches (and above none) on every run, paired by run (against the mean of breadth-first's
+    crawls of that run: files merged by ``--report-only`` can hold several); the ratio is of the means.
 
     Nothing when a run's records were not judged (crawls stored before they were).
     """
@@ -389,9 +390,12 @@ def records_target(mine: list[RealRun], cell_runs: list[RealRun], cap: int) -> d
     }
     if not mine or mine[0].config == BREADTH_FIRST:
         return figures
-    peers = {run.seed: run.records_per_window(cap) for run in cell_runs if run.config == BREADTH_FIRST}
-    paired = [(windows[0], peer[0]) for run, windows in zip(mine, per_window)
-              if (peer := peers.get(run.seed)) is not None]
+    peers: dict[int, list[int]] = {}
+    for peer_run in cell_runs:
+        if peer_run.config == BREADTH_FIRST and (peer_windows := peer_run.records_per_window(cap)) is not None:
+            peers.setdefault(peer_run.seed, []).append(peer_windows[0])
+    paired = [(windows[0], statistics.fmean(peers[run.seed])) for run, windows in zip(mine, per_window)
+              if run.seed in peers]
     if not paired:
         return figures
     theirs = statistics.fmean(peer for _, peer in paired)
