@@ -600,12 +600,17 @@ def seed_set_names(text: str) -> list[str]:
     return names(text, list(SEED_SETS), "seed sets")
 
 
-def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m bench.focusreal", description=__doc__.splitlines()[0])
+def add_cell_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--topics`` and ``--seed-sets``: the cells a command measures."""
     parser.add_argument("--topics", type=topic_keys, default=topic_keys(str(len(TOPICS))),
                         help="how many topics (a number) or which: " + ", ".join(topic.key for topic in TOPICS))
     parser.add_argument("--seed-sets", type=seed_set_names, default=list(SEED_SETS),
                         help="comma-separated: " + ", ".join(SEED_SETS))
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m bench.focusreal", description=__doc__.splitlines()[0])
+    add_cell_arguments(parser)
     parser.add_argument("--configs", type=config_names, default=[*CONFIGURATIONS, *PEERS],
                         help="comma-separated: " + ", ".join([*CONFIGURATIONS, *PEERS]))
     parser.add_argument("--cap", type=int, default=3000, help="fetches per crawl")

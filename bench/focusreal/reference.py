@@ -36,10 +36,10 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bench.focusreal.benchmark import SEED_SETS, WINDOW, install_packages, seed_set_names, seeds, topic_jobs, topic_keys
+from bench.focusreal.benchmark import WINDOW, add_cell_arguments, install_packages, seeds, topic_jobs
 from bench.focusreal.docweb import DOMAIN, DocWeb
 from bench.focusreal.records import PageJudge, PageJudgement, new_records
-from bench.focusreal.topics import TOPICS, Topic, topic_named
+from bench.focusreal.topics import Topic, topic_named
 from bench.report import RESULTS, environment, write_report
 from bench.virtualweb.harness import command_line
 from combine_scrapy.document import neardup
@@ -187,10 +187,7 @@ def report(result: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m bench.focusreal.reference", description=__doc__.splitlines()[0])
-    parser.add_argument("--topics", type=topic_keys, default=topic_keys(str(len(TOPICS))),
-                        help="how many topics (a number) or which: " + ", ".join(topic.key for topic in TOPICS))
-    parser.add_argument("--seed-sets", type=seed_set_names, default=list(SEED_SETS),
-                        help="comma-separated: " + ", ".join(SEED_SETS))
+    add_cell_arguments(parser)
     parser.add_argument("--window", type=int, default=WINDOW, help="fetches counted")
     parser.add_argument("--results", type=Path, default=RESULTS, help="directory for reference.{json,md}")
     args = parser.parse_args(argv)
