@@ -33,11 +33,7 @@ if r or placed_here or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   state.lock_until = num(lock_until)
   state.fetched = tonumber(state.fetched or 0) + 1
   state.relevant = num(tonumber(state.relevant or 0) * YIELD_DECAY + tonumber(ARGV[8]))
-  if placed_here then
-    redis.call('ZADD', P .. 'hostq', state.lock_until, host)
-  else
-    redis.call('ZADD', P .. 'hostq', 'XX', state.lock_until, host)
-  end
+  lock_in_hostq(host, state.lock_until, placed_here)
   local leased = state.leased_until ~= nil
   state.leased_until = nil
   rehead(host, lock_until <= now and 'over' or false, state, leased, nil,

@@ -139,6 +139,16 @@ local function host_lock(host)
   return tonumber(redis.call('HGET', P .. 'host:' .. host, 'lock_until') or 0)
 end
 
+-- A host's lock as its score in hostq: added when the caller has just queued a URL of it (the host may not be
+-- there yet), else only changed (a host with none queued is not in hostq).
+local function lock_in_hostq(host, lock_until, newly_queued)
+  if newly_queued then
+    redis.call('ZADD', P .. 'hostq', lock_until, host)
+  else
+    redis.call('ZADD', P .. 'hostq', 'XX', lock_until, host)
+  end
+end
+
 local function set_host_lock(host, lock_until)
   redis.call('SADD', P .. 'hosts', host)
   redis.call('HSET', P .. 'host:' .. host, 'lock_until', num(lock_until))
@@ -175,11 +185,17 @@ local function best_top(host)
   if top[1] then return tonumber(top[2]), unhex(top[1]) end
 end
 
+-- Whether a URL (``score`` and order of marking ``seq`` in 'best') comes before another (nil: none), as 'best'
+-- orders them.
+local function comes_before(score, seq, other_score, other_seq)
+  return not other_score or score < other_score or (score == other_score and seq < other_seq)
+end
+
 -- Whether a URL whose score or place in 'best' changed (to ``score``, order of marking ``seq``) may change its
 -- host's head, the best URL before (``top_score``, ``top_seq``; nil: none queued): it was that URL, or it now
 -- comes before it.
 local function may_change_head(score, seq, top_score, top_seq)
-  return not top_score or seq == top_seq or score < top_score or (score == top_score and seq < top_seq)
+  return seq == top_seq or comes_before(score, seq, top_score, top_seq)
 end
 
 local function enqueue(url, host, seq, priority)

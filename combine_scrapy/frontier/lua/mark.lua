@@ -112,9 +112,7 @@ for _, host in ipairs(order) do
       local r = records[fifo[k]]
       local score = best_score(r.priority)
       placed = placed or may_change_head(score, r.seq, top_score, top_seq)
-      if not first_score or score < first_score or (score == first_score and r.seq < first_seq) then
-        first_score, first_seq = score, r.seq
-      end
+      if comes_before(score, r.seq, first_score, first_seq) then first_score, first_seq = score, r.seq end
       table.insert(best, score_text(score))
       table.insert(best, hexseq(r.seq))
     end

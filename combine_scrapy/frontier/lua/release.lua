@@ -17,11 +17,7 @@ end
 local lock_until, now = tonumber(ARGV[3]), tonumber(ARGV[4])
 if now then lock_until = with_delay(lock_until, now, state.delay) end
 state.lock_until = num(lock_until)
-if queued then
-  redis.call('ZADD', P .. 'hostq', state.lock_until, host)
-else
-  redis.call('ZADD', P .. 'hostq', 'XX', state.lock_until, host)
-end
+lock_in_hostq(host, state.lock_until, queued)
 -- the host's lock, lease and head in one HSET and at most one HDEL; a lock already over places it in heads
 local leased = state.leased_until ~= nil
 state.leased_until = nil
