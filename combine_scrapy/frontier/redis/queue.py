@@ -13,7 +13,7 @@ import logging
 import math
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import redis
@@ -303,23 +303,11 @@ class RedisQueue(RedisPart):
     def _take(self, entries: list[FrontierEntry], now: float) -> list[FrontierEntry]:
         """Lease those of ``entries`` that are still free, a script per bucket in one pipeline; those leased,
         in order."""
-        if not entries:
-            return []
-        lease_end = number(now + self.lease_seconds)
-        groups = list(self.connection.by_bucket(entry.host for entry in entries).items())
-        calls = [
-            (bucket, "take", [number(now), lease_end,
-                              *(part for position in positions for part in (entries[position].url, entries[position].host))])
-            for bucket, positions in groups
-        ]
-        leased = sorted(
-            positions[taken - 1] for (_, positions), answer in zip(groups, self.connection.run_buckets(calls)) for taken in answer
-        )
-        taken = [entries[position] for position in leased]
-        for entry in taken:
-            self._leased_ahead[entry.url] = (lease_end, entry)
-        self.lost_races += len(entries) - len(taken)
-        return taken
+        def leased(positions: list[int], taken: list[int]) -> dict[int, FrontierEntry]:
+            return {positions[number_in_call - 1]: entries[positions[number_in_call - 1]] for number_in_call in taken}
+
+        return self._lease("take", [entry.host for entry in entries], [(entry.url, entry.host) for entry in entries], now,
+                           leased)
 
     def _take_heads(self, heads: list[tuple[str, int]], now: float) -> list[FrontierEntry]:
         """Lease the URLs ``(host, order of marking)`` that are still queued and free, a script per bucket in one
@@ -328,23 +316,36 @@ class RedisQueue(RedisPart):
         A URL another harvester leased (or fetched) since the look is skipped, as ``_take`` skips it: the next
         look ranks the host again.
         """
-        if not heads:
+        def leased(positions: list[int], answers: list[Any]) -> dict[int, FrontierEntry]:
+            found = {}
+            for position, answer in zip(positions, answers):
+                if answer:  # false: not leased
+                    url, priority, etag, last_modified, distance = answer
+                    found[position] = FrontierEntry(url.decode(), heads[position][0], float(priority), text(etag),
+                                                    text(last_modified), int(distance))
+            return found
+
+        return self._lease("take_heads", [host for host, _ in heads], heads, now, leased)
+
+    def _lease(self, script: str, hosts: list[str], parts: Sequence[tuple[str, str | int]], now: float,
+               leased: Callable[[list[int], Any], dict[int, FrontierEntry]]) -> list[FrontierEntry]:
+        """Run ``script`` (take, take_heads) over URLs on ``hosts``, each named by its ``parts`` (the script's
+        arguments), a call per bucket in one pipeline; the entries ``leased`` reads from each call's answer (by the
+        positions of its URLs), in order, noted as leased ahead. The URLs not leased were lost to other
+        harvesters."""
+        if not hosts:
             return []
         lease_end = number(now + self.lease_seconds)
-        groups = list(self.connection.by_bucket(host for host, _ in heads).items())
-        calls = [(bucket, "take_heads", [number(now), lease_end, *(part for position in positions for part in heads[position])])
+        groups = list(self.connection.by_bucket(hosts).items())
+        calls = [(bucket, script, [number(now), lease_end, *(part for position in positions for part in parts[position])])
                  for bucket, positions in groups]
         found: dict[int, FrontierEntry] = {}
         for (_, positions), answer in zip(groups, self.connection.run_buckets(calls)):
-            for position, leased in zip(positions, answer):
-                if leased:
-                    url, priority, etag, last_modified, distance = leased
-                    found[position] = FrontierEntry(url.decode(), heads[position][0], float(priority), text(etag),
-                                                    text(last_modified), int(distance))
+            found.update(leased(positions, answer))
         taken = [found[position] for position in sorted(found)]
         for entry in taken:
             self._leased_ahead[entry.url] = (lease_end, entry)
-        self.lost_races += len(heads) - len(taken)
+        self.lost_races += len(hosts) - len(taken)
         return taken
 
     def _deeper(self, hosts: list[str], depth: int) -> dict[str, list[tuple[float, int]]]:
