@@ -27,12 +27,14 @@ French and the English of one page are one page to the judge.
 
 from __future__ import annotations
 
-import collections
 import gzip
+import heapq
 import html
+import itertools
 import mimetypes
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -330,21 +332,39 @@ class DocWeb:
         found = (urljoin(url, html.unescape(href.decode("utf-8", "replace")).strip()) for href in HREF.findall(response.body))
         return [link for link in found if link.startswith("http://")]
 
+    def links_within(self, url: str) -> list[str]:
+        """The links of the page ``url`` (its redirect's target) to the web's hosts."""
+        return [link for link in self.links(url, self.respond(*request_of(url)))
+                if (urlsplit(link).hostname or "").endswith(DOMAIN)]
+
     def breadth_first(self, seeds: list[str], cap: int) -> list[tuple[str, str]]:
         """The first ``cap`` requests (host, path) of a strict breadth-first crawl of the web's hosts from ``seeds``.
 
         No crawler: the reference order, and which pages can be reached at all.
         """
-        queue = collections.deque(seeds)
-        seen = set(seeds)
-        order: list[tuple[str, str]] = []
-        while queue and len(order) < cap:
-            url = queue.popleft()
-            parts = urlsplit(url)
-            host, path = parts.hostname or "", parts.path or "/"
-            order.append((host, path))
-            for link in self.links(url, self.respond(host, path + (f"?{parts.query}" if parts.query else ""))):
-                if link not in seen and (urlsplit(link).hostname or "").endswith(DOMAIN):
-                    seen.add(link)
-                    queue.append(link)
-        return order
+        return [(parts.hostname or "", parts.path or "/")
+                for parts in map(urlsplit, best_first(seeds, cap, self.links_within))]
+
+
+def request_of(url: str) -> tuple[str, str]:
+    """The (host, request target) a URL asks the web for."""
+    parts = urlsplit(url)
+    return parts.hostname or "", (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def best_first(start: list[str], cap: int, out: Callable[[str], list[str]],
+               rank: Callable[[str], float] = lambda url: 0) -> list[str]:
+    """The first ``cap`` URLs a crawl from ``start`` fetches, following ``out``'s links of each page it fetched:
+    best ``rank`` first, the first found between equals (with no rank, breadth-first)."""
+    found = itertools.count()
+    queue = [(-rank(url), next(found), url) for url in start]
+    heapq.heapify(queue)
+    seen, order = set(start), []
+    while queue and len(order) < cap:
+        url = heapq.heappop(queue)[2]
+        order.append(url)
+        for link in out(url):
+            if link not in seen:
+                seen.add(link)
+                heapq.heappush(queue, (-rank(link), next(found), link))
+    return order

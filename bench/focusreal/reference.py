@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import argparse
 import collections
-import heapq
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from bench.focusreal.benchmark import WINDOW, add_cell_arguments, install_packages, seeds, topic_jobs
-from bench.focusreal.docweb import DOMAIN, DocWeb
+from bench.focusreal.docweb import DocWeb, best_first, request_of
 from bench.focusreal.records import PageJudge, PageJudgement, new_records
 from bench.focusreal.topics import Topic, topic_named
 from bench.report import RESULTS, environment, write_report
@@ -47,12 +45,6 @@ from combine_scrapy.document import neardup
 #: A crawl order: how much a URL is worth fetching next (higher first).
 Rank = Callable[[str], float]
 ORDERS = ("breadth_first", "knows_relevance", "knows_graph", "knows_graph_and_copies")
-
-
-def request_of(url: str) -> tuple[str, str]:
-    """The (host, request target) a URL asks the doc web for."""
-    parts = urlsplit(url)
-    return parts.hostname or "", (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
 class LinkGraph:
@@ -65,24 +57,12 @@ class LinkGraph:
     def out(self, url: str) -> list[str]:
         """The links of the page ``url`` to the doc web's hosts (a redirect's target too)."""
         if url not in self.links:
-            host, target = request_of(url)
-            self.links[url] = [link for link in self.web.links(url, self.web.respond(host, target))
-                               if (urlsplit(link).hostname or "").endswith(DOMAIN)]
+            self.links[url] = self.web.links_within(url)
         return self.links[url]
 
     def crawl(self, start: list[str], cap: int, rank: Rank) -> list[str]:
         """The first ``cap`` URLs a crawl from ``start`` fetches, best ``rank`` first, the first found between equals."""
-        queue = [(-rank(url), found, url) for found, url in enumerate(start)]
-        heapq.heapify(queue)
-        seen, order = set(start), []
-        while queue and len(order) < cap:
-            url = heapq.heappop(queue)[2]
-            order.append(url)
-            for link in self.out(url):
-                if link not in seen:
-                    seen.add(link)
-                    heapq.heappush(queue, (-rank(link), len(seen), link))
-        return order
+        return best_first(start, cap, self.out, rank)
 
     def hops_to(self, targets: set[str]) -> dict[str, int]:
         """Each URL's distance in links to the nearest of ``targets``, over the links read so far (the URLs
@@ -109,7 +89,7 @@ class References:
         self.web, self.graph, self.pages, self.topic = web, graph, pages, topic
         self.distance = pages.near_duplicate_distance
         self.whole = graph.crawl([*web.homes(), *filter(None, [topic.offtopic])], 10 ** 7, lambda url: 0)
-        self.relevant = {url for url in self.whole if self.judged(url) is not None and self.is_relevant(url)}
+        self.relevant = {url for url in self.whole if self.is_relevant(url)}
         self.hops = graph.hops_to(self.relevant)
 
     def judged(self, url: str) -> PageJudgement | None:
