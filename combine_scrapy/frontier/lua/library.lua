@@ -3,6 +3,10 @@
 -- timestamps and priorities round-trip exactly. A URL's record is one
 -- MessagePack value in its host's ``u:`` hash, its fields in the order of F.
 
+-- On a single Redis every call's KEYS begin with the job's ``solo`` key and its log (connection.py puts them
+-- there, SOLO_KEYED), taken out here so each script finds its own keys where they always were; a cluster has none.
+local SOLO_KEY, SOLO_LOG = false, false
+if SOLO_KEYED then SOLO_KEY, SOLO_LOG = table.remove(KEYS, 1), table.remove(KEYS, 1) end
 local P = KEYS[1]
 
 local function num(x) return string.format('%.17g', x) end
@@ -94,6 +98,36 @@ local function chunked(command, key, option, items)
     end
   end
   return answers
+end
+
+-- Solo mode (the ``solo`` key names a harvester that works alone, ``solo.py``): that harvester keeps the heads in
+-- its memory, so no script keeps ``heads``, ``leasedheads``, ``waiting`` or a host's ``head`` field; where a script
+-- would place a host (rehead) it notes instead the host's best queued URL and what ranks it, and the script's
+-- notes go to the ``solo_log`` list with one RPUSH at its end (solo_flush), which the solo harvester reads at each
+-- look. Whoever writes (that harvester, a console command) notes alike, so its memory misses no change.
+local solo_on, solo_notes = nil, {}
+local function solo()
+  if solo_on == nil then solo_on = SOLO_KEY and redis.call('EXISTS', SOLO_KEY) == 1 end
+  return solo_on
+end
+
+local function note_text(value)
+  if type(value) == 'number' then return num(value) end
+  return value or ''
+end
+
+-- A host's note: host, its best queued URL's member and score in 'best' ('' and '': none queued), then its
+-- lock_until, leased_until, fetched and relevant ('': absent), one line each.
+local function solo_note(host, top, h)
+  table.insert(solo_notes, table.concat({host, top[1] or '', note_text(top[2]), note_text(h.lock_until),
+                                         note_text(h.leased_until), note_text(h.fetched), note_text(h.relevant)}, '\n'))
+end
+
+local function solo_flush()
+  if solo_notes[1] then
+    chunked('RPUSH', SOLO_LOG, nil, solo_notes)
+    solo_notes = {}
+  end
 end
 
 -- A batch's entries grouped by host: ``argv`` from ``from`` on, ``stride`` values an entry (url, host, ..., its
@@ -249,9 +283,19 @@ end
 -- again whenever its lease begins or ends), nil when its lease has not changed since. ``top``: the member and
 -- score of the host's best queued URL in 'best', when the caller knows it (nil: read here). ``written``: field,
 -- value pairs the caller writes to the host's hash, and ``deleted`` fields it deletes from it, in the same HSET
--- and HDEL as its head.
+-- and HDEL as its head. In solo mode it places nothing: it notes the host (solo_note), and still takes a host
+-- left with no queued URL out of hostq and writes the caller's fields.
 local function rehead(host, free, state, leased, top, written, deleted)
   local h = state or host_state(host)
+  if solo() then
+    top = top or redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
+    if not top[1] and dequeued[host] then redis.call('ZREM', P .. 'hostq', host) end
+    dequeued[host] = nil
+    solo_note(host, top, h)
+    if written and written[1] then redis.call('HSET', P .. 'host:' .. host, unpack(written)) end
+    if deleted and deleted[1] then redis.call('HDEL', P .. 'host:' .. host, unpack(deleted)) end
+    return
+  end
   if leased == nil then leased = h.leased_until ~= nil end
   local old, was_free = h.head, false
   if old then  -- where its lease says, else (never, while every script keeps to this) the other set

@@ -126,9 +126,10 @@ for _, host in ipairs(order) do
     marked = marked + new
   end
   if placed and not own then
-    -- A host that had queued URLs and has no head waits for its lock in 'waiting', by when it unlocks: it stays.
+    -- A host that had queued URLs and has no head waits for its lock in 'waiting', by when it unlocks: it stays
+    -- (in solo mode no host has a head: the host is noted).
     local state = top_score and host_state(host)
-    if not state or state.head then
+    if not state or state.head or solo() then
       rehead(host, nil, state, nil, #raises == 0 and {hexseq(first_seq), first_score} or nil)
     end
   end

@@ -3,7 +3,8 @@
 -- priority (the third value), no other field unpacked. Each host's URLs are read with one HMGET and written with
 -- one HSET; its head is placed again only when its best queued URL may have changed: a changed URL was that URL,
 -- or now comes before it (one ZRANGE of 'best' before the change, as mark does). A host with queued URLs and no
--- head waits for its lock in 'waiting', by when it unlocks, which no priority changes: it stays there.
+-- head waits for its lock in 'waiting', by when it unlocks, which no priority changes: it stays there (in solo
+-- mode, where no host has a head, the host is noted).
 
 local hosts, order = by_host(ARGV, 1, 4)
 for _, host in ipairs(order) do
@@ -35,7 +36,7 @@ for _, host in ipairs(order) do
       chunked('ZADD', P .. 'b:' .. host, 'XX', scores)
       if placed then
         local state = host_state(host)
-        if state.head then rehead(host, nil, state) end
+        if state.head or solo() then rehead(host, nil, state) end
       end
     end
   end

@@ -93,12 +93,22 @@ def _lua(name: str) -> str:
 BEST_SCALE = 2.0 ** 56
 
 # A head's weighted priority in Lua is strategy.weighted_priority with the same constants, so the same doubles.
-LIBRARY = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"
-           f"local YIELD_DECAY, STRIDE_POWER, BEST_SCALE = {YIELD_DECAY!r}, {STRIDE_POWER!r}, {BEST_SCALE!r}\n"
-           + _lua("library"))
+_CONSTANTS = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"
+              f"local YIELD_DECAY, STRIDE_POWER, BEST_SCALE = {YIELD_DECAY!r}, {STRIDE_POWER!r}, {BEST_SCALE!r}\n")
 #: What a script file reads without defining it: nil where the script runs alone, given where complete_links.lua
 #: runs it as a function.
 _GIVEN = {"mark": "completing", "complete": "linked, queued"}
+
+_BUCKET_SCRIPT_NAMES = (
+    "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "take_heads", "complete", "release",
+    "lock_host", "host_delay", "store_robots", "set_priorities", "next_due", "records", "record_visit", "upgrade",
+)
+#: Scripts over every bucket of a single Redis at once, for solo mode (``solo.py``).
+_SOLO_SCRIPT_NAMES = ("solo_enter", "solo_look", "solo_leave")
+
+
+#: The library alone, as a script that is given no solo keys (a cluster's) reads it.
+LIBRARY = "local SOLO_KEYED = false\n" + _CONSTANTS + _lua("library")
 
 
 def _body(name: str) -> str:
@@ -107,14 +117,10 @@ def _body(name: str) -> str:
     return (f"local {given}\n" if given else "") + _lua(name)
 
 
-_BUCKET_SCRIPTS = {
-    name: LIBRARY + _body(name)
-    for name in (
-        "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "take_heads", "complete", "release",
-        "lock_host", "host_delay", "store_robots", "set_priorities", "next_due", "records", "record_visit", "upgrade",
-    )
-}
-_OPEN = _lua("open")
+def _ending(code: str) -> str:
+    """``code`` as the body of a function whose answer the script returns after sending its solo notes."""
+    return f"local function script()\n{code}\nend\nlocal answer = script()\nsolo_flush()\nreturn answer\n"
+
 
 # On a single Redis a pipeline of calls of one script over several buckets is one call of the script's
 # "each:" form: KEYS the buckets' prefixes, ARGV each bucket's argument count then its arguments; it runs the
@@ -134,14 +140,28 @@ for k = 1, #KEYS do
 end
 return answers
 """
-_EACH_BUCKET_SCRIPTS = {
-    f"each:{name}": LIBRARY + "local function in_bucket(ARGV)\n" + _body(name) + "\nend\n" + _EACH_BUCKET
-    for name in _BUCKET_SCRIPTS if name not in ("mark", "set_priorities", "upgrade", "store_robots")
-}
-# The completion of a page with the mark of its links, on a single Redis (a cluster's mark reaches one slot a call).
-_COMPLETE_LINKS = (LIBRARY + "local function mark_links(KEYS, ARGV, completing)\n" + _lua("mark") + "\nend\n"
-                   + "local function complete_page(ARGV, linked, queued)\n" + _lua("complete") + "\nend\n"
-                   + _lua("complete_links"))
+
+
+def _scripts(single_node: bool) -> dict[str, str]:
+    """Every script's code by name: on a single Redis each call's KEYS begin with the ``solo`` key and its log
+    (SOLO_KEYED, ``RedisConnection.run_scripts``), on a cluster they do not (nor are there solo scripts)."""
+    library = "local SOLO_KEYED = true\n" + _CONSTANTS + _lua("library") if single_node else LIBRARY
+    scripts = {name: library + _ending(_body(name)) for name in _BUCKET_SCRIPT_NAMES}
+    scripts |= {
+        f"each:{name}": library + "local function in_bucket(ARGV)\n" + _body(name) + "\nend\n" + _ending(_EACH_BUCKET)
+        for name in _BUCKET_SCRIPT_NAMES if name not in ("mark", "set_priorities", "upgrade", "store_robots")
+    }
+    # The completion of a page with the mark of its links, on a single Redis (a cluster's mark reaches one slot a call).
+    scripts["complete_links"] = (library + "local function mark_links(KEYS, ARGV, completing)\n" + _lua("mark")
+                                 + "\nend\n" + "local function complete_page(ARGV, linked, queued)\n" + _lua("complete")
+                                 + "\nend\n" + _ending(_lua("complete_links")))
+    if single_node:
+        scripts |= {name: library + _ending(_lua(name)) for name in _SOLO_SCRIPT_NAMES}
+    return scripts
+
+
+_OPEN = _lua("open")
+
 #: Arguments a combined call ("each:" scripts) carries at most: a larger batch (``scrapy sanity`` over a
 #: whole crawl) stays a pipeline of calls, so no one script holds Redis for long.
 EACH_BUCKET_ARGS = 20_000
@@ -269,8 +289,10 @@ class RedisConnection:
         self._configured_buckets = buckets
         self._buckets_stored = False
         self.scripts: dict[str, Script] = {name: server.register_script(code)
-                                           for name, code in (_BUCKET_SCRIPTS | _EACH_BUCKET_SCRIPTS
-                                                              | {"complete_links": _COMPLETE_LINKS}).items()}
+                                           for name, code in _scripts(self.single_node).items()}
+        #: Before every call's own KEYS on a single Redis (``library.lua`` takes them out): the job's ``solo`` key
+        #: and its log.
+        self.solo_keys = [self.key("solo"), self.key("solo_log")] if self.single_node else []
         self._deferred: list[tuple[str, list[str], list[Any]]] = []   # script calls sent with the next one
         self.marker = JobMarker(self)
 
@@ -340,7 +362,7 @@ class RedisConnection:
         sees every call's effect. Any other error is raised.
         """
         deferred, self._deferred = self._deferred, []
-        calls = deferred + calls
+        calls = [(script, [*self.solo_keys, *keys], args) for script, keys, args in deferred + calls]
         if len(calls) == 1 and also is None:
             script, keys, args = calls[0]
             return [self.scripts[script](keys=keys, args=args)]

@@ -43,8 +43,8 @@ class RedisLinkGraph(RedisPart):
 
         if self.connection.single_node:
             key = {position: place for place, found in enumerate(groups.values(), start=1) for position in found}
-            self.connection.scripts["set_priorities"](keys=[self.connection.bucket_prefixes[bucket] for bucket in groups],
-                                                      args=entries(list(range(len(urls))), key))
+            self.connection.run_scripts([("set_priorities", [self.connection.bucket_prefixes[bucket] for bucket in groups],
+                                          entries(list(range(len(urls))), key))])
             return
         self.connection.run_buckets([(bucket, "set_priorities", entries(positions, dict.fromkeys(positions, 1)))
                                      for bucket, positions in groups.items()])

@@ -1,0 +1,24 @@
+-- A single Redis only. KEYS: the job's ``harvesters``, then every bucket's prefix. ARGV: the harvester's id, now.
+-- Enters solo mode (library.lua's solo()) when that harvester is the only one at work (the only entry of
+-- ``harvesters`` not expired at ``now``) and no harvester is solo: sets the ``solo`` key to its id, empties the
+-- log, and answers a note (solo_note) of every host with queued URLs, read in the same step, so the log holds
+-- every change after them. False when it did not enter.
+
+local harvesters = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[2], '+inf')
+if #harvesters ~= 1 or harvesters[1] ~= ARGV[1] then return false end
+if not redis.call('SET', SOLO_KEY, ARGV[1], 'NX') then return false end
+redis.call('DEL', SOLO_LOG)
+solo_on = true
+for k = 2, #KEYS do
+  P = KEYS[k]
+  for _, host in ipairs(redis.call('ZRANGE', P .. 'hostq', 0, -1)) do
+    local top = redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
+    if top[1] then
+      local h = redis.call('HMGET', P .. 'host:' .. host, 'lock_until', 'leased_until', 'fetched', 'relevant')
+      solo_note(host, top, {lock_until = h[1], leased_until = h[2], fetched = h[3], relevant = h[4]})
+    end
+  end
+end
+local notes = solo_notes
+solo_notes = {}
+return notes
