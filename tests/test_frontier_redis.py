@@ -413,7 +413,7 @@ def test_harvesters_at_work_rank_their_own_shares_and_one_alone_ranks_everything
 ROUND_LEASE_SECONDS = 25.0
 
 
-@pytest.mark.parametrize("leasing", [False, True], ids=["looking", "leasing"])
+@pytest.mark.parametrize("leasing", [None, False, True], ids=["looking", "leasing", "solo"])
 @pytest.mark.parametrize("seed", range(4))
 def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priorities(connect, tmp_path, seed, leasing,
                                                                                    monkeypatch):
@@ -423,10 +423,12 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
     a frontier of a cluster's many buckets (one made for a cluster, or on a single Redis before it got fewer).
 
     ``leasing``: a harvester's frontier, whose look reads the heads' ranks alone and whose round leases what it
-    hands out, reading each URL and its record as it leases it; the embedded frontier claims its round's URLs."""
+    hands out, reading each URL and its record as it leases it; the embedded frontier claims its round's URLs.
+    "leasing" keeps the heads in Redis; "solo" (a single Redis) lets the lone harvester keep them in its memory from
+    its second look on (``solo.py``), "leasing" on a cluster."""
     import combine_scrapy.frontier.redis.queue as redis_queue
 
-    options = dict(lease_ahead=True, lease_seconds=ROUND_LEASE_SECONDS) if leasing else {}
+    options = dict(lease_ahead=True, lease_seconds=ROUND_LEASE_SECONDS, solo=leasing) if leasing is not None else {}
     frontier = connect(max_attempts=3, buckets=CLUSTER_BUCKETS if seed >= 2 else None, **options)
     if seed % 2:
         monkeypatch.setattr(redis_queue, "FIRST_HEADS", 1)
@@ -443,7 +445,7 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
     def best_first(limit: int, hold: float):
         ours, theirs = frontier.ready(now, "BestFirst", limit, hold=hold), embedded.ready(now, "BestFirst", limit, hold=hold)
         assert (ours, ours.held_until) == (theirs, theirs.held_until), (seed, now)
-        if leasing:
+        if leasing is not None:
             assert all(embedded.claim(entry, now, ROUND_LEASE_SECONDS) for entry in theirs)
         return ours
 
@@ -456,7 +458,7 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
         round_ = best_first(rnd.choice([1, 4, 16]), rnd.choice([0.0, 30.0]))
         for entry in round_[:rnd.randrange(len(round_) + 1)]:
             lease = rnd.choice([10.0, 40.0])
-            if not leasing and not both(lambda f: f.claim(entry, now, lease)):
+            if leasing is None and not both(lambda f: f.claim(entry, now, lease)):
                 continue
             outcome = rnd.random()
             if outcome < 0.5:
@@ -484,7 +486,121 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
             both(lambda f: f.remark(url))
         best_first(rnd.choice([1, 4, 16]), rnd.choice([0.0, 30.0]))
     assert frontier.lost_races == 0   # alone, a harvester leases every URL its look ranked
+    if leasing and frontier.connection.single_node:
+        assert frontier.solo is not None and frontier.solo.heads is not None   # it ranked from memory to the end
     embedded.close()
+
+
+def _solo_steps(harvester, embedded, rnd: random.Random, hosts: list[str], now: float, steps: int) -> float:
+    """``steps`` of a lone harvester's work mirrored on the embedded frontier, which claims what its rounds lease:
+    marks, BestFirst rounds (equal), completions with links, releases, host locks, new priorities, marks again.
+    Some URLs stay leased (in flight). Returns the clock."""
+
+    def both(call):
+        ours, theirs = call(harvester), call(embedded)
+        assert ours == theirs, now
+        return ours
+
+    def best_first():
+        limit, hold = rnd.choice([1, 4, 16]), rnd.choice([0.0, 30.0])
+        ours, theirs = harvester.ready(now, "BestFirst", limit, hold=hold), embedded.ready(now, "BestFirst", limit, hold=hold)
+        assert (ours, ours.held_until) == (theirs, theirs.held_until), now
+        assert all(embedded.claim(entry, now, ROUND_LEASE_SECONDS) for entry in theirs)
+        return ours
+
+    for _ in range(steps):
+        now += rnd.choice([0, 1, 5, 20])
+        batch = [(f"http://{host}/{rnd.randrange(12)}", host, rnd.choice([-0.5, 0.0, 0.5, 2.5, 9.0, rnd.random()]))
+                 for host in rnd.sample(hosts, 10)]
+        both(lambda f: f.mark(batch))
+        for entry in best_first():
+            outcome = rnd.random()
+            if outcome < 0.6:
+                links = Marking([(f"http://{host}/{rnd.randrange(12)}", host, rnd.choice([0.5, 9.0, rnd.random()]))
+                                 for host in [entry.host] * 2 + rnd.sample(hosts, 1)], None, 0)
+                fetch = dict(now=now, url_lock_until=now + 1, host_lock_until=now + rnd.choice([0, 1, 10]), status=200,
+                             relevant=rnd.random() < 0.4, links=links)
+                both(lambda f: f.complete(entry.url, entry.host, **fetch))
+            elif outcome < 0.7:
+                both(lambda f: f.release(entry.url, entry.host, now, now))
+        if rnd.random() < 0.2:
+            host, until = rnd.choice(hosts), now + rnd.choice([0, 15])
+            both(lambda f: f.lock_host(host, until))
+        if rnd.random() < 0.2:
+            ranks = {f"http://{host}/{rnd.randrange(12)}": rnd.random() for host in rnd.sample(hosts, 8)}
+            both(lambda f: f.set_priorities(ranks))
+        if rnd.random() < 0.2:
+            url = f"http://{rnd.choice(hosts)}/{rnd.randrange(12)}"
+            both(lambda f: f.remark(url))
+    return now
+
+
+def _looks_alike(plain, embedded, now: float) -> None:
+    """A look at the heads in Redis (a frontier that leases nothing) ranks as the embedded frontier, at every size
+    and hold."""
+    for limit in (1, 4, 16):
+        for hold in (0.0, 30.0):
+            ours, theirs = plain.ready(now, "BestFirst", limit, hold=hold), embedded.ready(now, "BestFirst", limit, hold=hold)
+            assert (ours, ours.held_until) == (theirs, theirs.held_until), (limit, hold)
+
+
+@pytest.mark.parametrize("end", ["joined", "killed", "revoked"])
+def test_when_a_solo_harvesters_mode_ends_the_heads_in_redis_are_made_anew(job, harvester_frontier, open_frontier,
+                                                                            tmp_path, end):
+    """A lone harvester ranks from its memory (solo mode), the heads in Redis left as they were; its mode ends when
+    another harvester joins ("joined": its first look ends it), when it dies and another takes over ("killed"), or
+    when its key is deleted while it works ("revoked"). Then the heads in Redis rank as the embedded frontier, no
+    URL is handed out twice nor a host to two harvesters at once, what the old solo harvester writes afterwards
+    keeps them right, and a harvester alone again becomes solo, its rounds still the embedded frontier's."""
+    from combine_scrapy.frontier.redis.solo import end_solo
+
+    solo = harvester_frontier(job, ROUND_LEASE_SECONDS)
+    plain = open_frontier(job, max_attempts=3)
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
+    rnd = random.Random(end)
+    hosts = [f"h{n}.test" for n in range(40)]
+    server, key = solo.server, solo.connection.key("solo")
+    others = []
+    try:
+        now = _solo_steps(solo, embedded, rnd, hosts, 0.0, 30)
+        assert solo.solo is not None and solo.solo.heads is not None
+        assert server.get(key) == solo.share.harvester_id.encode()
+        if end == "revoked":
+            assert end_solo(plain.connection, solo.share.harvester_id)
+            assert server.get(key) is None
+            _looks_alike(plain, embedded, now)
+            now = _solo_steps(solo, embedded, rnd, hosts, now + 1, 30)   # its next look finds it out, the one after
+            assert solo.solo.heads is not None                           # enters again
+        else:
+            other = harvester_frontier(job, ROUND_LEASE_SECONDS)
+            others.append(other)
+            now += 1
+            taken = other.ready(now, "BestFirst", 16)   # the solo harvester is at work (its entry): a share
+            assert server.get(key) is None
+            assert all(embedded.claim(entry, now, ROUND_LEASE_SECONDS) for entry in taken)
+            if end == "joined":
+                mine = solo.ready(now, "BestFirst", 16)   # finds its mode ended: a share, none of the other's
+                assert solo.solo.heads is None
+                assert not {entry.host for entry in mine} & {entry.host for entry in taken}
+                assert all(embedded.claim(entry, now, ROUND_LEASE_SECONDS) for entry in mine)
+                for entry in mine:   # the old solo harvester's writes keep the heads in Redis right
+                    for store in (solo, embedded):
+                        store.complete(entry.url, entry.host, now=now, url_lock_until=now + 1, host_lock_until=now,
+                                       status=200, links=Marking([(f"http://{entry.host}/x", entry.host, 5.0)], None, 0))
+            _looks_alike(plain, embedded, now)
+            if end == "killed":   # its entry among the harvesters ends: the other is alone, and becomes solo
+                server.zrem(solo.connection.key("harvesters"), solo.share.harvester_id)
+                solo.connection.close()
+                solo = None
+                now = _solo_steps(other, embedded, rnd, hosts, now + ROUND_LEASE_SECONDS, 30)
+                assert other.solo.heads is not None
+                assert server.get(key) == other.share.harvester_id.encode()
+    finally:
+        for frontier in [solo, *others]:
+            if frontier is not None:
+                frontier.close()
+        plain.close()
+        embedded.close()
 
 
 @pytest.fixture

@@ -134,9 +134,10 @@ class RedisFrontier(RedisQueue, RedisRobotsCache, RedisLinkGraph, RedisRevisitHi
     """
 
     def __init__(self, server: RedisClient, job: str, *, max_attempts: int = 5,
-                 lease_seconds: float = LEASE_SECONDS, lease_ahead: bool = False, buckets: int | None = None) -> None:
+                 lease_seconds: float = LEASE_SECONDS, lease_ahead: bool = False, buckets: int | None = None,
+                 solo: bool = True) -> None:
         super().__init__(RedisConnection(server, job, buckets), max_attempts=max_attempts,
-                         lease_seconds=lease_seconds, lease_ahead=lease_ahead)
+                         lease_seconds=lease_seconds, lease_ahead=lease_ahead, solo=solo)
         self.server = server   # the client, for what sits beside the frontier (the beacon, the link model)
         self.job = job
         self.prefix = self.connection.prefix   # the job-wide keys
@@ -147,6 +148,7 @@ class RedisFrontier(RedisQueue, RedisRobotsCache, RedisLinkGraph, RedisRevisitHi
     def from_settings(
         cls, settings: BaseSettings | dict[str, Any], job: str, max_attempts: int = 5,
         outage_patience: float = OUTAGE_PATIENCE, lease_seconds: float = LEASE_SECONDS, lease_ahead: bool = False,
+        solo: bool = True,
     ) -> RedisFrontier:
         """Connect as scrapy-redis does (``connection.client_from_settings``, whose defaults wait out an outage of
         up to ``outage_patience`` seconds); COMBINE_REDIS_BUCKETS is the number of buckets of a new frontier
@@ -154,7 +156,7 @@ class RedisFrontier(RedisQueue, RedisRobotsCache, RedisLinkGraph, RedisRevisitHi
         settings = settings if isinstance(settings, BaseSettings) else Settings(settings)
         buckets = settings.get("COMBINE_REDIS_BUCKETS")
         return cls(client_from_settings(settings, outage_patience), job, max_attempts=max_attempts,
-                   lease_seconds=lease_seconds, lease_ahead=lease_ahead,
+                   lease_seconds=lease_seconds, lease_ahead=lease_ahead, solo=solo,
                    buckets=None if buckets in (None, "") else settings.getint("COMBINE_REDIS_BUCKETS"))
 
     @classmethod

@@ -30,7 +30,8 @@ from combine_scrapy.frontier.redis.connection import (
     text,
 )
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
-from combine_scrapy.frontier.strategy import Head, Round, strategy_named
+from combine_scrapy.frontier.redis.solo import SoloMode, end_solo
+from combine_scrapy.frontier.strategy import CrawlStrategy, Head, Round, strategy_named
 
 logger = logging.getLogger(__name__)
 
@@ -66,12 +67,14 @@ class RedisQueue(RedisPart):
     """Which URLs are marked and when each URL and host may be fetched (``UrlQueue``), shared by the job's harvesters."""
 
     def __init__(self, connection: RedisConnection, *, max_attempts: int = 5, lease_seconds: float = LEASE_SECONDS,
-                 lease_ahead: bool = False) -> None:
+                 lease_ahead: bool = False, solo: bool = True) -> None:
         super().__init__(connection)
         self.max_attempts = max_attempts
         self.lease_ahead = lease_ahead   # ``ready`` leases the URLs it hands out (a harvester's frontier)
         self.lease_seconds = lease_seconds   # how long a URL handed out in a round stays leased to this harvester
         self.share = HarvesterShare(connection)   # its entry among the job's harvesters, the buckets it looks at first
+        # alone on a single Redis, a harvester's frontier keeps BestFirst's heads in memory (``solo.py``)
+        self.solo = SoloMode(connection, self.share) if solo and lease_ahead and connection.single_node else None
         self._deeper_found: dict[str, list[tuple[float, int]]] = {}   # the 'best' queues the last look fetched
         self._round: list[FrontierEntry] = []   # the rest of the last full round, not yet leased
         self._round_key: tuple[str, float] | None = None   # its strategy and when it was ranked
@@ -88,6 +91,8 @@ class RedisQueue(RedisPart):
             for url, (_, entry) in list(self._leased_ahead.items()):
                 self.release(url, entry.host, now)
                 del self._leased_ahead[url]
+            if self.solo is not None:
+                self.solo.leave()
             self.share.leave()
             self.connection.run_scripts([])   # the deferred calls
         except (CrawlFault, redis.RedisError) as fault:  # Redis gone: the leases end by themselves
@@ -176,9 +181,13 @@ class RedisQueue(RedisPart):
                     return Round(taken)
         if not self.connection.marker.opened:  # opening the frontier upgrades an older layout before it is read
             self.connection.marker.check()
+        best = limit if limit is not None and crawl.head_order is not None else None  # only the heads the round reads
+        if best is not None and self.solo is not None:
+            solo_round = self._solo_round(crawl, now, best, hold)
+            if solo_round is not None:
+                return solo_round
         share = self.share.buckets if self.lease_ahead else None
         depth = limit if crawl.holds_places and limit else 0
-        best = limit if limit is not None and crawl.head_order is not None else None  # only the heads the round reads
         heads = self._heads(now, crawl.queue, hold, share, depth, best)
         if self.lease_ahead and self.share.buckets != share:  # harvesters came or went: look at the new share
             share = self.share.buckets
@@ -201,8 +210,24 @@ class RedisQueue(RedisPart):
                          held_until=round_.held_until)
         return Round(self._take(list(round_), now), held_until=round_.held_until)
 
+    def _solo_round(self, crawl: CrawlStrategy, now: float, limit: int, hold: float) -> Round | None:
+        """The round of a solo harvester (``solo.py``), ranked from its memory: entered when the last renewal
+        found this harvester alone. None when it is not solo (or solo no more): the heads in Redis are read."""
+        solo = self.solo
+        if solo is None or solo.heads is None and not (self.share.alone and solo.enter(now, crawl)):
+            return None
+        if not solo.look(now, self.max_attempts, self.lease_seconds) or solo.heads is None:
+            return None
+        heads = solo.heads.heads(now, limit, hold)
+        self._deeper_found = {}
+        round_ = crawl.round(heads, now, limit, self._deeper)
+        self.connection.marker.check(idle=not heads)
+        seqs = {head.entry.host: head.seq for head in heads}
+        return Round(self._take_heads([(entry.host, seqs[entry.host]) for entry in round_], now),
+                     held_until=round_.held_until)
+
     def _heads(self, now: float, queue: str, hold: float, share: list[int] | None, depth: int = 0,
-               best: int | None = None) -> list[Head]:
+               best: int | None = None, revoked: bool = False) -> list[Head]:
         """The head of every free (or held) host of the buckets ``share`` (None: every bucket), in one pipeline;
         with a ``depth``, what ``_deeper`` answers for their hosts is fetched with them and kept for it.
 
@@ -213,6 +238,8 @@ class RedisQueue(RedisPart):
 
         A harvester's frontier also renews its entry among the job's harvesters in the same pipeline (see
         ``sharing.HARVESTERS_RENEWAL``) and takes its share of the buckets for the next look from the answer.
+        With ``best`` on a single Redis the pipeline also reads the ``solo`` key: a harvester in solo mode keeps no
+        heads in Redis, so the look ends that mode (``solo.end_solo``) and reads again (``revoked``).
         """
         buckets = range(self.connection.buckets) if share is None else share
         if best is None:
@@ -221,12 +248,28 @@ class RedisQueue(RedisPart):
             first = min(best, max(FIRST_HEADS, math.ceil(3 * best / len(buckets))))
             script, args = "top_heads", [number(now), self.max_attempts, number(now + hold), first]
         renew = self.lease_ahead and self.share.due(buckets)
-        answers = self.connection.run_buckets(
-            [(bucket, script, args) for bucket in buckets],
-            also=(lambda pipe: self.share.renew(pipe, self.lease_seconds)) if renew else None)
+        # BestFirst reads the heads, which no script keeps while a harvester is solo: a look that finds one ends
+        # its solo mode (the heads made anew) and reads them again
+        solo_check = best is not None and self.connection.single_node and not revoked
+
+        def also(pipe: Any) -> None:
+            if solo_check:
+                pipe.get(self.connection.key("solo"))
+            if renew:
+                self.share.renew(pipe, self.lease_seconds)
+
+        answers = self.connection.run_buckets([(bucket, script, args) for bucket in buckets],
+                                              also=also if solo_check or renew else None)
         if renew:
             self.share.renewed(answers[-1])
             answers = answers[:-3]
+        if solo_check:
+            holder = answers.pop()
+            if holder is not None:
+                if self.solo is not None:
+                    self.solo.heads = None   # this harvester's own solo mode, if the key still names it, ends too
+                end_solo(self.connection, holder.decode())
+                return self._heads(now, queue, hold, share, depth, best, revoked=True)
         if best is None:
             rows = [row for answer in answers[:len(buckets)] for row in answer]
         else:

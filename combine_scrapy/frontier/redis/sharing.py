@@ -30,6 +30,7 @@ class HarvesterShare:
         self.buckets: list[int] | None = None   # the buckets this harvester looks at first (None: all)
         self._renewed = -HARVESTERS_RENEWAL   # when this harvester last renewed its entry (time.monotonic)
         self._registered = False   # it has an entry among the job's harvesters (so leaving removes it)
+        self.alone = False   # the last renewal found no other harvester at work
 
     def due(self, buckets: Iterable[int]) -> bool:
         """Whether a look at ``buckets`` renews the entry: after HARVESTERS_RENEWAL, or when it costs nothing."""
@@ -46,7 +47,9 @@ class HarvesterShare:
     def renewed(self, harvesters: list[bytes]) -> None:
         """Take this harvester's share from the ids at work that the renewal read."""
         self._renewed, self._registered = time.monotonic(), True
-        self.buckets = self._share_of(sorted(member.decode() for member in harvesters))
+        ids = sorted(member.decode() for member in harvesters)
+        self.alone = ids == [self.harvester_id]
+        self.buckets = self._share_of(ids)
 
     def leave(self) -> None:
         """Remove this harvester's entry, if it has one."""

@@ -1,0 +1,128 @@
+"""Solo mode: a harvester that works alone on a job keeps its hosts' heads in its memory, not in Redis.
+
+BestFirst's heads (``heads``, ``leasedheads``, ``waiting`` and each host's
+``head`` field) exist so that any harvester can read the best hosts of the
+frontier; keeping them costs every script that changes a host's best URL,
+lock, lease or yield a few commands. A harvester alone on a single Redis
+(the only entry of ``harvesters``, ``sharing.py``) sets the job's ``solo``
+key to its id and loads the heads once (``solo_enter.lua``); while that key
+exists no script keeps them: each notes the hosts it would have placed in the
+``solo_log`` list instead (``solo_note`` in lua/library.lua), whoever runs it,
+and the solo harvester applies the notes at each look (``solo_look.lua``), so
+its memory follows every change. It ranks its rounds from memory with the same
+strategy and the same Head objects, and leases with ``take_heads``, which checks
+each URL and its host inside Redis: a stale memory can never lease twice.
+
+Another harvester that looks (BestFirst) and finds the key naming someone
+else, and the solo harvester that finds others at work or leaves, end solo mode
+with ``solo_leave.lua``: the key deleted and every bucket's heads made anew in
+one script, so no script runs between the two and a solo harvester killed costs
+the next one that looks one rebuild. The solo harvester finds at its next look
+that the key no longer names it and drops its memory.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+
+from combine_scrapy.frontier import FrontierEntry
+from combine_scrapy.frontier.redis.connection import BEST_SCALE, RedisConnection, number
+from combine_scrapy.frontier.redis.sharing import HarvesterShare
+from combine_scrapy.frontier.strategy import CrawlStrategy, Head, RoundKey
+
+
+class SoloHeads:
+    """The heads of the hosts with queued URLs, as the notes last gave them, in ``strategy``'s order."""
+
+    def __init__(self, strategy: CrawlStrategy) -> None:
+        self.strategy = strategy
+        self._hosts: dict[str, tuple[Head, float, RoundKey]] = {}   # host -> (head, leased_until, its key in _order)
+        self._order: list[tuple[RoundKey, str]] = []
+
+    def __len__(self) -> int:
+        return len(self._hosts)
+
+    def note(self, notes: Iterable[bytes]) -> None:
+        """Take each host's note (``solo_note``: host, best URL's member and score in 'best', lock, lease, fetched,
+        relevant), in the order written: a host with no queued URL leaves."""
+        for note in notes:
+            host, member, score, lock_until, leased_until, fetched, relevant = note.decode().split("\n")
+            known = self._hosts.pop(host, None)
+            if known is not None:
+                del self._order[bisect.bisect_left(self._order, (known[2], host))]
+            if not member:
+                continue
+            head = Head(FrontierEntry("", host, 0.0 - float(score) / BEST_SCALE), int(member[1:], 16),
+                        float(lock_until or 0), int(float(fetched or 0)), float(relevant or 0))
+            key = self.strategy.round_key(head)
+            self._hosts[host] = (head, float(leased_until or 0), key)
+            bisect.insort(self._order, (key, host))
+
+    def heads(self, now: float, limit: int, hold: float) -> list[Head]:
+        """The first ``limit`` heads in the strategy's order of the hosts free at ``now`` or leased for at most
+        ``hold`` seconds more (a lease that ended counts as none), as a look at the heads in Redis reads them."""
+        until, found = now + hold, []
+        for _, host in self._order:
+            head, leased_until, _ = self._hosts[host]
+            if head.host_lock_until <= now or leased_until > now and head.host_lock_until <= until:
+                found.append(head)
+                if len(found) == limit:
+                    break
+        return found
+
+
+class SoloMode:
+    """This harvester's solo mode: whether it is solo (``heads``, its memory, None when not), entering, looking,
+    leaving."""
+
+    def __init__(self, connection: RedisConnection, share: HarvesterShare) -> None:
+        self.connection = connection
+        self.share = share
+        self.heads: SoloHeads | None = None
+
+    def enter(self, now: float, strategy: CrawlStrategy) -> bool:
+        """Become solo, when this harvester is the only one at work and no other is solo: its memory loaded."""
+        connection = self.connection
+        notes = connection.run_scripts([("solo_enter", [connection.key("harvesters"), *connection.bucket_prefixes],
+                                         [self.share.harvester_id, number(now)])])[0]
+        if notes is None:
+            return False
+        self.heads = SoloHeads(strategy)
+        self.heads.note(notes)
+        return True
+
+    def look(self, now: float, max_attempts: int, lease_seconds: float) -> bool:
+        """Bring the memory up to date for a look at ``now`` (leases and locks that ended are undone first), with
+        this harvester's entry among the job's harvesters renewed in the same round trip when due. False, the
+        memory dropped, when this harvester is solo no more: revoked, or no longer alone (then it leaves)."""
+        heads = self.heads
+        if heads is None:
+            return False
+        connection = self.connection
+        renew = self.share.due(range(connection.buckets))
+        answers = connection.run_scripts(
+            [("solo_look", connection.bucket_prefixes, [self.share.harvester_id, number(now), max_attempts])],
+            also=(lambda pipe: self.share.renew(pipe, lease_seconds)) if renew else None)
+        if renew:
+            self.share.renewed(answers[-1])
+        if answers[0] is None:
+            self.heads = None
+            return False
+        heads.note(answers[0])
+        if not self.share.alone:
+            self.leave()
+            return False
+        return True
+
+    def leave(self) -> None:
+        """End this harvester's solo mode, if it is solo: the heads made anew in Redis for others to read."""
+        if self.heads is not None:
+            self.heads = None
+            end_solo(self.connection, self.share.harvester_id)
+
+
+def end_solo(connection: RedisConnection, holder: str) -> bool:
+    """End the solo mode of the harvester ``holder`` (another's, when a harvester finds it at a look: it joined, or
+    the solo one died), unless the key names someone else by now: whether it did."""
+    return bool(connection.run_scripts([("solo_leave", connection.bucket_prefixes, [holder])])[0])
