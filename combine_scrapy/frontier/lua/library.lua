@@ -3,10 +3,14 @@
 -- timestamps and priorities round-trip exactly. A URL's record is one
 -- MessagePack value in its host's ``u:`` hash, its fields in the order of F.
 
--- On a single Redis every call's KEYS begin with the job's ``solo`` key and its log (connection.py puts them
--- there, SOLO_KEYED), taken out here so each script finds its own keys where they always were; a cluster has none.
-local SOLO_KEY, SOLO_LOG = false, false
-if SOLO_KEYED then SOLO_KEY, SOLO_LOG = table.remove(KEYS, 1), table.remove(KEYS, 1) end
+-- On a single Redis every call's KEYS begin with the job's ``solo`` key and its log, and its ARGV with whether
+-- to look at that key (SOLO_CHECKED, '1' or '0'; connection.py puts them there, SOLO_KEYED), taken out here so each
+-- script finds its own keys and arguments where they always were; a cluster has none.
+local SOLO_KEY, SOLO_LOG, SOLO_CHECKED = false, false, false
+if SOLO_KEYED then
+  SOLO_KEY, SOLO_LOG = table.remove(KEYS, 1), table.remove(KEYS, 1)
+  SOLO_CHECKED = table.remove(ARGV, 1) == '1'
+end
 local P = KEYS[1]
 
 local function num(x) return string.format('%.17g', x) end
@@ -104,10 +108,11 @@ end
 -- its memory, so no script keeps ``heads``, ``leasedheads``, ``waiting`` or a host's ``head`` field; where a script
 -- would place a host (rehead) it notes instead the host's best queued URL and what ranks it, and the script's
 -- notes go to the ``solo_log`` list with one RPUSH at its end (solo_flush), which the solo harvester reads at each
--- look. Whoever writes (that harvester, a console command) notes alike, so its memory misses no change.
+-- look. Whoever writes (that harvester, a console command) notes alike, so its memory misses no change; only a
+-- harvester that knows others at work looks not (SOLO_CHECKED), as its next look ends any solo mode it finds.
 local solo_on, solo_notes = nil, {}
 local function solo()
-  if solo_on == nil then solo_on = SOLO_KEY and redis.call('EXISTS', SOLO_KEY) == 1 end
+  if solo_on == nil then solo_on = SOLO_CHECKED and redis.call('EXISTS', SOLO_KEY) == 1 end
   return solo_on
 end
 

@@ -293,6 +293,10 @@ class RedisConnection:
         #: Before every call's own KEYS on a single Redis (``library.lua`` takes them out): the job's ``solo`` key
         #: and its log.
         self.solo_keys = [self.key("solo"), self.key("solo_log")] if self.single_node else []
+        #: Whether this process's scripts look at the ``solo`` key (their first ARGV on a single Redis): all but
+        #: those of a harvester that knows others at work (``sharing.HarvesterShare.renewed``), whose next look
+        #: ends any solo mode it finds (``solo.py``).
+        self.solo_checked = True
         self._deferred: list[tuple[str, list[str], list[Any]]] = []   # script calls sent with the next one
         self.marker = JobMarker(self)
 
@@ -362,7 +366,10 @@ class RedisConnection:
         sees every call's effect. Any other error is raised.
         """
         deferred, self._deferred = self._deferred, []
-        calls = [(script, [*self.solo_keys, *keys], args) for script, keys, args in deferred + calls]
+        calls = deferred + calls
+        if self.single_node:
+            checked = "1" if self.solo_checked else "0"
+            calls = [(script, [*self.solo_keys, *keys], [checked, *args]) for script, keys, args in calls]
         if len(calls) == 1 and also is None:
             script, keys, args = calls[0]
             return [self.scripts[script](keys=keys, args=args)]

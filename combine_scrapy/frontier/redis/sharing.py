@@ -49,6 +49,7 @@ class HarvesterShare:
         self._renewed, self._registered = time.monotonic(), True
         ids = sorted(member.decode() for member in harvesters)
         self.alone = ids == [self.harvester_id]
+        self.connection.solo_checked = self.alone   # with others at work its looks end any solo mode (solo.py)
         self.buckets = self._share_of(ids)
 
     def leave(self) -> None:
