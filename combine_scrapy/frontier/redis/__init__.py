@@ -80,6 +80,11 @@ For the whole job, ``combine:{<job>}:``
                      of layout 3, 4 or 5 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
 ``paused``           present while the job's harvesters are paused
 ``seeds``            the fingerprint of the seed list last marked in full (a crawl start marks it once)
+``solo``             the id of the harvester in solo mode (single Redis only, ``solo.py``): while it exists no
+                     script keeps ``heads``, ``leasedheads``, ``waiting`` or a host's ``head``; the harvester
+                     keeps BestFirst's heads in its memory
+``solo_log``         while ``solo`` exists, the notes of the hosts the scripts would have placed (their best
+                     URL, lock, lease and yield), read and emptied by the solo harvester at each look
 
 A host's structures keep its URLs short: ``http://<host>`` is written ``:`` and
 ``https://<host>`` ``;``. Nothing is stored per URL but its entries in its
@@ -90,7 +95,7 @@ host's hash and queues, so a queued URL costs under 200 bytes
 The package's parts: ``connection`` (the client, outage retry, buckets, scripts
 and the job marker) shared by one class per concern, each satisfying its
 protocol of :mod:`combine_scrapy.frontier`: ``queue`` (UrlQueue, with ``sharing``: the
-buckets each harvester looks at first), ``robots``
+buckets each harvester looks at first, and ``solo``: the heads in a lone harvester's memory), ``robots``
 (RobotsCache), ``links`` (LinkGraph), ``revisit`` (RevisitHistory) and
 ``operations`` (FrontierOperations). RedisFrontier is all of them over one
 connection (``Frontier``).

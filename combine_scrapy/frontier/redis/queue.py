@@ -161,7 +161,9 @@ class RedisQueue(RedisPart):
         go back to their hosts' queues first, and those handed out
         ``max_attempts`` times without completion are dropped.
 
-        A harvester alone ranks the whole frontier. With others at work, it
+        A harvester alone ranks the whole frontier; on a single Redis its
+        BestFirst rounds come from the heads in its memory (solo mode,
+        ``solo.py``; ``solo=False`` keeps them in Redis). With others at work, it
         ranks its own share of the buckets (``share``), so harvesters do not
         race for the same few best hosts, and the whole frontier only when its
         share has nothing to hand out and nothing better held.
