@@ -606,21 +606,24 @@ def test_when_a_solo_harvesters_mode_ends_the_heads_in_redis_are_made_anew(job, 
 def test_a_solo_harvester_sees_what_another_process_writes_and_one_among_others_never_looks_at_the_solo_key(
         job, harvester_frontier, open_frontier):
     """A console command's writes (marks, a host's lock) while a harvester is solo reach its memory by the notes:
-    its next round is as if it read the heads. A harvester that knows others at work sends its scripts no look at
-    the solo key."""
+    its next round is as if it read the heads. A harvester at work that is not solo sends its scripts no look at the
+    solo key; one that is, and a console command, do."""
     solo, console = harvester_frontier(job), open_frontier(job)
     others = []
     try:
         solo.mark([(f"http://h{n}.test/", f"h{n}.test", 1.0) for n in range(4)])
         assert len(solo.ready(1000.0, "BestFirst", 2)) == 2   # the first look finds it alone
         assert len(solo.ready(1000.0, "BestFirst", 1)) == 1 and solo.solo.heads is not None   # solo from here
+        assert solo.connection.solo_checked()   # its scripts note what they change
         console.mark([("http://new.test/best", "new.test", 9.0)])
         console.lock_host("h3.test", 2000.0)
         assert [entry.url for entry in solo.ready(1001.0, "BestFirst", 4)] == ["http://new.test/best"]  # h3 locked
         other = harvester_frontier(job)
         others.append(other)
         other.ready(1002.0, "BestFirst", 4)   # ends the solo mode; its renewal found the solo harvester at work
-        assert not other.connection.solo_checked and console.connection.solo_checked
+        assert not other.connection.solo_checked() and console.connection.solo_checked()
+        assert solo.ready(1003.0, "BestFirst", 4) is not None and solo.solo.heads is None   # it found out
+        assert not solo.connection.solo_checked()   # registered, and solo no more
         sent = []
         run = other.server.execute_command
         other.server.execute_command = lambda *args, **kw: sent.append(args) or run(*args, **kw)

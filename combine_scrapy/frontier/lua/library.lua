@@ -108,8 +108,9 @@ end
 -- its memory, so no script keeps ``heads``, ``leasedheads``, ``waiting`` or a host's ``head`` field; where a script
 -- would place a host (rehead) it notes instead the host's best queued URL and what ranks it, and the script's
 -- notes go to the ``solo_log`` list with one RPUSH at its end (solo_flush), which the solo harvester reads at each
--- look. Whoever writes (that harvester, a console command) notes alike, so its memory misses no change; only a
--- harvester that knows others at work looks not (SOLO_CHECKED), as its next look ends any solo mode it finds.
+-- look. Whoever writes (that harvester, a console command) notes alike, so its memory misses no change; only
+-- another harvester at work looks not (SOLO_CHECKED): a solo harvester still alive finds it at its next renewal
+-- and leaves solo mode, the heads made anew from what is stored.
 local solo_on, solo_notes = nil, {}
 local function solo()
   if solo_on == nil then solo_on = SOLO_CHECKED and redis.call('EXISTS', SOLO_KEY) == 1 end

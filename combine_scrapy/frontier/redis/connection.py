@@ -294,9 +294,9 @@ class RedisConnection:
         #: and its log.
         self.solo_keys = [self.key("solo"), self.key("solo_log")] if self.single_node else []
         #: Whether this process's scripts look at the ``solo`` key (their first ARGV on a single Redis): all but
-        #: those of a harvester that knows others at work (``sharing.HarvesterShare.renewed``), whose next look
-        #: ends any solo mode it finds (``solo.py``).
-        self.solo_checked = True
+        #: those of a harvester at work that is not solo itself (``queue.RedisQueue``), which no solo harvester
+        #: needs to hear from: one that is alive finds it at its next renewal and leaves solo mode (``solo.py``).
+        self.solo_checked: Callable[[], bool] = lambda: True
         self._deferred: list[tuple[str, list[str], list[Any]]] = []   # script calls sent with the next one
         self.marker = JobMarker(self)
 
@@ -368,7 +368,7 @@ class RedisConnection:
         deferred, self._deferred = self._deferred, []
         calls = deferred + calls
         if self.single_node:
-            checked = "1" if self.solo_checked else "0"
+            checked = "1" if self.solo_checked() else "0"
             calls = [(script, [*self.solo_keys, *keys], [checked, *args]) for script, keys, args in calls]
         if len(calls) == 1 and also is None:
             script, keys, args = calls[0]

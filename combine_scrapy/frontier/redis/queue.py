@@ -75,6 +75,8 @@ class RedisQueue(RedisPart):
         self.share = HarvesterShare(connection)   # its entry among the job's harvesters, the buckets it looks at first
         # alone on a single Redis, a harvester's frontier keeps BestFirst's heads in memory (``solo.py``)
         self.solo = SoloMode(connection, self.share) if solo and lease_ahead and connection.single_node else None
+        if lease_ahead:
+            connection.solo_checked = self._solo_checked
         self._deeper_found: dict[str, list[tuple[float, int]]] = {}   # the 'best' queues the last look fetched
         self._round: list[FrontierEntry] = []   # the rest of the last full round, not yet leased
         self._round_key: tuple[str, float] | None = None   # its strategy and when it was ranked
@@ -82,6 +84,11 @@ class RedisQueue(RedisPart):
         self._random = random.Random()
         self._rivals = False   # another harvester took URLs of this one's rounds
         self.lost_races = 0   # URLs of a round another harvester leased first (skipped inside the take script)
+
+    def _solo_checked(self) -> bool:
+        """Whether this harvester's scripts look at the ``solo`` key: until it is among the job's harvesters, and
+        while it is solo itself (its scripts note what they change for its memory)."""
+        return not self.share.registered or self.solo is not None and self.solo.heads is not None
 
     def close(self) -> None:
         """Give back the URLs ``ready`` leased that were never claimed, so no one waits for their leases; leave

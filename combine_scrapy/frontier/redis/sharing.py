@@ -49,8 +49,12 @@ class HarvesterShare:
         self._renewed, self._registered = time.monotonic(), True
         ids = sorted(member.decode() for member in harvesters)
         self.alone = ids == [self.harvester_id]
-        self.connection.solo_checked = self.alone   # with others at work its looks end any solo mode (solo.py)
         self.buckets = self._share_of(ids)
+
+    @property
+    def registered(self) -> bool:
+        """Whether this harvester has an entry among the job's harvesters."""
+        return self._registered
 
     def leave(self) -> None:
         """Remove this harvester's entry, if it has one."""
