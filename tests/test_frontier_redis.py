@@ -634,6 +634,35 @@ def test_a_solo_harvester_sees_what_another_process_writes_and_one_among_others_
             frontier.close()
 
 
+def test_a_frontier_over_the_solo_bound_keeps_its_heads_in_redis(job, harvester_frontier):
+    """Solo mode reads every queued host at once, so a frontier with more hosts than ``max_hosts`` is refused it (and
+    not asked again at every look), and a solo harvester whose memory grows past the bound leaves it, the heads made
+    anew in Redis; its rounds are the same either way."""
+    harvester = harvester_frontier(job)
+    entries = []
+    run = harvester.connection.run_scripts
+    harvester.connection.run_scripts = lambda calls, *rest, **options: entries.extend(
+        call for call in calls if call[0] == "solo_enter") or run(calls, *rest, **options)
+    try:
+        harvester.solo.max_hosts = 2
+        harvester.mark([(f"http://h{n}.test/", f"h{n}.test", 1.0 + n) for n in range(5)])
+        harvester.ready(1000.0, "BestFirst", 1)   # the first look finds it alone
+        assert [entry.url for entry in harvester.ready(1000.0, "BestFirst", 1)] == ["http://h3.test/"]
+        assert harvester.solo.heads is None and harvester.server.get(harvester.connection.key("solo")) is None
+        assert [entry.url for entry in harvester.ready(1000.0, "BestFirst", 1)] == ["http://h2.test/"]
+        assert len(entries) == 1   # refused once (3 hosts queued), not asked again before SOLO_RETRY
+        harvester.solo.max_hosts, harvester.solo._retry_at = 10, 0.0
+        assert [entry.url for entry in harvester.ready(1000.0, "BestFirst", 1)] == ["http://h1.test/"]
+        assert harvester.solo.heads is not None   # solo now
+        harvester.solo.max_hosts = 4
+        harvester.mark([(f"http://more{n}.test/", f"more{n}.test", 0.5) for n in range(4)])
+        assert [entry.url for entry in harvester.ready(1000.0, "BestFirst", 1)] == ["http://h0.test/"]
+        assert harvester.solo.heads is None   # grown past the bound: the heads are in Redis again
+        assert sum(harvester.server.zcard(prefix + "heads") for prefix in harvester.connection.bucket_prefixes) == 4
+    finally:
+        harvester.close()
+
+
 @pytest.fixture
 def private_redis_url(tmp_path):
     """A Redis of this test's own, so its command counts are the test's alone."""

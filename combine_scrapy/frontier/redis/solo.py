@@ -24,12 +24,20 @@ that the key no longer names it and drops its memory.
 from __future__ import annotations
 
 import bisect
+import time
 from collections.abc import Iterable
 
 from combine_scrapy.frontier import FrontierEntry
 from combine_scrapy.frontier.redis.connection import BEST_SCALE, RedisConnection, number
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
 from combine_scrapy.frontier.strategy import CrawlStrategy, Head, RoundKey
+
+#: Hosts with queued URLs a solo harvester keeps in memory at most: entering and ending solo mode read or place each
+#: of them in one script, while Redis answers no one else (~6 commands a host: 50,000 hosts hold it ~0.3 s), and each
+#: costs the harvester a Head in memory. A larger frontier keeps its heads in Redis.
+SOLO_MAX_HOSTS = 50_000
+#: Seconds a harvester refused solo mode (too many hosts) waits before it asks again (an entry costs a ZCARD a bucket).
+SOLO_RETRY = 60.0
 
 
 class SoloHeads:
@@ -80,13 +88,19 @@ class SoloMode:
         self.connection = connection
         self.share = share
         self.heads: SoloHeads | None = None
+        self.max_hosts = SOLO_MAX_HOSTS
+        self._retry_at = 0.0   # when an entry refused for the frontier's size may be asked again (time.monotonic)
 
     def enter(self, now: float, strategy: CrawlStrategy) -> bool:
-        """Become solo, when this harvester is the only one at work and no other is solo: its memory loaded."""
+        """Become solo, when this harvester is the only one at work, no other is solo and the frontier has at most
+        ``max_hosts`` hosts with queued URLs: its memory loaded. Refused, it asks again after SOLO_RETRY."""
+        if time.monotonic() < self._retry_at:
+            return False
         connection = self.connection
         notes = connection.run_scripts([("solo_enter", [connection.key("harvesters"), *connection.bucket_prefixes],
-                                         [self.share.harvester_id, number(now)])])[0]
+                                         [self.share.harvester_id, number(now), self.max_hosts])])[0]
         if notes is None:
+            self._retry_at = time.monotonic() + SOLO_RETRY
             return False
         self.heads = SoloHeads(strategy)
         self.heads.note(notes)
@@ -110,8 +124,9 @@ class SoloMode:
             self.heads = None
             return False
         heads.note(answers[0])
-        if not self.share.alone:
+        if not self.share.alone or len(heads) > self.max_hosts:
             self.leave()
+            self._retry_at = time.monotonic() + SOLO_RETRY
             return False
         return True
 
