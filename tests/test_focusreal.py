@@ -23,6 +23,7 @@ from bench.focusreal.benchmark import (
 from bench.focusreal.docweb import PORTAL, DocWeb, Tree
 from bench.focusreal.records import PageJudge, PageJudgement, new_records
 from bench.focusreal.reference import ORDERS, LinkGraph, References
+from bench.focusreal.simulate import Pages, Simulation
 from bench.focusreal.topics import TOPICS, Target, Topic
 from combine_scrapy.job import load_job
 from combine_scrapy.topic import parse_topic_definition
@@ -310,3 +311,35 @@ def test_records_are_paired_with_the_mean_of_breadth_firsts_crawls_of_the_same_r
     runs[1].records = list(range(1, 61))
     figures = summary(runs, 3000)["home"]["t"]["default"]
     assert figures["records_ratio_first_500"] == 2.25 and not figures["target_records_3x"]  # 90 against 40
+
+
+def test_the_simulated_crawl_runs_the_crawlers_policy_over_the_web_and_is_judged_as_a_crawl(web, tmp_path):
+    text = " ".join(f"The core module {word} handles requests and keeps the server running." for word in
+                    ("first", "second", "third", "fourth"))
+    (Path(web.trees["single.docs.test"].root) / "lib").joinpath("core.html").write_text(
+        f'<p>{text}</p><a href="copy.html">core copy</a><a href="re.html">re</a>')
+    (Path(web.trees["single.docs.test"].root) / "lib").joinpath("copy.html").write_text(f"<p>{text}</p>")
+    (Path(web.trees["single.docs.test"].root) / "lib").joinpath("re.html").write_text(
+        '<a href="https://www.reference.example/ch01.fr.html">ref</a><a href="core.html">core</a>'
+        '<a href="../nowhere.html">gone</a>')
+    web = DocWeb(tuple(tree.tree for tree in web.trees.values()))
+    topic = Topic("t", "t", "100: core=T\n100: noyau=T\n",
+                  (Target("httpd", "/mod/core.html", ""), Target("single", "/lib/core.html", "")),
+                  "http://single.docs.test/lib/re.html")
+    jobs = topic_jobs([topic], tmp_path / "jobs")
+    simulation = Simulation(web, jobs, Pages(web, jobs), PageJudge(web, jobs))
+    crawl = simulation.crawl(topic, "offtopic", 100, tmp_path / "data")
+    fetched = [(host, target) for host, target, _ in crawl.fetches]
+    assert fetched[0] == ("single.docs.test", "/lib/re.html")  # the seed
+    assert len(fetched) == len(set(fetched))  # each URL fetched once
+    # a redirect (not followed by default: UserAgentFollowRedirects = 0) is a fetch, its target is marked and fetched
+    assert ("reference.docs.test", "/ch01.fr.html", 301) in crawl.fetches
+    assert fetched.index(("reference.docs.test", "/fr/ch01.html")) > fetched.index(("reference.docs.test", "/ch01.fr.html"))
+    assert ("single.docs.test", "/nowhere.html", 404) in crawl.fetches
+    core = fetched.index(("single.docs.test", "/lib/core.html")) + 1
+    assert crawl.hits == [core] and crawl.fetches_to(0.5) == core and crawl.fetches_to(1.0) is None
+    assert crawl.records == [core]  # its copy is the same record
+    assert ("single.docs.test", "/lib/copy.html") in fetched
+    again = simulation.crawl(topic, "offtopic", 100, tmp_path / "again")
+    assert again.fetches == crawl.fetches  # one page at a time: the same order every time
+    assert simulation.crawl(topic, "offtopic", 3, tmp_path / "short").fetches == crawl.fetches[:3]
