@@ -6,8 +6,7 @@
                                                  [--results DIR]
 
 A real crawl of a cell takes a minute or two and its order depends on when
-pages arrive. This one replays what the crawl decides, one page at a time
-(a crawl at ``CONCURRENT_REQUESTS = 1``), with the crawler's own pieces and
+pages arrive. This one replays what the crawl decides, with the crawler's own pieces and
 no server, no Scrapy: the job bench.focusreal writes for the topic (no
 configuration variables: the defaults), a SQLite frontier (its strategy's
 rounds, the host yield), and the :class:`~combine_scrapy.policy.CrawlPolicy`
@@ -37,7 +36,7 @@ import importlib
 import json
 import statistics
 import tempfile
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -51,6 +50,7 @@ from bench.virtualweb.harness import command_line
 from combine_scrapy.access.urls import UrlChecker, host_of
 from combine_scrapy.document import neardup
 from combine_scrapy.document.parse import ParsedPage, parse_document
+from combine_scrapy.frontier import FrontierEntry
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.frontier.strategy import strategy_named
 from combine_scrapy.items import Fetch
@@ -61,6 +61,8 @@ from combine_scrapy.records.record import content_key
 from combine_scrapy.topic import Classification, Document
 
 CAP = 1000
+#: The crawl's CONCURRENT_REQUESTS (the focused spider's).
+CONCURRENCY = 32
 #: Seconds between two simulated fetches (WaitIntervalHost is 0 on the bench: only the order matters).
 STEP = 0.01
 START = 1_800_000_000.0  # the simulated clock's start (any fixed time)
@@ -141,11 +143,31 @@ class SimulatedCrawl:
         return Counter(host.removesuffix(".docs.test") for host, _, _ in self.fetches[:last])
 
 
-class Simulation:
-    """Crawls the doc web as the crawler would, one topic's job at a time (its defaults), judged."""
+def next_request(frontier: SqliteFrontier, policy: CrawlPolicy, waiting: deque[FrontierEntry], now: float,
+                 strategy: str, limit: int | None, hold: float) -> FrontierEntry | None:
+    """The scheduler's next_request: the next URL of its ready queue it can claim, from a new round when the queue
+    is empty; None when there is none now."""
+    if not waiting:
+        waiting.extend(frontier.ready(now, strategy, limit, hold=hold))
+    while waiting:
+        entry = waiting.popleft()
+        if policy.claim(entry, now):
+            return entry
+    return None
 
-    def __init__(self, web: DocWeb, jobs: dict[str, Job], pages: Pages, judge: PageJudge):
+
+class Simulation:
+    """Crawls the doc web as the crawler would, one topic's job at a time (its defaults), judged.
+
+    The scheduler hands out URLs while fewer than ``concurrency`` are in flight (CONCURRENT_REQUESTS), and the
+    pages in flight come back one at a time, in the order they were handed out: a host waits for the pages
+    handed out before its own, as in a crawl whose pipelines, not the loopback server, take the time.
+    """
+
+    def __init__(self, web: DocWeb, jobs: dict[str, Job], pages: Pages, judge: PageJudge,
+                 concurrency: int = CONCURRENCY):
         self.web, self.jobs, self.pages, self.judge = web, jobs, pages, judge
+        self.concurrency = concurrency
 
     def crawl(self, topic: Topic, seed_set: str, cap: int, directory: Path) -> SimulatedCrawl:
         job = self.jobs[topic.key]
@@ -163,24 +185,29 @@ class Simulation:
         policy.sync_link_model()
         records = Records(self.judge.near_duplicate_distance)
         crawl = SimulatedCrawl(topic.key, seed_set, len(topic.targets))
+        limit = None if strategy.full_round else self.concurrency
+        hold = policy.lease_seconds if strategy.holds_places else 0.0
+        waiting: deque[FrontierEntry] = deque()  # the scheduler's ready queue
+        in_flight: deque[FrontierEntry] = deque()
         now = START
         try:
             while len(crawl.fetches) < cap:
-                round_ = frontier.ready(now, strategy.name, None if strategy.full_round else 1,
-                                        hold=policy.lease_seconds if strategy.holds_places else 0.0)
-                if not round_:
+                while len(in_flight) < self.concurrency:  # the engine asks while it has free slots
+                    entry = next_request(frontier, policy, waiting, now, strategy.name, limit, hold)
+                    if entry is None:
+                        break
+                    in_flight.append(entry)
+                if not in_flight:
                     due = frontier.next_due(now)
                     if due is None:
                         break
                     now = max(due, now + STEP)
                     continue
-                for entry in round_:
-                    if len(crawl.fetches) >= cap or not policy.claim(entry, now):
-                        continue
-                    fetch = self._fetch(entry.url, entry.host, entry.distance, now, crawl, records, topic.key)
-                    policy.settle_outcome(fetch)
-                    policy.fetch_done(fetch)
-                    now += STEP
+                entry = in_flight.popleft()
+                fetch = self._fetch(entry.url, entry.host, entry.distance, now, crawl, records, topic.key)
+                policy.settle_outcome(fetch)
+                policy.fetch_done(fetch)
+                now += STEP
         finally:
             frontier.close()
         return self._judged(crawl, topic, cap)
@@ -260,7 +287,7 @@ def summary(crawl: SimulatedCrawl, cap: int) -> dict:
 
 def report(result: dict) -> list[str]:
     changed = ", ".join(f"{name} = {value:g}" for name, value in result["set"].items()) or "none (main's code)"
-    lines = ["", f"Constants set: {changed}. Cap {result['cap']:,} fetches, one page at a time.", "",
+    lines = ["", f"Constants set: {changed}. Cap {result['cap']:,} fetches, at most {result['concurrency']} in flight.", "",
              "| topic | seed set | new relevant records, fetches 1-500 | real (default) | fetches to 50 / 80 / 100% | "
              "real 80% | records per 500 | fetches 1-500 per host |",
              "| --- | --- | ---: | --- | --- | --- | --- | --- |"]
@@ -281,6 +308,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m bench.focusreal.simulate", description=__doc__.splitlines()[0])
     add_cell_arguments(parser)
     parser.add_argument("--cap", type=int, default=CAP, help="fetches a crawl makes")
+    parser.add_argument("--concurrency", type=int, default=CONCURRENCY, help="URLs in flight at most")
     parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                         help="a module's constant for this run (repeatable)")
     parser.add_argument("--compare", type=Path, nargs="*", default=[], help="bench.focusreal results (JSON)")
@@ -292,7 +320,7 @@ def main(argv: list[str] | None = None) -> dict:
     cells = []
     with tempfile.TemporaryDirectory() as directory:
         jobs = topic_jobs(topics, Path(directory) / "jobs")
-        simulation = Simulation(web, jobs, Pages(web, jobs), PageJudge(web, jobs))
+        simulation = Simulation(web, jobs, Pages(web, jobs), PageJudge(web, jobs), args.concurrency)
         for topic in topics:
             for seed_set in args.seed_sets:
                 data = Path(directory) / f"data-{topic.key}-{seed_set}"
@@ -301,7 +329,8 @@ def main(argv: list[str] | None = None) -> dict:
                 print(f"{topic.key} {seed_set}: records 1-500 {cells[-1]['records_per_500'][0]}, 80% at "
                       f"{cells[-1]['fetches_to_80%']}", flush=True)
     real = {f"{topic} {seed_set}": runs for (topic, seed_set), runs in real_figures(args.compare).items()}
-    result = {**environment(command_line("bench.focusreal.simulate", argv)), "cap": args.cap, "set": changed,
+    result = {**environment(command_line("bench.focusreal.simulate", argv)), "cap": args.cap,
+              "concurrency": args.concurrency, "set": changed,
               "compared_with": [str(path) for path in args.compare], "real": real, "cells": cells}
     write_report("simulate", result, "Simulated crawls of the doc web (the crawler's policy, offline)", report(result),
                  args.results)
