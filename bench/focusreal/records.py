@@ -76,27 +76,30 @@ class PageJudge:
         return PageJudgement(content_key(page.title, page.text, url, page.mime_type), fingerprint, relevant)
 
 
-def new_records(fetches: Iterable[tuple[int, PageJudgement | None]], topic: str, distance: int | None) -> list[int]:
-    """The fetch numbers, in order, of the pages that add a new record for ``topic``.
+class NewRecords:
+    """The record store's rule, one relevant page at a time: a page whose content key is a stored record's is that
+    record; one whose fingerprint is within ``distance`` bits of a stored record's joins it (no check when
+    ``distance`` is None, or for a page too short to fingerprint); any other is stored, a new record. Only new
+    records are stored, so only their keys and fingerprints are compared with."""
 
-    The record store's rule: a relevant page whose content key is a stored
-    record's is that record; one whose fingerprint is within ``distance`` bits
-    of a stored record's joins it (no check when ``distance`` is None); any
-    other is stored, a new record. Only new records are stored, so only their
-    keys and fingerprints are compared with.
-    """
-    keys: set[str] = set()
-    fingerprints: list[int] = []
-    found: list[int] = []
-    for fetch, judgement in fetches:
-        if judgement is None or topic not in judgement.relevant or judgement.key in keys:
-            continue
-        mark = judgement.fingerprint
-        if distance is not None and mark is not None and any(neardup.distance(mark, other) <= distance
-                                                             for other in fingerprints):
-            continue
-        keys.add(judgement.key)
-        if mark is not None:
-            fingerprints.append(mark)
-        found.append(fetch)
-    return found
+    def __init__(self, distance: int | None):
+        self.distance = distance
+        self.keys: set[str] = set()
+        self.fingerprints: list[int] = []
+
+    def add(self, key: str, fingerprint: int | None) -> bool:
+        """Store a relevant page: whether it made a new record."""
+        if key in self.keys or (self.distance is not None and fingerprint is not None and any(
+                neardup.distance(fingerprint, other) <= self.distance for other in self.fingerprints)):
+            return False
+        self.keys.add(key)
+        if fingerprint is not None:
+            self.fingerprints.append(fingerprint)
+        return True
+
+
+def new_records(fetches: Iterable[tuple[int, PageJudgement | None]], topic: str, distance: int | None) -> list[int]:
+    """The fetch numbers, in order, of the pages that add a new record for ``topic`` (:class:`NewRecords`)."""
+    store = NewRecords(distance)
+    return [fetch for fetch, judgement in fetches
+            if judgement is not None and topic in judgement.relevant and store.add(judgement.key, judgement.fingerprint)]

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from bench.focusreal.benchmark import WINDOW, add_cell_arguments, install_packages, seeds, topic_jobs, windows
 from bench.focusreal.docweb import DocWeb, request_of
-from bench.focusreal.records import PageJudge, new_records
+from bench.focusreal.records import NewRecords, PageJudge, new_records
 from bench.focusreal.topics import Topic, topic_named
 from bench.focusweb.web import pages_for_recall
 from bench.report import RESULTS, environment, write_report
@@ -76,7 +76,7 @@ class ReadPage:
 
     page: ParsedPage
     key: str
-    fingerprint: int
+    fingerprint: int | None
     verdicts: dict[str, Classification]
 
 
@@ -101,24 +101,6 @@ class Pages:
                                        content_key(page.title, page.text, url, page.mime_type),
                                        neardup.page_fingerprint(page.text, page.main_text), verdicts)
         return self.cache[url]
-
-
-class Records:
-    """The record store's rule for new records (bench/focusreal/records.py's ``new_records``), one page at a time."""
-
-    def __init__(self, distance: int | None):
-        self.distance = distance
-        self.keys: set[str] = set()
-        self.fingerprints: list[int] = []
-
-    def add(self, key: str, fingerprint: int) -> bool:
-        """Store a relevant page: whether it made a new record."""
-        if key in self.keys or (self.distance is not None and any(
-                neardup.distance(fingerprint, other) <= self.distance for other in self.fingerprints)):
-            return False
-        self.keys.add(key)
-        self.fingerprints.append(fingerprint)
-        return True
 
 
 @dataclass
@@ -183,7 +165,7 @@ class Simulation:
             raise ValueError(f"{strategy.name} re-ranks by PageRank as the scheduler does: not simulated")
         policy.mark_seeds([checker(url).url for url in seeds(self.web, seed_set, topic)])
         policy.sync_link_model()
-        records = Records(self.judge.near_duplicate_distance)
+        records = NewRecords(self.judge.near_duplicate_distance)
         crawl = SimulatedCrawl(topic.key, seed_set, len(topic.targets))
         limit = None if strategy.full_round else self.concurrency
         hold = policy.lease_seconds if strategy.holds_places else 0.0
@@ -212,7 +194,7 @@ class Simulation:
             frontier.close()
         return self._judged(crawl, topic, cap)
 
-    def _fetch(self, url: str, host: str, distance: int, now: float, crawl: SimulatedCrawl, records: Records,
+    def _fetch(self, url: str, host: str, distance: int, now: float, crawl: SimulatedCrawl, records: NewRecords,
                topic: str) -> Fetch:
         """Fetch ``url`` from the doc web as the downloader and the pipelines would: the Fetch the policy gets."""
         response, answered, hops = self.web.respond(*request_of(url)), url, 0
