@@ -472,3 +472,19 @@ def test_links_to_pages_named_as_hubs_come_first_from_the_first_fetch():
     chosen = dict(scorer.select([LinkCandidate(page, "Library"), LinkCandidate(hub, "Library")], 0.0, False,
                                 source_url="http://docs.example/"))
     assert chosen[hub] == pytest.approx(chosen[page] + HUB_BONUS)
+
+
+def test_a_link_to_a_page_already_observed_waits_for_nothing():
+    """A page fetched (relevant or not) is not fetched again: links found to it later are not kept for a lesson,
+    re-scored or counted among the waiting links the model expects pages from."""
+    learner = OnlineLinkLearner()
+    scorer = LinkScorer(DEFINITION, "online", page_scale=90, learner=learner)
+    relevant, irrelevant = "http://site.example/m/1.html", "http://site.example/m/2.html"
+    scorer.select([LinkCandidate(relevant, "one"), LinkCandidate(irrelevant, "two")], 0.0, False,
+                  source_url="http://site.example/")
+    assert learner.pending == 2
+    assert learner.observe(relevant, True) == 1 and learner.observe(irrelevant, False) == 1
+    scorer.select([LinkCandidate(relevant, "one"), LinkCandidate(irrelevant, "two")], 400.0, True,
+                  source_url="http://site.example/b")
+    assert learner.pending == 0
+    assert learner.observe(relevant, True) == 0

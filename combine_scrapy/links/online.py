@@ -110,6 +110,9 @@ HUB_NAMES = frozenset({"index", "contents", "toc", "sitemap"})
 LANGUAGE_COPY_SHARE = 0.25
 #: Language-free paths whose first URL is remembered at most; past it the memory starts again.
 LANGUAGE_COPIES = 200_000
+#: Fetched and classified URLs remembered at most (the oldest forgotten first): a link found later to one of them is
+#: not kept waiting for a lesson (the frontier does not fetch it again).
+OBSERVED_PAGES = 200_000
 #: Features named in a stored model at most (the strongest), for ``scrapy report``.
 NAMED_FEATURES = 200
 MODEL_FILE = "link_model.npz"
@@ -439,6 +442,8 @@ class OnlineLinkLearner:
         self._base = self.model.copy()
         self._pending: OrderedDict[str, _Link] = OrderedDict()
         self._fetched: OrderedDict[str, _Link] = OrderedDict()
+        #: Every URL observed (fetched and classified), relevant or not.
+        self._observed: OrderedDict[str, None] = OrderedDict()
         self._pending_limit, self._fetched_limit = pending_links, fetched_pages
         self._since_sync = 0
         self._since_rescore = 0
@@ -503,8 +508,10 @@ class OnlineLinkLearner:
                  priority: float = 0.0, host: str = "", depth: int = 0, hub: bool = False,
                  language_copy: bool = False) -> None:
         """Keep a link's features until its (canonical) target is observed. Of the links found to a URL the
-        one marked with the highest priority is kept (the first of equals), as the frontier keeps the highest."""
-        if url in self._fetched:
+        one marked with the highest priority is kept (the first of equals), as the frontier keeps the highest.
+        A link to a page already observed is not kept: it would wait for a lesson that never comes, be re-scored
+        at every re-scoring and count among the links the model expects new pages from (``expected_new``)."""
+        if url in self._observed:
             return
         kept = self._pending.get(url)
         if kept is not None and kept.priority >= priority:
@@ -525,6 +532,9 @@ class OnlineLinkLearner:
         steps (0: no link to it was seen here)."""
         if relevant:
             self.productive_hosts.add(host_of(url))
+        self._observed[url] = None
+        if len(self._observed) > OBSERVED_PAGES:
+            self._observed.popitem(last=False)
         link = self._pending.pop(url, None)
         if link is None:
             return 0
