@@ -276,32 +276,10 @@ local function host_state(host, ...)
   return state
 end
 
--- The heads of a bucket's hosts with queued URLs, each host in one of three sorted sets: ``heads`` (free hosts)
--- and ``leasedheads`` (hosts with a lease, free or not) by minus the weighted priority of the host's best queued
--- URL, its member that URL's order of marking (as in 'best') then the host, so ties go by order of marking; or
--- ``waiting`` (locked hosts) by when the host unlocks, until a look at the heads (its clock, so the same as the
--- round's) moves it to ``heads``. The host's ``head`` field holds its member of heads or leasedheads. ``free``:
--- true when that look found the host's lock ended, false when its lock changed, nil when its lock is as when
--- it was last placed (it keeps its place); true for a host the caller took out of ``waiting``; 'over' when the
--- caller changed its lock to one already over at the caller's clock (placed in heads at once, as a look would).
--- ``state``: the host's fields (host_state) as stored now, nil to read them here. ``leased``: whether the host
--- was leased when last placed (its head, if any, is in leasedheads, and it is not in waiting: a host is placed
--- again whenever its lease begins or ends), nil when its lease has not changed since. ``top``: the member and
--- score of the host's best queued URL in 'best', when the caller knows it (nil: read here). ``written``: field,
--- value pairs the caller writes to the host's hash, and ``deleted`` fields it deletes from it, in the same HSET
--- and HDEL as its head. In solo mode it places nothing: it notes the host (solo_note), and still takes a host
--- left with no queued URL out of hostq and writes the caller's fields.
-local function rehead(host, free, state, leased, top, written, deleted)
-  local h = state or host_state(host)
-  if solo() then
-    top = top or redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
-    if not top[1] and dequeued[host] then redis.call('ZREM', P .. 'hostq', host) end
-    dequeued[host] = nil
-    solo_note(host, top, h)
-    if written and written[1] then redis.call('HSET', P .. 'host:' .. host, unpack(written)) end
-    if deleted and deleted[1] then redis.call('HDEL', P .. 'host:' .. host, unpack(deleted)) end
-    return
-  end
+-- Place a host among the heads (rehead, outside solo mode), its fields ``h`` as stored: its member taken out of
+-- heads, leasedheads or waiting, and put back by its best queued URL ``top`` (read here when nil), the change of
+-- its ``head`` field added to ``written`` / ``deleted``. Returns ``top``.
+local function place_head(host, free, h, leased, top, written, deleted)
   if leased == nil then leased = h.leased_until ~= nil end
   local old, was_free = h.head, false
   if old then  -- where its lease says, else (never, while every script keeps to this) the other set
@@ -331,11 +309,7 @@ local function rehead(host, free, state, leased, top, written, deleted)
     else
       redis.call('ZADD', P .. 'waiting', h.lock_until or 0, host)
     end
-  elseif dequeued[host] then
-    redis.call('ZREM', P .. 'hostq', host)
   end
-  dequeued[host] = nil
-  written, deleted = written or {}, deleted or {}
   if placed then
     if placed ~= old then
       table.insert(written, 'head')
@@ -344,6 +318,35 @@ local function rehead(host, free, state, leased, top, written, deleted)
   elseif old then
     table.insert(deleted, 'head')
   end
+  return top
+end
+
+-- The heads of a bucket's hosts with queued URLs, each host in one of three sorted sets: ``heads`` (free hosts)
+-- and ``leasedheads`` (hosts with a lease, free or not) by minus the weighted priority of the host's best queued
+-- URL, its member that URL's order of marking (as in 'best') then the host, so ties go by order of marking; or
+-- ``waiting`` (locked hosts) by when the host unlocks, until a look at the heads (its clock, so the same as the
+-- round's) moves it to ``heads``. The host's ``head`` field holds its member of heads or leasedheads. ``free``:
+-- true when that look found the host's lock ended, false when its lock changed, nil when its lock is as when
+-- it was last placed (it keeps its place); true for a host the caller took out of ``waiting``; 'over' when the
+-- caller changed its lock to one already over at the caller's clock (placed in heads at once, as a look would).
+-- ``state``: the host's fields (host_state) as stored now, nil to read them here. ``leased``: whether the host
+-- was leased when last placed (its head, if any, is in leasedheads, and it is not in waiting: a host is placed
+-- again whenever its lease begins or ends), nil when its lease has not changed since. ``top``: the member and
+-- score of the host's best queued URL in 'best', when the caller knows it (nil: read here). ``written``: field,
+-- value pairs the caller writes to the host's hash, and ``deleted`` fields it deletes from it, in the same HSET
+-- and HDEL as its head. In solo mode it places nothing: it notes the host (solo_note), and still takes a host
+-- left with no queued URL out of hostq and writes the caller's fields.
+local function rehead(host, free, state, leased, top, written, deleted)
+  local h = state or host_state(host)
+  written, deleted = written or {}, deleted or {}
+  if solo() then
+    top = top or redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
+    solo_note(host, top, h)
+  else
+    top = place_head(host, free, h, leased, top, written, deleted)
+  end
+  if not top[1] and dequeued[host] then redis.call('ZREM', P .. 'hostq', host) end
+  dequeued[host] = nil
   if written[1] then redis.call('HSET', P .. 'host:' .. host, unpack(written)) end
   if deleted[1] then redis.call('HDEL', P .. 'host:' .. host, unpack(deleted)) end
 end

@@ -18,10 +18,7 @@ for k = 2, #KEYS do
   P = KEYS[k]
   for _, host in ipairs(redis.call('ZRANGE', P .. 'hostq', 0, -1)) do
     local top = redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
-    if top[1] then
-      local h = redis.call('HMGET', P .. 'host:' .. host, 'lock_until', 'leased_until', 'fetched', 'relevant')
-      solo_note(host, top, {lock_until = h[1], leased_until = h[2], fetched = h[3], relevant = h[4]})
-    end
+    if top[1] then solo_note(host, top, host_state(host)) end
   end
 end
 local notes = solo_notes

@@ -214,9 +214,7 @@ class RedisQueue(RedisPart):
                 self._turn_round()
             return Round(self._take_from_round(now))
         if best is not None:  # the look read the heads' ranks alone: their URLs and records come with their leases
-            seqs = {head.entry.host: head.seq for head in heads}
-            return Round(self._take_heads([(entry.host, seqs[entry.host]) for entry in round_], now),
-                         held_until=round_.held_until)
+            return self._take_round_heads(round_, heads, now)
         return Round(self._take(list(round_), now), held_until=round_.held_until)
 
     def _solo_round(self, crawl: CrawlStrategy, now: float, limit: int, hold: float) -> Round | None:
@@ -231,6 +229,11 @@ class RedisQueue(RedisPart):
         self._deeper_found = {}
         round_ = crawl.round(heads, now, limit, self._deeper)
         self.connection.marker.check(idle=not heads)
+        return self._take_round_heads(round_, heads, now)
+
+    def _take_round_heads(self, round_: Round, heads: list[Head], now: float) -> Round:
+        """Lease the URLs of a round ranked from ``heads`` that named them by rank alone (their host and order of
+        marking, ``_take_heads``): the round as leased."""
         seqs = {head.entry.host: head.seq for head in heads}
         return Round(self._take_heads([(entry.host, seqs[entry.host]) for entry in round_], now),
                      held_until=round_.held_until)
