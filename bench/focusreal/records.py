@@ -21,10 +21,20 @@ from dataclasses import dataclass
 from bench.focusreal.docweb import DocWeb
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.document import neardup
-from combine_scrapy.document.parse import parse_document
+from combine_scrapy.document.parse import ParsedPage, parse_document
 from combine_scrapy.job import Job
 from combine_scrapy.records.record import content_key
-from combine_scrapy.topic import Document
+from combine_scrapy.topic import Classification, Document
+
+
+def read_page(url: str, body: bytes, content_type: str, jobs: Mapping[str, Job]) -> tuple[ParsedPage, dict[str, Classification]]:
+    """A served page as the crawl's pipelines read it: parsed as ParsePipeline parses it (the jobs share their
+    parse settings) and classified by each topic's filter as TopicPipeline classifies it."""
+    any_job = next(iter(jobs.values()))
+    page = parse_document(url, body, {"content-type": content_type}, extract_links_from_text=any_job.links.from_text,
+                          converters=any_job.analysis.converters, limits=any_job.analysis.converter_limits)
+    return page, {topic: job.topic_filter.classify(Document.from_page(page, host_of(url), main_content=job.topic.text == "main"))
+                  for topic, job in jobs.items()}
 
 
 @dataclass(frozen=True)
@@ -63,15 +73,8 @@ class PageJudge:
         if response.status != 200:
             return None
         url = f"http://{host}{target}"
-        any_job = next(iter(self.jobs.values()))
-        page = parse_document(url, response.body, {"content-type": response.content_type},
-                              extract_links_from_text=any_job.links.from_text, converters=any_job.analysis.converters,
-                              limits=any_job.analysis.converter_limits)
-        relevant = frozenset(
-            topic for topic, job in self.jobs.items()
-            if not page.robots_noindex and job.topic_filter.classify(
-                Document.from_page(page, host_of(url), main_content=job.topic.text == "main")).relevant
-        )
+        page, verdicts = read_page(url, response.body, response.content_type, self.jobs)
+        relevant = frozenset(topic for topic, verdict in verdicts.items() if verdict.relevant and not page.robots_noindex)
         fingerprint = neardup.page_fingerprint(page.text, page.main_text) if relevant else None
         return PageJudgement(content_key(page.title, page.text, url, page.mime_type), fingerprint, relevant)
 

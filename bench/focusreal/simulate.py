@@ -42,14 +42,14 @@ from pathlib import Path
 
 from bench.focusreal.benchmark import WINDOW, add_cell_arguments, install_packages, seeds, topic_jobs, windows
 from bench.focusreal.docweb import DocWeb, request_of
-from bench.focusreal.records import NewRecords, PageJudge, new_records
+from bench.focusreal.records import NewRecords, PageJudge, new_records, read_page
 from bench.focusreal.topics import Topic, topic_named
 from bench.focusweb.web import pages_for_recall
 from bench.report import RESULTS, environment, write_report
 from bench.virtualweb.harness import command_line
-from combine_scrapy.access.urls import UrlChecker, host_of
+from combine_scrapy.access.urls import UrlChecker
 from combine_scrapy.document import neardup
-from combine_scrapy.document.parse import ParsedPage, parse_document
+from combine_scrapy.document.parse import ParsedPage
 from combine_scrapy.frontier import FrontierEntry
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 from combine_scrapy.frontier.strategy import strategy_named
@@ -58,7 +58,7 @@ from combine_scrapy.job import Job
 from combine_scrapy.links.online import MODEL_FILE, FileModelStore
 from combine_scrapy.policy import CrawlPolicy, link_scorer_for
 from combine_scrapy.records.record import content_key
-from combine_scrapy.topic import Classification, Document
+from combine_scrapy.topic import Classification
 
 CAP = 1000
 #: The crawl's CONCURRENT_REQUESTS (the focused spider's).
@@ -90,13 +90,7 @@ class Pages:
 
     def read(self, url: str, body: bytes, content_type: str) -> ReadPage:
         if url not in self.cache:
-            job = next(iter(self.jobs.values()))
-            page = parse_document(url, body, {"content-type": content_type},
-                                  extract_links_from_text=job.links.from_text, converters=job.analysis.converters,
-                                  limits=job.analysis.converter_limits)
-            verdicts = {topic: job.topic_filter.classify(
-                Document.from_page(page, host_of(url), main_content=job.topic.text == "main"))
-                for topic, job in self.jobs.items()}
+            page, verdicts = read_page(url, body, content_type, self.jobs)
             self.cache[url] = ReadPage(replace(page, text="", html=None, main_text=None),
                                        content_key(page.title, page.text, url, page.mime_type),
                                        neardup.page_fingerprint(page.text, page.main_text), verdicts)
