@@ -45,6 +45,7 @@ from bench.scaling import PrivateRedis
 from bench.virtualweb.harness import load_average
 from combine_scrapy.frontier import Marking
 from combine_scrapy.frontier.redis import RedisFrontier
+from combine_scrapy.frontier.redis.connection import queued_url
 
 OPERATIONS = ("mark", "look", "complete", "page", "rescore")
 SCRIPT_CALLS = {"evalsha", "eval", "evalsha_ro", "eval_ro", "script|load", "script", "info", "config|resetstat"}
@@ -159,10 +160,10 @@ def measure(url: str, args: argparse.Namespace) -> dict:
     rescores, rescored_hosts = Meter(server), min(args.rescore_hosts, args.hosts)
     for _ in range(max(1, args.repeat // 100)):
         chosen = rng.sample(range(args.hosts), rescored_hosts)
-        queued = [frontier.server.zrange(frontier.connection.prefix_of(host_name(host)) + "fifo:" + host_name(host), 0, -1)
+        queued = [frontier.server.zrange(frontier.connection.prefix_of(host_name(host)) + "q:" + host_name(host), 0, -1)
                   for host in chosen]
         priorities = {url: rng.random() for host, members in zip(chosen, queued) for url in
-                      (member.decode().replace(":", f"http://{host_name(host)}", 1) for member in members)}
+                      (queued_url(host_name(host), member) for member in members)}
         with rescores:
             frontier.set_priorities(priorities)
         rescores.calls += 1

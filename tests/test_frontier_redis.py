@@ -17,7 +17,7 @@ from test_frontier import mark
 
 from combine_scrapy.frontier import STRATEGIES, FrontierEntry, Marking
 from combine_scrapy.frontier.redis import CLUSTER_BUCKETS, SINGLE_REDIS_BUCKETS, RedisFrontier, bucket_of
-from combine_scrapy.frontier.redis.connection import BEST_SCALE, LAYOUT, number
+from combine_scrapy.frontier.redis.connection import BEST_SCALE, LAYOUT, number, queued_seq
 from combine_scrapy.frontier.redis.sharing import HARVESTERS_RENEWAL
 from combine_scrapy.frontier.sqlite import SqliteFrontier
 
@@ -801,7 +801,7 @@ def test_a_mark_leaves_a_host_waiting_for_its_lock_where_it_is(private_redis_url
             store.complete(entry.url, "a.test", now=11.0, url_lock_until=1e6, host_lock_until=50.0, status=200)
         better = [("http://a.test/3", "a.test", 2.0)]
         ran = _ran(frontier, lambda: frontier.mark(better))
-        assert ran["hmget"] == 2 and ran["zadd"] == 2 and "zrem" not in ran, ran   # records, state; fifo:, b:
+        assert ran["hmget"] == 2 and ran["zadd"] == 1 and "zrem" not in ran, ran   # records, state; its queue
         assert embedded.mark(better) == (1, 0, 0)
         for now in (20.0, 50.0):
             assert frontier.ready(now, "BestFirst", 4) == embedded.ready(now, "BestFirst", 4)
@@ -812,8 +812,8 @@ def test_a_mark_leaves_a_host_waiting_for_its_lock_where_it_is(private_redis_url
 
 def test_a_best_first_look_reads_no_url_of_a_host_locked_at_its_clock(private_redis_url):
     """A host whose fetch is in flight holds places in a BestFirst round but is not handed out: its row costs an HMGET
-    and a ZRANGE (not the URL's lookup and record, two commands more) and ranks it as the free host's row does. A look
-    that leases what it hands out reads every row so ('ranks')."""
+    and a ZRANGE (not the URL's record, a command more) and ranks it as the free host's row does, with its URL (read
+    from its queue). A look that leases what it hands out reads every row so ('ranks')."""
     frontier = RedisFrontier.from_url(private_redis_url, "held")
     try:
         frontier.mark([(f"http://a.test/{page}", "a.test", 2.0 - page) for page in range(3)])
@@ -828,17 +828,17 @@ def test_a_best_first_look_reads_no_url_of_a_host_locked_at_its_clock(private_re
 
         (held, held_ran), (free, free_ran), (ranks, ranks_ran) = row("urls", 5.0), row("urls", 10.0), row("ranks", 10.0)
         assert held_ran == ranks_ran == {"hmget": 1, "zrange": 1}, (held_ran, ranks_ran)
-        assert free_ran == {"hmget": 1, "zrange": 1, "zrangebyscore": 1, "hget": 1}, free_ran
-        assert free[0] == b"http://a.test/0" and held[0] == ranks[0] == b""
+        assert free_ran == {"hmget": 1, "zrange": 1, "hget": 1}, free_ran
+        assert free[0] == held[0] == ranks[0] == b"http://a.test/0"
         assert held[1:4] + held[7:] == ranks[1:4] + ranks[7:] == free[1:4] + free[7:]   # host, priority, order of
     finally:                                                                               # marking; lock, yield, queue
         frontier.close()
 
 
-def test_take_heads_leases_the_url_it_is_named_by_its_order_of_marking_and_answers_its_record(private_redis_url):
-    """take_heads is given a host and the order of marking of the URL a look ranked: it leases that URL (not the
-    host's best now), reads its record once, and answers the URL with its priority, etag, Last-Modified and
-    distance; a URL no longer queued, or of a host locked, is not leased (false)."""
+def test_take_heads_leases_the_url_a_look_ranked_and_answers_its_record(private_redis_url):
+    """take_heads is given a host and the URL a look ranked: it leases that URL (not the host's best now), reads
+    its record once, and answers the URL's priority, etag, Last-Modified and distance; a URL leased, of a host
+    locked, or handed out max attempts times (its lease over, in no queue), is not leased (false)."""
     frontier = RedisFrontier.from_url(private_redis_url, "take-heads", max_attempts=3)
     try:
         frontier.mark([("http://a.test/0", "a.test", 2.0)])
@@ -848,44 +848,43 @@ def test_take_heads_leases_the_url_it_is_named_by_its_order_of_marking_and_answe
                           keep_marked=True, etag='"e"', last_modified="lm")
         assert [entry.url for entry in frontier.ready(2.0, "BestFirst", 2)] == ["http://a.test/0"]  # /1 queued again
         prefix = frontier.connection.bucket_prefixes[bucket_of("a.test", frontier.buckets)]
-        order = int(frontier.server.zscore(prefix + "fifo:a.test", ":/1"))
 
-        def take(*pairs: object) -> tuple[list, dict[str, int]]:
+        def take(now: float, *pairs: object) -> tuple[list, dict[str, int]]:
             found: list = []
             ran = _ran(frontier, lambda: found.extend(frontier.connection.run_scripts(
-                [("take_heads", [prefix], [number(3.0), number(33.0), *pairs])])[0]))
+                [("take_heads", [prefix], [number(now), number(now + 30.0), 3, *pairs])])[0]))
             return found, ran
 
-        leased, ran = take("a.test", order)
-        assert leased == [[b"http://a.test/1", b"1", b'"e"', b"lm", 2]]
-        assert ran["hget"] == 1 and ran["zrangebyscore"] == 1, ran   # the record read once, by the lease
+        leased, ran = take(3.0, "a.test", "http://a.test/1")
+        assert leased == [[b"1", b'"e"', b"lm", 2]]
+        assert ran["hget"] == 1 and "zrangebyscore" not in ran, ran   # the record read once
         assert float(frontier.server.hget(prefix + "host:a.test", "lock_until")) == 33.0
-        assert take("a.test", order)[0] == [None]                     # leased: no longer queued
-        first = int(frontier.server.zscore(prefix + "fifo:a.test", ":/0"))
-        assert take("a.test", first)[0] == [None]                     # queued, but its host is locked
+        assert take(3.0, "a.test", "http://a.test/1")[0] == [None]    # leased
+        assert take(3.0, "a.test", "http://a.test/0")[0] == [None]    # queued, but its host is locked
         assert frontier.statuses(["http://a.test/0", "http://a.test/1"]) == {"http://a.test/0": None, "http://a.test/1": 200}
-        assert frontier.ready(34.0, "BestFirst", 2) == [FrontierEntry("http://a.test/0", "a.test", 2.0)]
+        for now in (34.0, 65.0, 96.0):   # /0 handed out three times, its leases left to end
+            assert take(now, "a.test", "http://a.test/0")[0] == [[b"2", None, None, 0]]
+        assert take(127.0, "a.test", "http://a.test/0")[0] == [None]   # three attempts: promote drops it
+        assert [entry.url for entry in frontier.ready(127.0, "BestFirst", 2)] == ["http://a.test/1"]
     finally:
         frontier.close()
 
 
 def test_a_lease_writes_its_hosts_lock_lease_and_head_in_one_hset(private_redis_url):
     """A lease (take_heads, take, claim) costs its host one HMGET of its state and one HSET of its lock, lease and
-    new head; the URL's record one HGET and one HSET: twelve commands for a URL of a host with more queued, and
+    new head; the URL's record one HGET and one HSET: ten commands for a URL of a host with more queued, and
     one EXISTS a script call (library.lua's solo())."""
     frontier = RedisFrontier.from_url(private_redis_url, "lease-cost", max_attempts=3)
     try:
         frontier.mark([(f"http://a.test/{page}", "a.test", 2.0 - page) for page in range(3)])
         assert [entry.url for entry in frontier.ready(1.0, "BestFirst", 1)] == ["http://a.test/0"]  # a.test in heads
         prefix = frontier.connection.bucket_prefixes[bucket_of("a.test", frontier.buckets)]
-        order = int(frontier.server.zscore(prefix + "fifo:a.test", ":/0"))
         found: list = []
         ran = _ran(frontier, lambda: found.extend(frontier.connection.run_scripts(
-            [("take_heads", [prefix], [number(2.0), number(32.0), "a.test", order])])[0]))
-        assert found[0][0] == b"http://a.test/0"
-        # and the script's one look at the solo key (no harvester is solo: the heads are kept)
-        assert ran == {"zrangebyscore": 1, "hget": 1, "hmget": 1, "zrem": 3, "hset": 2, "zadd": 3, "zrange": 1,
-                       "exists": 1}, ran
+            [("take_heads", [prefix], [number(2.0), number(32.0), 3, "a.test", "http://a.test/0"])])[0]))
+        assert found[0][0] == b"2"
+        # its queue's and its head's ZREM; and the script's one look at the solo key (no harvester is solo)
+        assert ran == {"hget": 1, "hmget": 1, "zrem": 2, "hset": 2, "zadd": 3, "zrange": 1, "exists": 1}, ran
         state = frontier.server.hgetall(prefix + "host:a.test")
         assert float(state[b"lock_until"]) == float(state[b"leased_until"]) == 32.0
         assert frontier.server.zscore(prefix + "leasedheads", state[b"head"]) is not None
@@ -995,7 +994,7 @@ def test_a_url_another_harvester_took_between_a_look_and_its_leases_is_skipped(j
         taken = first._take_heads
 
         def racing(heads: list, now: float) -> list[FrontierEntry]:
-            assert ("a.test", 0) in heads   # its best URL, marked first
+            assert ("a.test", "http://a.test/0") in heads   # its best URL
             assert other.claim(FrontierEntry("http://a.test/0", "a.test"), now, 60.0)
             if rival == "fetched":
                 other.complete("http://a.test/0", "a.test", now=now, url_lock_until=now, host_lock_until=now, status=200)
@@ -1089,9 +1088,10 @@ def _answers_alike_after_opening(reopened, embedded) -> None:
 
 @pytest.mark.parametrize("old_layout", ["3", None], ids=["layout 3", "seeded by an older version, never opened"])
 def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, tmp_path, old_layout):
-    """Layout 3 had no heads and kept each host's 'best' queue under best:<host> scored by minus the priority:
-    opening gives the heads, from the hosts' queues, locks, leases and yields, and moves the queues, and BestFirst
-    ranks as before; nothing else changes. So does opening a frontier an older version marked without opening."""
+    """Layout 3 had no heads and kept each host's URLs in two queues, fifo:<host> by order of marking and
+    best:<host> scored by minus the priority: opening gives the heads, from the hosts' queues, locks, leases and
+    yields, and makes the queues one, and BestFirst ranks as before; nothing else changes. So does opening a
+    frontier an older version marked without opening."""
     embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
     old = open_frontier(job, max_attempts=3)
     assert _marked_and_half_fetched(old) == _marked_and_half_fetched(embedded)
@@ -1100,10 +1100,12 @@ def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, t
         for host in server.smembers(prefix + "hosts"):
             host = host.decode()
             server.hdel(prefix + "host:" + host, "head")
-            queue = server.zrange(prefix + "b:" + host, 0, -1, withscores=True)
+            queue = server.zrange(prefix + "q:" + host, 0, -1, withscores=True)
             if queue:
-                server.zadd(prefix + "best:" + host, {member: score / BEST_SCALE for member, score in queue})
-                server.delete(prefix + "b:" + host)
+                seqs = {member: member[:member[0] - 95] for member, _ in queue}
+                server.zadd(prefix + "fifo:" + host, {member[len(seqs[member]):]: queued_seq(member) for member, _ in queue})
+                server.zadd(prefix + "best:" + host, {seqs[member]: score / BEST_SCALE for member, score in queue})
+                server.delete(prefix + "q:" + host)
         server.delete(prefix + "heads", prefix + "leasedheads", prefix + "waiting")
     if old_layout:
         server.set(f"combine:{{{job}}}:layout", old_layout)
@@ -1115,8 +1117,8 @@ def test_a_frontier_of_layout_3_gets_its_heads_when_opened(job, open_frontier, t
         _answers_alike_after_opening(reopened, embedded)
         assert reopened.server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
         keys = list(reopened.server.scan_iter(f"combine:{{{job}:b*}}:*"))
-        assert any(key.endswith(b":heads") for key in keys)
-        assert not any(b"}:best:" in key for key in keys)
+        assert any(key.endswith(b":heads") for key in keys) and any(b"}:q:" in key for key in keys)
+        assert not any(b"}:best:" in key or b"}:fifo:" in key for key in keys)
     finally:
         reopened.close()
         embedded.close()
@@ -1138,7 +1140,7 @@ def _restore(server, job: str, fixture: dict) -> None:
 
 def test_a_frontier_a_harvester_of_layout_4_wrote_is_upgraded_when_opened(job, open_frontier, tmp_path):
     """A frontier as a harvester of layout 4 left it (tests/data/redis_layout4.json: each host's 'best' queue under
-    best:<host> scored by minus the priority) is upgraded when a harvester opens it: its queues move to b:<host>
+    best:<host> scored by minus the priority) is upgraded when a harvester opens it: its queues become one, q:<host>
     scored by BEST_SCALE times that, and BestFirst ranks, marks and counts as the embedded frontier given the same
     calls. A second harvester opening it finds nothing left to move."""
     fixture = json.loads((DATA / "redis_layout4.json").read_text())
@@ -1153,7 +1155,8 @@ def test_a_frontier_a_harvester_of_layout_4_wrote_is_upgraded_when_opened(job, o
         other.check_marker()
         assert server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
         keys = list(server.scan_iter(f"combine:{{{job}:b*}}:*"))
-        assert any(b"}:b:h" in key for key in keys) and not any(b"}:best:" in key for key in keys)
+        assert any(b"}:q:h" in key for key in keys)
+        assert not any(b"}:best:" in key or b"}:fifo:" in key for key in keys)
         _answers_alike_after_opening(reopened, embedded)
     finally:
         reopened.close()
@@ -1181,6 +1184,35 @@ def test_a_frontier_a_harvester_of_layout_5_wrote_drops_its_host_counts_and_boun
         assert not any(server.hexists(key, "urls") for key in host_keys)
         more = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(0, 60, 2) for page in range(3, 8)]
         assert reopened.mark(more, max_urls_per_host=6) == embedded.mark(more, max_urls_per_host=6)   # 2 more a host
+        _answers_alike_after_opening(reopened, embedded)
+    finally:
+        reopened.close()
+        other.close()
+        embedded.close()
+
+
+def test_a_frontier_a_harvester_of_layout_6_wrote_gets_one_queue_a_host_when_opened(job, open_frontier, tmp_path):
+    """A frontier as a harvester of layout 6 left it (tests/data/redis_layout6.json: each host's URLs in fifo:<host>
+    by order of marking and b:<host> by priority) is upgraded when opened: each host's queue is q:<host>, its members
+    the orders of marking then the URLs, scored as in b:, the heads kept, and BestFirst ranks, marks and counts as
+    the embedded frontier given the same calls; BreadthFirst hands out each host's first marked. A second harvester
+    opening it finds nothing left to move."""
+    fixture = json.loads((DATA / "redis_layout6.json").read_text())
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
+    assert [entry.url for entry in _marked_and_half_fetched(embedded)] == fixture["round"]
+    server = open_frontier(job).server
+    _restore(server, job, fixture)
+    assert server.get(f"combine:{{{job}}}:layout") == b"6"
+    queued = sum(server.zcard(key) for key in server.scan_iter(f"combine:{{{job}:b*}}:fifo:*"))
+    reopened, other = open_frontier(job, max_attempts=3), open_frontier(job, max_attempts=3)
+    try:
+        reopened.check_marker()
+        other.check_marker()
+        assert server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
+        keys = list(server.scan_iter(f"combine:{{{job}:b*}}:*"))
+        assert not any(b"}:b:" in key or b"}:fifo:" in key for key in keys)
+        assert sum(server.zcard(key) for key in keys if b"}:q:" in key) == queued
+        assert reopened.ready(12.0, "BreadthFirst") == embedded.ready(12.0, "BreadthFirst")
         _answers_alike_after_opening(reopened, embedded)
     finally:
         reopened.close()

@@ -22,9 +22,13 @@ local function hexseq(seq)
   return string.char(96 + #digits) .. digits
 end
 
-local function unhex(member) return tonumber(string.sub(member, 2), 16) end
+-- A member of a host's queue is the URL's order of marking (hexseq) then the URL as kept (below); a member of
+-- heads or leasedheads the order of marking of the host's best URL then the host. Their parts:
+local function seq_part(member) return string.sub(member, 1, string.byte(member) - 95) end
+local function after_seq(member) return string.sub(member, string.byte(member) - 94) end
+local function unhex(member) return tonumber(string.sub(member, 2, string.byte(member) - 95), 16) end
 
--- A URL's score in its host's 'best' queue: minus its priority times BEST_SCALE (connection.py), never -0; as
+-- A URL's score in its host's queue: minus its priority times BEST_SCALE (connection.py), never -0; as
 -- text, an integer one printed as an integer (several times faster than %.17g, and the same number).
 local function best_score(priority) return 0 - priority * BEST_SCALE end
 local function best_priority(score) return 0 - tonumber(score) / BEST_SCALE end
@@ -122,7 +126,7 @@ local function note_text(value)
   return value or ''
 end
 
--- A host's note: host, its best queued URL's member and score in 'best' ('' and '': none queued), then its
+-- A host's note: host, its best queued URL's member and score in its queue ('' and '': none queued), then its
 -- lock_until, leased_until, fetched and relevant ('': absent), one line each.
 local function solo_note(host, top, h)
   table.insert(solo_notes, table.concat({host, top[1] or '', note_text(top[2]), note_text(h.lock_until),
@@ -213,25 +217,43 @@ local function with_delay(lock_until, now, delay)
   return lock_until
 end
 
--- A URL in its host's two queues (adding it again changes nothing).
+-- A URL's member in its host's queue.
+local function queued(host, url, seq) return hexseq(seq) .. short(host, url) end
+
+-- A URL in its host's queue (adding it again changes nothing).
 local function queue_url(url, host, seq, priority)
-  redis.call('ZADD', P .. 'fifo:' .. host, seq, short(host, url))
-  redis.call('ZADD', P .. 'b:' .. host, score_text(best_score(priority)), hexseq(seq))
+  redis.call('ZADD', P .. 'q:' .. host, score_text(best_score(priority)), queued(host, url, seq))
 end
 
--- A host's best queued URL: its score and order of marking in 'best' (nil: none queued).
+-- A host's best queued URL: its score and order of marking in its queue (nil: none queued).
 local function best_top(host)
-  local top = redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
+  local top = redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES')
   if top[1] then return tonumber(top[2]), unhex(top[1]) end
 end
 
--- Whether a URL (``score`` and order of marking ``seq`` in 'best') comes before another (nil: none), as 'best'
--- orders them.
+-- A host's first queued URL by order of marking (BreadthFirst's head): its member (nil: none queued). The queue
+-- is by priority first, so only when its first and last URLs have the same priority is its first the one; else
+-- every member is read.
+local function first_marked(host)
+  local key = P .. 'q:' .. host
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if not first[1] then return nil end
+  if redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2] == first[2] then return first[1] end
+  local found, found_seq = first[1], unhex(first[1])
+  for _, member in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+    local seq = unhex(member)
+    if seq < found_seq then found, found_seq = member, seq end
+  end
+  return found
+end
+
+-- Whether a URL (``score`` and order of marking ``seq`` in its queue) comes before another (nil: none), as the
+-- queue orders them.
 local function comes_before(score, seq, other_score, other_seq)
   return not other_score or score < other_score or (score == other_score and seq < other_seq)
 end
 
--- Whether a URL whose score or place in 'best' changed (to ``score``, order of marking ``seq``) may change its
+-- Whether a URL whose score or place in its queue changed (to ``score``, order of marking ``seq``) may change its
 -- host's head, the best URL before (``top_score``, ``top_seq``; nil: none queued): it was that URL, or it now
 -- comes before it.
 local function may_change_head(score, seq, top_score, top_seq)
@@ -243,7 +265,7 @@ local function enqueue(url, host, seq, priority)
   redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
 end
 
--- A marked URL waits in the locked set until its lock ends, then in its host's queues.
+-- A marked URL waits in the locked set until its lock ends, then in its host's queue.
 local function place(url, host, seq, priority, lock_until, now)
   if lock_until > now then
     redis.call('ZADD', P .. 'locked', num(lock_until), held(host, url))
@@ -252,18 +274,15 @@ local function place(url, host, seq, priority, lock_until, now)
   end
 end
 
--- Hosts whose queues lost a URL in this script (unplace): rehead, which reads the host's best URL anyway and
+-- Hosts whose queue lost a URL in this script (unplace): rehead, which reads the host's best URL anyway and
 -- runs after every unplace, takes the host out of hostq when that was its last.
 local dequeued = {}
 
--- Take a URL (its record ``r``) out of the locked set and its host's queues. A URL whose lock_until is 0 has not
+-- Take a URL (its record ``r``) out of the locked set and its host's queue. A URL whose lock_until is 0 has not
 -- entered the locked set since its lock was last cleared (every lock that enters it is stored in the record).
 local function unplace(url, host, r)
   if r.lock_until ~= 0 then redis.call('ZREM', P .. 'locked', held(host, url)) end
-  if redis.call('ZREM', P .. 'fifo:' .. host, short(host, url)) == 1 then
-    redis.call('ZREM', P .. 'b:' .. host, hexseq(r.seq))
-    dequeued[host] = true
-  end
+  if redis.call('ZREM', P .. 'q:' .. host, queued(host, url, r.seq)) == 1 then dequeued[host] = true end
 end
 
 -- What rehead reads of a host (its ``host:`` hash, one HMGET), and the further fields named after ``host``.
@@ -292,10 +311,10 @@ local function place_head(host, free, h, leased, top, written, deleted)
   elseif free ~= true and not leased then
     redis.call('ZREM', P .. 'waiting', host)
   end
-  top = top or redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
+  top = top or redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES')
   local placed
   if top[1] then
-    local member, priority = top[1] .. host, best_priority(top[2])
+    local member, priority = seq_part(top[1]) .. host, best_priority(top[2])
     local fetched = tonumber(h.fetched or 0)
     local recent = (1.0 - YIELD_DECAY ^ fetched) / (1.0 - YIELD_DECAY)
     local weight = (tonumber(h.relevant or 0) + YIELD_PRIOR_RELEVANT) / (recent + YIELD_PRIOR_FETCHED) / (fetched + 1.0) ^ STRIDE_POWER
@@ -323,7 +342,7 @@ end
 
 -- The heads of a bucket's hosts with queued URLs, each host in one of three sorted sets: ``heads`` (free hosts)
 -- and ``leasedheads`` (hosts with a lease, free or not) by minus the weighted priority of the host's best queued
--- URL, its member that URL's order of marking (as in 'best') then the host, so ties go by order of marking; or
+-- URL, its member that URL's order of marking (as in its queue) then the host, so ties go by order of marking; or
 -- ``waiting`` (locked hosts) by when the host unlocks, until a look at the heads (its clock, so the same as the
 -- round's) moves it to ``heads``. The host's ``head`` field holds its member of heads or leasedheads. ``free``:
 -- true when that look found the host's lock ended, false when its lock changed, nil when its lock is as when
@@ -332,7 +351,7 @@ end
 -- ``state``: the host's fields (host_state) as stored now, nil to read them here. ``leased``: whether the host
 -- was leased when last placed (its head, if any, is in leasedheads, and it is not in waiting: a host is placed
 -- again whenever its lease begins or ends), nil when its lease has not changed since. ``top``: the member and
--- score of the host's best queued URL in 'best', when the caller knows it (nil: read here). ``written``: field,
+-- score of the host's best queued URL in its queue, when the caller knows it (nil: read here). ``written``: field,
 -- value pairs the caller writes to the host's hash, and ``deleted`` fields it deletes from it, in the same HSET
 -- and HDEL as its head. In solo mode it places nothing: it notes the host (solo_note), and still takes a host
 -- left with no queued URL out of hostq and writes the caller's fields.
@@ -340,7 +359,7 @@ local function rehead(host, free, state, leased, top, written, deleted)
   local h = state or host_state(host)
   written, deleted = written or {}, deleted or {}
   if solo() then
-    top = top or redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
+    top = top or redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES')
     solo_note(host, top, h)
   else
     top = place_head(host, free, h, leased, top, written, deleted)
@@ -354,22 +373,19 @@ end
 -- The host of a member of heads or leasedheads.
 local function head_host(member) return string.sub(member, string.byte(member) - 94) end
 
--- What ``ready`` answers for a host's head: its first URL of ``queue`` with the URL's state, the host's lock
--- and yield (as given), and with a depth above 0 the members and scores of the first URLs of its 'best' queue;
--- false when the queue is empty.
+-- What ``ready`` answers for a host's head: its first URL of ``queue`` ('best': by priority then order of marking,
+-- 'fifo': by order of marking) with the URL's state, the host's lock and yield (as given), and with a depth above 0
+-- the members and scores of the first URLs of its queue; false when the queue is empty.
 local function head_row(host, queue, lock, fetched, relevant, depth)
-  local deeper = depth > 0 and redis.call('ZRANGE', P .. 'b:' .. host, 0, depth - 1, 'WITHSCORES') or nil
-  local url
+  local deeper = depth > 0 and redis.call('ZRANGE', P .. 'q:' .. host, 0, depth - 1, 'WITHSCORES') or nil
+  local first
   if queue == 'best' then
-    local first = deeper and deeper[1] or redis.call('ZRANGE', P .. 'b:' .. host, 0, 0)[1]
-    if not first then return false end
-    local seq = unhex(first)
-    url = redis.call('ZRANGEBYSCORE', P .. 'fifo:' .. host, seq, seq, 'LIMIT', 0, 1)[1]
+    first = deeper and deeper[1] or redis.call('ZRANGE', P .. 'q:' .. host, 0, 0)[1]
   else
-    url = redis.call('ZRANGE', P .. 'fifo:' .. host, 0, 0)[1]
+    first = first_marked(host)
   end
-  if not url then return false end
-  url = long(host, url)
+  if not first then return false end
+  local url = long(host, after_seq(first))
   local r = load(host, url)
   local row = {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
                r.distance or 0, lock, fetched or '0', relevant or '0'}
@@ -409,9 +425,10 @@ local function promote(now, max_attempts)
 end
 
 -- Lease a URL and lock its host unless either is taken; a lease ending exactly at ``mine`` is the
--- caller's own and is renewed. Returns the URL's record when leased, else false.
-local function lease(url, host, now, lease_end, mine)
-  local r = load(host, url)
+-- caller's own and is renewed. ``r``: the URL's record when the caller read it (nil: read here). Returns the URL's
+-- record when leased, else false.
+local function lease(url, host, now, lease_end, mine, r)
+  r = r or load(host, url)
   if not r or r.marked ~= 1 then return false end
   local state = host_state(host)
   local own, hl = mine ~= '' and r.lock_until == tonumber(mine), tonumber(state.lock_until or 0)

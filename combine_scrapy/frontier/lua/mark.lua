@@ -24,9 +24,9 @@ for _, host in ipairs(order) do
   local group = hosts[host]
   local kept, stored = group_records(ARGV, host, group)
   -- records: read or made in this batch; written: the members to store, in order; fresh: those new here;
-  -- raised: the orders of marking of stored URLs whose priority rose, in order, with their new scores
-  local records, written, writes, fresh, raised_seqs, raised_scores = {}, {}, {}, {}, {}, {}
-  local urls, fifo = nil, {}
+  -- raised: the stored URLs whose priority rose, in order, with their new scores; new: the URLs new here
+  local records, written, writes, fresh, raised_members, raised_scores = {}, {}, {}, {}, {}, {}
+  local urls, new = nil, {}
   for j, i in ipairs(group.entries) do
     local member, priority = kept[j], tonumber(ARGV[i + 2])
     local r = records[member]
@@ -45,8 +45,8 @@ for _, host in ipairs(order) do
         if higher then
           r.priority = priority
           if not fresh[member] then
-            if not raised_scores[r.seq] then table.insert(raised_seqs, r.seq) end
-            raised_scores[r.seq] = score_text(best_score(priority))
+            if not raised_scores[member] then table.insert(raised_members, member) end
+            raised_scores[member] = score_text(best_score(priority))
           end
         end
         if closer then r.distance = distance ~= 0 and distance or nil end
@@ -65,8 +65,7 @@ for _, host in ipairs(order) do
         records[member] = {marked = 1, priority = priority, seq = seq, distance = distance ~= 0 and distance or nil}
         fresh[member], writes[member] = true, true
         table.insert(written, member)
-        table.insert(fifo, seq)
-        table.insert(fifo, member)
+        table.insert(new, member)
         urls = urls and urls + 1
       end
     end
@@ -87,50 +86,50 @@ for _, host in ipairs(order) do
   end
   if #fields > 0 then chunked('HSET', P .. 'u:' .. host, nil, fields) end
   local raises = {}
-  for _, seq in ipairs(raised_seqs) do
-    table.insert(raises, raised_scores[seq])
-    table.insert(raises, hexseq(seq))
+  for _, member in ipairs(raised_members) do
+    table.insert(raises, raised_scores[member])
+    table.insert(raises, hexseq(records[member].seq) .. member)
   end
-  local new = #fifo / 2
   local own = host == completing
   -- The host's best queued URL before this batch: its head (rehead) changes only when the host had none or a
   -- URL of the batch now comes before it (a raised one may be that URL itself). With no URL raised (a raised
-  -- one may be leased, out of 'best'), its best after the batch is the first of that URL and the new ones, which
+  -- one may be leased, out of its queue), its best after the batch is the first of that URL and the new ones, which
   -- rehead is given instead of reading it.
   local top_score, top_seq
-  if not own and (new > 0 or #raises > 0) then top_score, top_seq = best_top(host) end
-  local placed, first_score, first_seq = false, top_score, top_seq
-  for _, seq in ipairs(raised_seqs) do
-    placed = placed or may_change_head(tonumber(raised_scores[seq]), seq, top_score, top_seq)
+  if not own and (#new > 0 or #raises > 0) then top_score, top_seq = best_top(host) end
+  local placed, first_score, first_seq, first_member = false, top_score, top_seq, nil
+  for _, member in ipairs(raised_members) do
+    placed = placed or may_change_head(tonumber(raised_scores[member]), records[member].seq, top_score, top_seq)
   end
-  if #raises > 0 then chunked('ZADD', P .. 'b:' .. host, 'XX', raises) end
-  if new > 0 then
-    if not own then redis.call('ZINCRBY', P .. 'busy', -new, host) end
-    chunked('ZADD', P .. 'fifo:' .. host, nil, fifo)
-    local best = {}
-    for k = 2, #fifo, 2 do
-      local r = records[fifo[k]]
+  if #raises > 0 then chunked('ZADD', P .. 'q:' .. host, 'XX', raises) end
+  if #new > 0 then
+    if not own then redis.call('ZINCRBY', P .. 'busy', -#new, host) end
+    local queue = {}
+    for _, member in ipairs(new) do
+      local r = records[member]
       local score = best_score(r.priority)
       placed = placed or may_change_head(score, r.seq, top_score, top_seq)
-      if comes_before(score, r.seq, first_score, first_seq) then first_score, first_seq = score, r.seq end
-      table.insert(best, score_text(score))
-      table.insert(best, hexseq(r.seq))
+      if comes_before(score, r.seq, first_score, first_seq) then
+        first_score, first_seq, first_member = score, r.seq, hexseq(r.seq) .. member
+      end
+      table.insert(queue, score_text(score))
+      table.insert(queue, hexseq(r.seq) .. member)
     end
-    chunked('ZADD', P .. 'b:' .. host, nil, best)
+    chunked('ZADD', P .. 'q:' .. host, nil, queue)
     if own then
-      queued_own = new
-    elseif not top_score then  -- a host new to the frontier has none queued (a known one may be in both already)
+      queued_own = #new
+    elseif not top_score then  -- a host new to the frontier has none queued (a known one may be in hostq already)
       redis.call('SADD', P .. 'hosts', host)
       redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
     end
-    marked = marked + new
+    marked = marked + #new
   end
   if placed and not own then
     -- A host that had queued URLs and has no head waits for its lock in 'waiting', by when it unlocks: it stays
-    -- (in solo mode no host has a head: the host is noted).
+    -- (in solo mode no host has a head: the host is noted). With no URL raised, a head that changed is a new URL's.
     local state = top_score and host_state(host)
     if not state or state.head or solo() then
-      rehead(host, nil, state, nil, #raises == 0 and {hexseq(first_seq), first_score} or nil)
+      rehead(host, nil, state, nil, #raises == 0 and {first_member, first_score} or nil)
     end
   end
 end

@@ -2,7 +2,7 @@
 -- KEYS, for each URL. Only marked URLs whose priority differs change: their records repacked with the new
 -- priority (the third value), no other field unpacked. Each host's URLs are read with one HMGET and written with
 -- one HSET; its head is placed again only when its best queued URL may have changed: a changed URL was that URL,
--- or now comes before it (one ZRANGE of 'best' before the change, as mark does). A host with queued URLs and no
+-- or now comes before it (one ZRANGE of its queue before the change, as mark does). A host with queued URLs and no
 -- head waits for its lock in 'waiting', by when it unlocks, which no priority changes: it stays there (in solo
 -- mode, where no host has a head, the host is noted).
 
@@ -21,7 +21,7 @@ for _, host in ipairs(order) do
         table.insert(fields, cmsgpack.pack(unpack(values, 1, count)))
         local score = best_score(priority)
         table.insert(scores, score_text(score))
-        table.insert(scores, hexseq(values[4]))
+        table.insert(scores, hexseq(values[4]) .. kept[j])
         table.insert(changed, {score, values[4]})
       end
     end
@@ -33,7 +33,7 @@ for _, host in ipairs(order) do
     if top_score then
       local placed = false
       for _, entry in ipairs(changed) do placed = placed or may_change_head(entry[1], entry[2], top_score, top_seq) end
-      chunked('ZADD', P .. 'b:' .. host, 'XX', scores)
+      chunked('ZADD', P .. 'q:' .. host, 'XX', scores)
       if placed then
         local state = host_state(host)
         if state.head or solo() then rehead(host, nil, state) end

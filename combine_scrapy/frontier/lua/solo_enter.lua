@@ -17,7 +17,7 @@ solo_on = true
 for k = 2, #KEYS do
   P = KEYS[k]
   for _, host in ipairs(redis.call('ZRANGE', P .. 'hostq', 0, -1)) do
-    local top = redis.call('ZRANGE', P .. 'b:' .. host, 0, 0, 'WITHSCORES')
+    local top = redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES')
     if top[1] then solo_note(host, top, host_state(host)) end
   end
 end

@@ -1,28 +1,37 @@
--- Brings a bucket of layout 3, 4 or 5 (ARGV[1]; '' when unknown: seeded by an older version) to today's. Each
+-- Brings a bucket of layout 3, 4, 5 or 6 (ARGV[1]; '' when unknown: seeded by an older version) to today's. Each
 -- host's count of URLs ever marked (layout 5 and before: ``urls`` in ``host:<host>``) is dropped: its ``u:``
--- hash's length is that count. Below layout 5 (or unknown), each host's 'best' queue moves from ``best:<host>``
--- (scored by minus the priority) to ``b:<host>`` (scored by best_score), joining what is there already, and
--- every host with queued URLs is placed among the bucket's heads anew (rehead; layout 3 had no heads). Run
--- again, it moves nothing and finds the same places.
+-- hash's length is that count. Each host's two queues (layout 6 and before: ``fifo:<host>``, the URLs as kept
+-- scored by order of marking, and ``b:<host>``, their orders of marking scored by best_score; below layout 5 or
+-- unknown ``best:<host>``, scored by minus the priority; a queued URL missing there is scored by its record) become
+-- its one queue ``q:<host>``, joining what is there already. Below layout 5 (or unknown) every host with queued
+-- URLs is also placed among the bucket's heads anew (rehead; layout 3 had no heads). Run again, it moves nothing and
+-- finds the same places.
 
-local queues_moved = ARGV[1] == '5'
+local scaled_queues = ARGV[1] == '5' or ARGV[1] == '6'
 for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
   redis.call('HDEL', P .. 'host:' .. host, 'urls')
-  if not queues_moved then
-    local old = P .. 'best:' .. host
-    local found = redis.call('ZRANGE', old, 0, -1, 'WITHSCORES')
-    if #found > 0 then
-      local scaled = {}
-      for i = 1, #found, 2 do
-        table.insert(scaled, score_text(best_score(0 - tonumber(found[i + 1]))))
-        table.insert(scaled, found[i])
-      end
-      chunked('ZADD', P .. 'b:' .. host, nil, scaled)
-      redis.call('DEL', old)
-    end
+  local by_seq = {}   -- a queued URL's score by its order of marking (hexseq)
+  local old = P .. (scaled_queues and 'b:' or 'best:') .. host
+  local found = redis.call('ZRANGE', old, 0, -1, 'WITHSCORES')
+  for i = 1, #found, 2 do
+    local score = tonumber(found[i + 1])
+    by_seq[found[i]] = score_text(scaled_queues and score or best_score(0 - score))
   end
+  local fifo = P .. 'fifo:' .. host
+  found = redis.call('ZRANGE', fifo, 0, -1, 'WITHSCORES')
+  if #found > 0 then
+    local queue = {}
+    for i = 1, #found, 2 do
+      local seq = hexseq(tonumber(found[i + 1]))
+      local score = by_seq[seq] or score_text(best_score(load(host, long(host, found[i])).priority))
+      table.insert(queue, score)
+      table.insert(queue, seq .. found[i])
+    end
+    chunked('ZADD', P .. 'q:' .. host, nil, queue)
+  end
+  redis.call('DEL', P .. 'b:' .. host, P .. 'best:' .. host, fifo)
 end
-if not queues_moved then
+if not scaled_queues then
   redis.call('DEL', P .. 'heads', P .. 'leasedheads', P .. 'waiting')
   for _, host in ipairs(redis.call('ZRANGE', P .. 'hostq', 0, -1)) do
     redis.call('HDEL', P .. 'host:' .. host, 'head')

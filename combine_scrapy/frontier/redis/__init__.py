@@ -40,16 +40,17 @@ In each bucket, ``combine:{<job>:b<k>}:``
                      leased_until (end of the lease of the URL being fetched; absent: none),
                      head (its member of ``heads`` or ``leasedheads``; absent: in neither)
 ``hosts``            set of the bucket's known hosts
-``fifo:<host>``      marked, unlocked URLs of a host (as kept) scored by order of marking (BreadthFirst); it
-                     also finds a URL by its order of marking
-``b:<host>``         the same URLs' orders of marking (a letter for the number of hexadecimal digits, then
-                     the digits, so they sort as numbers) by priority, highest first, then order of marking:
-                     scored by minus the priority times ``BEST_SCALE`` (2**56, exact), so priorities from 1/16
-                     to 1.38 (the link model's) are integer scores, which a small sorted set (a listpack)
-                     compares without parsing text (layout 4: ``best:<host>``, scored by minus the priority)
+``q:<host>``         the host's queue: its marked, unlocked URLs, each its order of marking (a letter for the
+                     number of hexadecimal digits, then the digits, so they sort as numbers) then the URL as
+                     kept, by priority, highest first, then order of marking: scored by minus the priority
+                     times ``BEST_SCALE`` (2**56, exact), so priorities from 1/16 to 1.38 (the link model's) are
+                     integer scores, which a small sorted set (a listpack) compares without parsing text.
+                     BreadthFirst's head, the first marked, is its first member when its first and last have
+                     the same priority, else found by reading all of it (layout 6: ``fifo:<host>`` by order of
+                     marking and ``b:<host>`` by priority; layout 4: ``best:<host>``, scored by minus the priority)
 ``hostq``            hosts with marked, unlocked URLs, scored by when the host unlocks
 ``heads``            of those, the free hosts (unlocked when last placed, and not leased since): the order of
-                     marking of the host's best URL (as in ``b:``) then the host, scored by minus that URL's
+                     marking of the host's best URL (as in ``q:``) then the host, scored by minus that URL's
                      priority weighted by the host's yield, so the first are BestFirst's (``strategy.py``)
 ``leasedheads``      the same of the hosts with a lease (``leased_until``), which may hold places in a round
 ``waiting``          the other hosts of ``hostq`` (locked), by when they unlock: a look at the heads moves those
@@ -76,8 +77,8 @@ For the whole job, ``combine:{<job>}:``
                      harvester that finds it gone or changed knows the frontier vanished under it
                      (Redis restarted without persistence, the keys deleted) and stops instead of
                      reporting an empty frontier as a finished crawl.
-``layout``           the key layout (LAYOUT, 6), set with the job marker; a harvester that opens a frontier
-                     of layout 3, 4 or 5 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
+``layout``           the key layout (LAYOUT, 7), set with the job marker; a harvester that opens a frontier
+                     of layout 3 to 6 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
 ``paused``           present while the job's harvesters are paused
 ``seeds``            the fingerprint of the seed list last marked in full (a crawl start marks it once)
 ``solo``             the id of the harvester in solo mode (single Redis only, ``solo.py``): while it exists no
@@ -88,7 +89,7 @@ For the whole job, ``combine:{<job>}:``
 
 A host's structures keep its URLs short: ``http://<host>`` is written ``:`` and
 ``https://<host>`` ``;``. Nothing is stored per URL but its entries in its
-host's hash and queues, so a queued URL costs under 200 bytes
+host's hash and queue, so a queued URL costs under 200 bytes
 (``bench.frontier_size``). Methods given only a URL find its host with
 ``host_of``: a URL is marked under ``host_of(url)``.
 

@@ -51,17 +51,19 @@ RedisClient = redis.Redis | RedisCluster
 #: Seconds between two looks at the job marker while the frontier has work (with none, every time).
 MARKER_CHECK_INTERVAL = 1.0
 
-#: The key layout this module reads and writes (``layout`` key). Layout 5 also kept each host's count of URLs ever
-#: marked (``urls`` in ``host:<host>``), which layout 6 reads as the length of the host's ``u:`` hash. Layout 4
+#: The key layout this module reads and writes (``layout`` key). Layout 6 kept two queues a host, ``fifo:<host>``
+#: (the URLs, by order of marking) and ``b:<host>`` (their orders of marking, by priority), which layout 7 keeps as
+#: one, ``q:<host>``. Layout 5 also kept each host's count of URLs ever marked (``urls`` in ``host:<host>``), which
+#: layout 6 reads as the length of the host's ``u:`` hash. Layout 4
 #: kept each host's 'best' queue in ``best:<host>`` scored by minus the priority (text a small sorted set parses at
 #: every comparison), layout 5 in ``b:<host>`` scored by BEST_SCALE times that; layout 3 also lacked the heads of
-#: each bucket (``heads``, ``leasedheads``, ``waiting``). A harvester that opens a frontier of layout 3, 4 or 5
-#: upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under one hash tag (one slot of a Redis Cluster); before it, a
-#: hash per URL.
-LAYOUT = "6"
+#: each bucket (``heads``, ``leasedheads``, ``waiting``). A harvester that opens a frontier of layout 3 to 6
+#: upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under one hash tag (one slot of a Redis
+#: Cluster); before it, a hash per URL.
+LAYOUT = "7"
 
 #: The layouts that opening upgrades to LAYOUT in place.
-UPGRADED_LAYOUTS = ("3", "4", "5")
+UPGRADED_LAYOUTS = ("3", "4", "5", "6")
 
 #: Buckets a new job's hosts are spread over on a Redis Cluster, unless COMBINE_REDIS_BUCKETS says: a bucket is
 #: one hash tag, so one slot of the cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters
@@ -86,11 +88,28 @@ def _lua(name: str) -> str:
     return re.sub(r"\A(?:--.*\n)*", "", (_LUA / f"{name}.lua").read_text(encoding="utf-8"))
 
 
-#: A URL's score in its host's 'best' queue is minus its priority times BEST_SCALE: a power of two, so the same
+#: A URL's score in its host's queue is minus its priority times BEST_SCALE: a power of two, so the same
 #: order and ties, exactly. A small sorted set (a listpack) keeps a score that prints as an integer below 1e17
 #: as an integer, which it compares at no cost, and any other as text, parsed again at every comparison (most
 #: of Redis's CPU in a mark went to that): scaled, the priorities a crawl gives (1/16 to 1.38) are integers.
 BEST_SCALE = 2.0 ** 56
+
+
+def queued_seq(member: bytes) -> int:
+    """The order of marking at the start of a member of a host's queue (or of ``heads``): a letter for the number
+    of its hexadecimal digits, then the digits."""
+    return int(member[1:member[0] - 95], 16)
+
+
+def queued_url(host: str, member: bytes) -> str:
+    """The URL of a member of ``host``'s queue: after its order of marking, the URL as kept (``http://<host>``
+    written ``:``, ``https://<host>`` ``;``)."""
+    kept = member[member[0] - 95:].decode()
+    if kept[:1] == ":":
+        return f"http://{host}{kept[1:]}"
+    if kept[:1] == ";":
+        return f"https://{host}{kept[1:]}"
+    return kept
 
 # A head's weighted priority in Lua is strategy.weighted_priority with the same constants, so the same doubles.
 _CONSTANTS = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"
@@ -535,7 +554,8 @@ class JobMarker:
 
     def _upgrade(self, layout: str | None) -> None:
         """Bring every bucket to today's layout (``upgrade.lua``, a script per bucket), then set it: a frontier of
-        layout 5 or before keeps each host's count of URLs (dropped), one of layout 4 also has its 'best' queues
+        layout 6 or before keeps two queues a host (made one), one of layout 5 or before also each host's count of
+        URLs (dropped), one of layout 4 also has its 'best' queues
         scored by minus the priority under ``best:<host>``, one of layout 3 also lacks the heads, and one seeded
         (``scrapy seed``) by an older combine-scrapy before any harvester opened it has neither heads nor layout.
         Every URL, host and lease stays as it was; a harvester that opens it meanwhile runs the same scripts, which

@@ -26,6 +26,7 @@ from combine_scrapy.frontier.redis.connection import (
     RedisConnection,
     RedisPart,
     number,
+    queued_seq,
     read_records,
     text,
 )
@@ -53,8 +54,8 @@ UNRENEWED_SHARE = 0.9
 
 
 def _queue(members_and_scores: list[Any]) -> list[tuple[float, int]]:
-    """A 'best' queue's members and scores (ZRANGE WITHSCORES) as ``(priority, order of marking)``."""
-    return [(0.0 - float(score) / BEST_SCALE, int(member[1:], 16))
+    """A host's queue's members and scores (ZRANGE WITHSCORES) as ``(priority, order of marking)``."""
+    return [(0.0 - float(score) / BEST_SCALE, queued_seq(member))
             for member, score in zip(members_and_scores[::2], members_and_scores[1::2])]
 
 
@@ -232,11 +233,9 @@ class RedisQueue(RedisPart):
         return self._take_round_heads(round_, heads, now)
 
     def _take_round_heads(self, round_: Round, heads: list[Head], now: float) -> Round:
-        """Lease the URLs of a round ranked from ``heads`` that named them by rank alone (their host and order of
-        marking, ``_take_heads``): the round as leased."""
-        seqs = {head.entry.host: head.seq for head in heads}
-        return Round(self._take_heads([(entry.host, seqs[entry.host]) for entry in round_], now),
-                     held_until=round_.held_until)
+        """Lease the URLs of a round ranked from ``heads`` read from their hosts' queues alone, without their
+        records (``_take_heads``): the round as leased."""
+        return Round(self._take_heads([(entry.host, entry.url) for entry in round_], now), held_until=round_.held_until)
 
     def _heads(self, now: float, queue: str, hold: float, share: list[int] | None, depth: int = 0,
                best: int | None = None, revoked: bool = False) -> list[Head]:
@@ -287,7 +286,7 @@ class RedisQueue(RedisPart):
         else:
             rows = self._best_rows(dict(zip(buckets, answers)), args, depth, best, urls=not self.lease_ahead)
         self._deeper_found = {row[1].decode(): _queue(row[10]) for row in rows if len(row) > 10}
-        # BestFirst's row of ranks has no URL (''): of a host locked at ``now``, or read by a harvester's frontier
+        # BestFirst's row of ranks has no record of its URL: of a host locked at ``now``, or read by a harvester's frontier
         return [
             Head(
                 FrontierEntry(url.decode(), host.decode(), float(priority), text(etag), text(last_modified),
@@ -309,7 +308,7 @@ class RedisQueue(RedisPart):
         a bucket whose few are all among the ``best`` first so far may hold more of them, and is asked for its
         ``best`` first (another round trip, seldom: the best heads spread over the buckets).
 
-        Without ``urls`` every row is of ranks alone, no URL nor its record (``head_rows.lua``); with them, only
+        Without ``urls`` every row is of ranks alone, the URL without its record (``head_rows.lua``); with them, only
         the rows of hosts still locked at the look (``args[0]``, its clock): they hold places in the round, which
         hands out only free hosts' URLs.
         """
@@ -364,9 +363,9 @@ class RedisQueue(RedisPart):
         return self._lease("take", [entry.host for entry in entries], [(entry.url, entry.host) for entry in entries], now,
                            leased)
 
-    def _take_heads(self, heads: list[tuple[str, int]], now: float) -> list[FrontierEntry]:
-        """Lease the URLs ``(host, order of marking)`` that are still queued and free, a script per bucket in one
-        pipeline; their entries, read with their leases, in order.
+    def _take_heads(self, heads: list[tuple[str, str]], now: float) -> list[FrontierEntry]:
+        """Lease the URLs ``(host, URL)`` that are still marked and free, a script per bucket in one pipeline;
+        their entries, read with their leases, in order.
 
         A URL another harvester leased (or fetched) since the look is skipped, as ``_take`` skips it: the next
         look ranks the host again.
@@ -375,24 +374,26 @@ class RedisQueue(RedisPart):
             found = {}
             for position, answer in zip(positions, answers):
                 if answer:  # false: not leased
-                    url, priority, etag, last_modified, distance = answer
-                    found[position] = FrontierEntry(url.decode(), heads[position][0], float(priority), text(etag),
-                                                    text(last_modified), int(distance))
+                    priority, etag, last_modified, distance = answer
+                    host, url = heads[position]
+                    found[position] = FrontierEntry(url, host, float(priority), text(etag), text(last_modified),
+                                                    int(distance))
             return found
 
-        return self._lease("take_heads", [host for host, _ in heads], heads, now, leased)
+        return self._lease("take_heads", [host for host, _ in heads], heads, now, leased, [self.max_attempts])
 
-    def _lease(self, script: str, hosts: list[str], parts: Sequence[tuple[str, str | int]], now: float,
-               leased: Callable[[list[int], Any], dict[int, FrontierEntry]]) -> list[FrontierEntry]:
+    def _lease(self, script: str, hosts: list[str], parts: Sequence[tuple[str, str]], now: float,
+               leased: Callable[[list[int], Any], dict[int, FrontierEntry]], options: Sequence[Any] = ()) -> list[FrontierEntry]:
         """Run ``script`` (take, take_heads) over URLs on ``hosts``, each named by its ``parts`` (the script's
-        arguments), a call per bucket in one pipeline; the entries ``leased`` reads from each call's answer (by the
-        positions of its URLs), in order, noted as leased ahead. The URLs not leased were lost to other
-        harvesters."""
+        arguments, after the clock, the lease's end and ``options``), a call per bucket in one pipeline; the entries
+        ``leased`` reads from each call's answer (by the positions of its URLs), in order, noted as leased ahead.
+        The URLs not leased were lost to other harvesters."""
         if not hosts:
             return []
         lease_end = number(now + self.lease_seconds)
         groups = list(self.connection.by_bucket(hosts).items())
-        calls = [(bucket, script, [number(now), lease_end, *(part for position in positions for part in parts[position])])
+        calls = [(bucket, script, [number(now), lease_end, *options,
+                                   *(part for position in positions for part in parts[position])])
                  for bucket, positions in groups]
         found: dict[int, FrontierEntry] = {}
         for (_, positions), answer in zip(groups, self.connection.run_buckets(calls)):

@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterable
 
 from combine_scrapy.frontier import FrontierEntry
-from combine_scrapy.frontier.redis.connection import BEST_SCALE, RedisConnection, number
+from combine_scrapy.frontier.redis.connection import BEST_SCALE, RedisConnection, number, queued_seq, queued_url
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
 from combine_scrapy.frontier.strategy import CrawlStrategy, Head, RoundKey
 
@@ -52,8 +52,8 @@ class SoloHeads:
         return len(self._hosts)
 
     def note(self, notes: Iterable[bytes]) -> None:
-        """Take each host's note (``solo_note``: host, best URL's member and score in 'best', lock, lease, fetched,
-        relevant), in the order written: a host with no queued URL leaves."""
+        """Take each host's note (``solo_note``: host, best URL's member and score in its queue, lock, lease,
+        fetched, relevant), in the order written: a host with no queued URL leaves."""
         for note in notes:
             host, member, score, lock_until, leased_until, fetched, relevant = note.decode().split("\n")
             known = self._hosts.pop(host, None)
@@ -61,7 +61,8 @@ class SoloHeads:
                 del self._order[bisect.bisect_left(self._order, (known[2], host))]
             if not member:
                 continue
-            head = Head(FrontierEntry("", host, 0.0 - float(score) / BEST_SCALE), int(member[1:], 16),
+            kept = member.encode()
+            head = Head(FrontierEntry(queued_url(host, kept), host, 0.0 - float(score) / BEST_SCALE), queued_seq(kept),
                         float(lock_until or 0), int(float(fetched or 0)), float(relevant or 0))
             key = self.strategy.round_key(head)
             self._hosts[host] = (head, float(leased_until or 0), key)
