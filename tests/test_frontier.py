@@ -242,6 +242,21 @@ def test_counts_and_hosts_follow_marks_and_locks(frontier):
     assert frontier.next_due(now=11) == 20
 
 
+def test_hosts_count_each_hosts_leased_and_retried_urls_and_keep_the_limit(frontier):
+    """A host's marked URLs are its queued, leased and retry-waiting ones; the busiest first, then by name, at most
+    ``limit``, ties at the limit cut by name."""
+    mark(frontier, "http://a/1", "http://a/2", "http://b/1", "http://b/2", "http://c/1", "http://d/1")
+    leased = {entry.host: entry for entry in frontier.ready(now=10)}
+    for host in ("a", "c"):
+        assert frontier.claim(leased[host], now=10, lease=60)
+    frontier.complete(leased["a"].url, "a", now=11, url_lock_until=100, host_lock_until=11, status=503, keep_marked=True)
+    assert frontier.hosts(now=11) == [("a", 2, 0), ("b", 2, 0), ("c", 1, 59), ("d", 1, 0)]
+    assert frontier.hosts(now=11, limit=3) == [("a", 2, 0), ("b", 2, 0), ("c", 1, 59)]
+    frontier.complete(leased["c"].url, "c", now=12, url_lock_until=12, host_lock_until=12, status=200)
+    assert frontier.hosts(now=12, limit=1) == [("a", 2, 0)]
+    assert frontier.hosts(now=12) == [("a", 2, 0), ("b", 2, 0), ("d", 1, 0)]
+
+
 def test_conditional_get_headers_are_kept_when_none_is_given(frontier):
     mark(frontier, "http://a/1")
     frontier.complete("http://a/1", "a", now=1, url_lock_until=2, host_lock_until=1, status=200,

@@ -18,10 +18,10 @@ if r then
   if given.last_modified then r.last_modified = given.last_modified end
   save(host, url, r)
   if given.score then redis.call('HSET', P .. 'scores', url, given.score) end
-  recount(host, was == 1, was == 0 and status, keep, not keep and given.status, linked, queued)
+  recount(was == 1, was == 0 and status, keep, not keep and given.status, linked)
   if keep then place(url, host, r.seq, r.priority, r.lock_until, now) end
 elseif linked then
-  recount(host, false, false, false, false, linked, queued)
+  recount(false, false, false, false, linked)
 end
 local placed_here = (queued or 0) > 0
 -- A host with a URL is known; the host's lock (stretched by its Crawl-delay), lease, yield and head in one HMGET,

@@ -218,11 +218,11 @@ local function with_delay(lock_until, now, delay)
 end
 
 -- A URL's member in its host's queue.
-local function queued(host, url, seq) return hexseq(seq) .. short(host, url) end
+local function queue_member(host, url, seq) return hexseq(seq) .. short(host, url) end
 
 -- A URL in its host's queue (adding it again changes nothing).
 local function queue_url(url, host, seq, priority)
-  redis.call('ZADD', P .. 'q:' .. host, score_text(best_score(priority)), queued(host, url, seq))
+  redis.call('ZADD', P .. 'q:' .. host, score_text(best_score(priority)), queue_member(host, url, seq))
 end
 
 -- A host's best queued URL: its score and order of marking in its queue (nil: none queued).
@@ -282,7 +282,7 @@ local dequeued = {}
 -- entered the locked set since its lock was last cleared (every lock that enters it is stored in the record).
 local function unplace(url, host, r)
   if r.lock_until ~= 0 then redis.call('ZREM', P .. 'locked', held(host, url)) end
-  if redis.call('ZREM', P .. 'q:' .. host, queued(host, url, r.seq)) == 1 then dequeued[host] = true end
+  if redis.call('ZREM', P .. 'q:' .. host, queue_member(host, url, r.seq)) == 1 then dequeued[host] = true end
 end
 
 -- What rehead reads of a host (its ``host:`` hash, one HMGET), and the further fields named after ``host``.
@@ -393,16 +393,11 @@ local function head_row(host, queue, lock, fetched, relevant, depth)
   return row
 end
 
--- Keep the counters right when a URL's mark or fetched state changes; ``marked_more`` more URLs marked (of any
--- host; none: nil), ``queued_more`` of them of ``host``, counted with it.
-local function recount(host, marked_before, done_before, marked_after, done_after, marked_more, queued_more)
-  local marked = (marked_after and 1 or 0) - (marked_before and 1 or 0)
-  local busy = marked + (queued_more or 0)
-  marked = marked + (marked_more or 0)
+-- Keep the counters right when a URL's mark or fetched state changes; ``marked_more`` more URLs marked (none:
+-- nil), counted with it.
+local function recount(marked_before, done_before, marked_after, done_after, marked_more)
+  local marked = (marked_after and 1 or 0) - (marked_before and 1 or 0) + (marked_more or 0)
   if marked ~= 0 then redis.call('HINCRBY', P .. 'stats', 'marked', marked) end
-  if busy ~= 0 and tonumber(redis.call('ZINCRBY', P .. 'busy', -busy, host)) >= 0 then
-    redis.call('ZREM', P .. 'busy', host)
-  end
   local done = (done_after and 1 or 0) - (done_before and 1 or 0)
   if done ~= 0 then redis.call('HINCRBY', P .. 'stats', 'done', done) end
 end
@@ -416,7 +411,7 @@ local function promote(now, max_attempts)
     if r.attempts >= max_attempts then
       r.marked = 0
       save(host, url, r)
-      recount(host, true, false, false, r.status)
+      recount(true, false, false, r.status)
     else
       enqueue(url, host, r.seq, r.priority)
       rehead(host, nil)

@@ -9,7 +9,7 @@
 -- the stats of the first bucket in KEYS (the job's counts are the sums over its buckets). ``completing``: the host
 -- of the page whose completion runs next in the same script (complete_links.lua; nil alone): that completion places
 -- the host (hostq, its head) after the marks, so they neither read its best URL nor place it, and counts the URLs
--- marked ('marked' in stats; those of its host in busy too) with its own change. Answers what it did, then how many URLs
+-- marked ('marked' in stats) with its own change. Answers what it did, then how many URLs
 -- of ``completing`` it queued (a script's answer is its first value only).
 
 local bound, distance, seq_key = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -103,7 +103,6 @@ for _, host in ipairs(order) do
   end
   if #raises > 0 then chunked('ZADD', P .. 'q:' .. host, 'XX', raises) end
   if #new > 0 then
-    if not own then redis.call('ZINCRBY', P .. 'busy', -#new, host) end
     local queue = {}
     for _, member in ipairs(new) do
       local r = records[member]

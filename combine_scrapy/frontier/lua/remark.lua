@@ -7,7 +7,7 @@ unplace(url, host, r)
 local was = r.marked
 r.marked, r.lock_until, r.attempts = 1, 0, 0
 save(host, url, r)
-recount(host, was == 1, was == 0 and r.status, true, false)
+recount(was == 1, was == 0 and r.status, true, false)
 enqueue(url, host, r.seq, r.priority)
 rehead(host, nil)
 return 1

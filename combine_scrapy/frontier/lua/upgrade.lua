@@ -3,7 +3,8 @@
 -- hash's length is that count. Each host's two queues (layout 6 and before: ``fifo:<host>``, the URLs as kept
 -- scored by order of marking, and ``b:<host>``, their orders of marking scored by best_score; below layout 5 or
 -- unknown ``best:<host>``, scored by minus the priority; a queued URL missing there is scored by its record) become
--- its one queue ``q:<host>``, joining what is there already. Below layout 5 (or unknown) every host with queued
+-- its one queue ``q:<host>``, joining what is there already; the count of each host's marked URLs (``busy``, layout
+-- 6 and before) is dropped: it is counted when read. Below layout 5 (or unknown) every host with queued
 -- URLs is also placed among the bucket's heads anew (rehead; layout 3 had no heads). Run again, it moves nothing and
 -- finds the same places.
 
@@ -31,6 +32,7 @@ for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
   end
   redis.call('DEL', P .. 'b:' .. host, P .. 'best:' .. host, fifo)
 end
+redis.call('DEL', P .. 'busy')
 if not scaled_queues then
   redis.call('DEL', P .. 'heads', P .. 'leasedheads', P .. 'waiting')
   for _, host in ipairs(redis.call('ZRANGE', P .. 'hostq', 0, -1)) do

@@ -58,8 +58,9 @@ In each bucket, ``combine:{<job>:b<k>}:``
                      host in ``heads`` at once). Every script that changes a host's best URL, lock, lease or yield
                      places it again (``rehead`` in lua/library.lua), so ``ready`` reads only the first heads
 ``locked``           ``host\nURL`` (as kept) of marked URLs whose own lock (a lease, a retry wait) has not
-                     ended, by when it ends
-``busy``             hosts with marked URLs, scored by minus their count (``hosts()``)
+                     ended, by when it ends. A host's marked URLs are those in its queue and here: no count a
+                     host is kept, ``hosts()`` (the busiest hosts) counts them when read (``busiest.lua``;
+                     layout 6: ``busy``)
 ``stats``            hash of counters, urls, marked, done, whose sums over the buckets are the job's: a mark over
                      several buckets adds its URLs in the first bucket it names
 ``scores``           hash url -> topic score of its last fetch (PageRank strategies)

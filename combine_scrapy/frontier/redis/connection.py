@@ -53,13 +53,13 @@ MARKER_CHECK_INTERVAL = 1.0
 
 #: The key layout this module reads and writes (``layout`` key). Layout 6 kept two queues a host, ``fifo:<host>``
 #: (the URLs, by order of marking) and ``b:<host>`` (their orders of marking, by priority), which layout 7 keeps as
-#: one, ``q:<host>``. Layout 5 also kept each host's count of URLs ever marked (``urls`` in ``host:<host>``), which
-#: layout 6 reads as the length of the host's ``u:`` hash. Layout 4
-#: kept each host's 'best' queue in ``best:<host>`` scored by minus the priority (text a small sorted set parses at
-#: every comparison), layout 5 in ``b:<host>`` scored by BEST_SCALE times that; layout 3 also lacked the heads of
-#: each bucket (``heads``, ``leasedheads``, ``waiting``). A harvester that opens a frontier of layout 3 to 6
-#: upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under one hash tag (one slot of a Redis
-#: Cluster); before it, a hash per URL.
+#: one, ``q:<host>``, and a count of each host's marked URLs (``busy``), which layout 7 counts when read. Layout 5
+#: also kept each host's count of URLs ever marked (``urls`` in ``host:<host>``), which layout 6 reads as the
+#: length of the host's ``u:`` hash. Layout 4 kept each host's 'best' queue in ``best:<host>`` scored by minus the
+#: priority (text a small sorted set parses at every comparison), layout 5 in ``b:<host>`` scored by BEST_SCALE
+#: times that; layout 3 also lacked the heads of each bucket (``heads``, ``leasedheads``, ``waiting``). A harvester
+#: that opens a frontier of layout 3 to 6 upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under
+#: one hash tag (one slot of a Redis Cluster); before it, a hash per URL.
 LAYOUT = "7"
 
 #: The layouts that opening upgrades to LAYOUT in place.
@@ -121,6 +121,7 @@ _GIVEN = {"mark": "completing", "complete": "linked, queued"}
 _BUCKET_SCRIPT_NAMES = (
     "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "take_heads", "complete", "release",
     "lock_host", "host_delay", "store_robots", "set_priorities", "next_due", "records", "record_visit", "upgrade",
+    "busiest",
 )
 #: Scripts over every bucket of a single Redis at once, for solo mode (``solo.py``).
 _SOLO_SCRIPT_NAMES = ("solo_enter", "solo_look", "solo_leave")

@@ -12,19 +12,14 @@ class RedisOperations(RedisPart):
     """Counts over every bucket, the busiest hosts, the pause switch and the seeds fingerprint (``FrontierOperations``)."""
 
     def hosts(self, now: float, limit: int = 20) -> list[tuple[str, int, float]]:
-        """Hosts with marked URLs, most first: ``(host, marked URLs, seconds until unlocked)``."""
-        with self.connection.server.pipeline(transaction=False) as pipe:
-            for prefix in self.connection.bucket_prefixes:
-                pipe.zrange(prefix + "busy", 0, limit - 1, withscores=True)
-            busiest = sorted((score, host) for found in pipe.execute() for host, score in found)[:limit]
-        with self.connection.server.pipeline(transaction=False) as pipe:
-            for _, host in busiest:
-                pipe.hget(self.connection.prefix_of(host.decode()) + "host:" + host.decode(), "lock_until")
-            locks = pipe.execute()
-        return [
-            (host.decode(), int(-count), max(float(lock or 0) - now, 0))
-            for (count, host), lock in zip(busiest, locks)
-        ]
+        """Hosts with marked URLs, most first (then by name): ``(host, marked URLs, seconds until unlocked)``.
+
+        Counted when read, a script per bucket in one pipeline (``busiest.lua``), which reads every host with
+        queued URLs: no script keeps a count a host.
+        """
+        answers = self.connection.run_buckets([(bucket, "busiest", [limit]) for bucket in range(self.connection.buckets)])
+        busiest = sorted((-int(count), host.decode(), float(lock)) for found in answers for host, count, lock in found)
+        return [(host, -count, max(lock - now, 0)) for count, host, lock in busiest[:limit]]
 
     def counts(self, now: float) -> FrontierCounts:
         """URLs by state, for the crawl summary and status commands."""
