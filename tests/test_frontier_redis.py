@@ -730,10 +730,10 @@ def _ran(frontier: RedisFrontier, call) -> dict[str, int]:
             if count > before.get(name, 0) and name not in ("info", "evalsha", "eval") and not name.startswith("script")}
 
 
-def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_by_its_hash(private_redis_url, tmp_path):
+def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_in_its_hash(private_redis_url, tmp_path):
     """A mark over hosts in many buckets adds to the counters with two HINCRBY in all (not two a bucket, nor one a
-    host) and reads a host's count of URLs for the bound as its u: hash's length; the counts and the bound answer
-    as the embedded frontier's."""
+    host) and reads and writes a host's count of URLs for the bound with its records (one HMGET, one HSET a host,
+    no HLEN); the counts and the bound answer as the embedded frontier's, with and without a bound."""
     frontier = RedisFrontier.from_settings({"REDIS_URL": private_redis_url, "COMBINE_REDIS_BUCKETS": CLUSTER_BUCKETS},
                                            "counters")
     embedded = SqliteFrontier(tmp_path / "f.sqlite")
@@ -741,10 +741,13 @@ def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_by_its_hash(private
         batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(20) for page in range(3)]
         assert len({bucket_of(f"h{n}.test", frontier.connection.buckets) for n in range(20)}) > 5
         ran = _ran(frontier, lambda: frontier.mark(batch, max_urls_per_host=4))
-        assert ran["hincrby"] == 2 and ran["hlen"] == 20, ran
+        assert ran["hincrby"] == 2 and ran["hset"] == 20 and "hlen" not in ran, ran   # each host's records and count
         embedded.mark(batch, max_urls_per_host=4)
         more = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(0, 20, 2) for page in range(2, 6)]
         assert frontier.mark(more, max_urls_per_host=4) == embedded.mark(more, max_urls_per_host=4)
+        unbounded = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(0, 20, 4) for page in range(6, 8)]
+        assert frontier.mark(unbounded) == embedded.mark(unbounded)   # counted without a bound too
+        assert frontier.mark(more + unbounded, max_urls_per_host=6) == embedded.mark(more + unbounded, max_urls_per_host=6)
         assert frontier.counts(0.0) == embedded.counts(0.0)
         assert frontier.hosts(0.0, 5) == embedded.hosts(0.0, 5)
     finally:
@@ -1195,8 +1198,8 @@ def test_a_frontier_a_harvester_of_layout_6_wrote_gets_one_queue_a_host_when_ope
     """A frontier as a harvester of layout 6 left it (tests/data/redis_layout6.json: each host's URLs in fifo:<host>
     by order of marking and b:<host> by priority) is upgraded when opened: each host's queue is q:<host>, its members
     the orders of marking then the URLs, scored as in b:, the heads kept, and BestFirst ranks, marks and counts as
-    the embedded frontier given the same calls; BreadthFirst hands out each host's first marked. A second harvester
-    opening it finds nothing left to move."""
+    the embedded frontier given the same calls; BreadthFirst hands out each host's first marked; MaxUrlsPerHost
+    counts each host's URLs as its u: hash held them. A second harvester opening it finds nothing left to move."""
     fixture = json.loads((DATA / "redis_layout6.json").read_text())
     embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
     assert [entry.url for entry in _marked_and_half_fetched(embedded)] == fixture["round"]
@@ -1213,6 +1216,8 @@ def test_a_frontier_a_harvester_of_layout_6_wrote_gets_one_queue_a_host_when_ope
         assert not any(b"}:b:" in key or b"}:fifo:" in key for key in keys)
         assert sum(server.zcard(key) for key in keys if b"}:q:" in key) == queued
         assert reopened.ready(12.0, "BreadthFirst") == embedded.ready(12.0, "BreadthFirst")
+        bounded = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(1, 60, 3) for page in range(3, 8)]
+        assert reopened.mark(bounded, max_urls_per_host=6) == embedded.mark(bounded, max_urls_per_host=6)  # 2 more a host
         _answers_alike_after_opening(reopened, embedded)
     finally:
         reopened.close()

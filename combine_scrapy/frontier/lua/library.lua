@@ -158,13 +158,22 @@ local function by_host(argv, from, stride)
   return hosts, order
 end
 
+-- The field of a host's ``u:`` hash that holds how many URLs of the host were ever marked (its other fields;
+-- absent: none), what the bound MaxUrlsPerHost counts: no URL as kept is empty.
+local URL_COUNT = ''
+
 -- Enter the bucket of a host's group (P) and read the stored records of its entries with one HMGET: their
--- members and their packed records (false: none), in the group's order.
-local function group_records(argv, host, group)
+-- members and their packed records (false: none), in the group's order; with ``counted``, in the same HMGET, the
+-- host's count of URLs ever marked (URL_COUNT) too, as a number.
+local function group_records(argv, host, group, counted)
   P = KEYS[group.key]
   local kept = {}
   for j, i in ipairs(group.entries) do kept[j] = short(host, argv[i]) end
-  return kept, chunked('HMGET', P .. 'u:' .. host, nil, kept)
+  if not counted then return kept, chunked('HMGET', P .. 'u:' .. host, nil, kept) end
+  table.insert(kept, URL_COUNT)
+  local stored = chunked('HMGET', P .. 'u:' .. host, nil, kept)
+  table.remove(kept)
+  return kept, stored, tonumber(table.remove(stored) or 0)
 end
 
 local function save(host, url, r)

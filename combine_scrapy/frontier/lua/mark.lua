@@ -4,8 +4,9 @@
 -- with one INCRBY and a new URL's is the first reserved plus its number, else the number is its order of
 -- marking (used only by new URLs). A known URL still marked and never fetched keeps the higher priority
 -- (re-queued in place) and the lower distance. Each host's URLs are read with one HMGET and its new ones
--- written with one command a structure, so a batch costs commands by host, not by URL. A host's URLs ever
--- marked are its ``u:`` hash's fields (HLEN, read for the bound only); the URLs marked count once a call, in
+-- written with one command a structure, so a batch costs commands by host, not by URL. How many URLs of a host
+-- were ever marked (what the bound counts) is in its ``u:`` hash (URL_COUNT), read and written with its records,
+-- so the bound costs no command; the URLs marked count once a call, in
 -- the stats of the first bucket in KEYS (the job's counts are the sums over its buckets). ``completing``: the host
 -- of the page whose completion runs next in the same script (complete_links.lua; nil alone): that completion places
 -- the host (hostq, its head) after the marks, so they neither read its best URL nor place it, and counts the URLs
@@ -22,11 +23,11 @@ local hosts, order = by_host(ARGV, 4, 5)
 local marked, refused, raised, queued_own = 0, 0, 0, 0
 for _, host in ipairs(order) do
   local group = hosts[host]
-  local kept, stored = group_records(ARGV, host, group)
+  local kept, stored, urls = group_records(ARGV, host, group, true)
   -- records: read or made in this batch; written: the members to store, in order; fresh: those new here;
   -- raised: the stored URLs whose priority rose, in order, with their new scores; new: the URLs new here
   local records, written, writes, fresh, raised_members, raised_scores = {}, {}, {}, {}, {}, {}
-  local urls, new = nil, {}
+  local new = {}
   for j, i in ipairs(group.entries) do
     local member, priority = kept[j], tonumber(ARGV[i + 2])
     local r = records[member]
@@ -57,8 +58,7 @@ for _, host in ipairs(order) do
         end
       end
     else
-      if urls == nil and bound >= 0 then urls = redis.call('HLEN', P .. 'u:' .. host) end  -- at its first new URL
-      if urls and urls >= bound then
+      if bound >= 0 and urls >= bound then
         refused = refused + 1
       else
         local seq = first + tonumber(ARGV[i + 4])
@@ -66,7 +66,7 @@ for _, host in ipairs(order) do
         fresh[member], writes[member] = true, true
         table.insert(written, member)
         table.insert(new, member)
-        urls = urls and urls + 1
+        urls = urls + 1
       end
     end
   end
@@ -83,6 +83,10 @@ for _, host in ipairs(order) do
     else
       table.insert(fields, cmsgpack.pack(1, nil, r.priority, r.seq))
     end
+  end
+  if #new > 0 then
+    table.insert(fields, URL_COUNT)
+    table.insert(fields, urls)
   end
   if #fields > 0 then chunked('HSET', P .. 'u:' .. host, nil, fields) end
   local raises = {}

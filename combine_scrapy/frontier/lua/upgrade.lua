@@ -1,6 +1,6 @@
--- Brings a bucket of layout 3, 4, 5 or 6 (ARGV[1]; '' when unknown: seeded by an older version) to today's. Each
--- host's count of URLs ever marked (layout 5 and before: ``urls`` in ``host:<host>``) is dropped: its ``u:``
--- hash's length is that count. Each host's two queues (layout 6 and before: ``fifo:<host>``, the URLs as kept
+-- Brings a bucket of layout 3 to 7 (ARGV[1]; '' when unknown: seeded by an older version) to today's. Each host's
+-- count of URLs ever marked (layout 5 and before: ``urls`` in ``host:<host>``; layouts 6 and 7: the length of its
+-- ``u:`` hash) is kept in its ``u:`` hash (URL_COUNT), unless there already. Each host's two queues (layout 6 and before: ``fifo:<host>``, the URLs as kept
 -- scored by order of marking, and ``b:<host>``, their orders of marking scored by best_score; below layout 5 or
 -- unknown ``best:<host>``, scored by minus the priority; a queued URL missing there is scored by its record) become
 -- its one queue ``q:<host>``, joining what is there already; the count of each host's marked URLs (``busy``, layout
@@ -8,9 +8,14 @@
 -- URLs is also placed among the bucket's heads anew (rehead; layout 3 had no heads). Run again, it moves nothing and
 -- finds the same places.
 
-local scaled_queues = ARGV[1] == '5' or ARGV[1] == '6'
+local scaled_queues = ARGV[1] == '5' or ARGV[1] == '6' or ARGV[1] == '7'
 for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
   redis.call('HDEL', P .. 'host:' .. host, 'urls')
+  local urls = P .. 'u:' .. host
+  if redis.call('HEXISTS', urls, URL_COUNT) == 0 then
+    local count = redis.call('HLEN', urls)
+    if count > 0 then redis.call('HSET', urls, URL_COUNT, count) end
+  end
   local by_seq = {}   -- a queued URL's score by its order of marking (hexseq)
   local old = P .. (scaled_queues and 'b:' or 'best:') .. host
   local found = redis.call('ZRANGE', old, 0, -1, 'WITHSCORES')

@@ -30,11 +30,11 @@ which the round does not hand out): its cost is in the round's size, not in the 
 
 In each bucket, ``combine:{<job>:b<k>}:``
 
-``u:<host>``         hash: the host's URLs ever marked (as kept, below; their number, its length, is what the bound
-                     MaxUrlsPerHost counts) -> the URL's record, one MessagePack array of marked, lock_until,
-                     priority, seq (order of marking), attempts, retries, status, last_checked, etag,
-                     last_modified, distance, visits, changes, first_visit, digest (trailing empty fields
-                     left out; absent numbers: 0)
+``u:<host>``         hash: the host's URLs ever marked (as kept, below) -> the URL's record, one MessagePack
+                     array of marked, lock_until, priority, seq (order of marking), attempts, retries, status,
+                     last_checked, etag, last_modified, distance, visits, changes, first_visit, digest
+                     (trailing empty fields left out; absent numbers: 0); and the field '' -> how many URLs
+                     there are, what the bound MaxUrlsPerHost counts (layouts 6 and 7: the hash's length)
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay),
                      fetched and relevant (completed fetches; new relevant records, decayed: the host's yield),
                      leased_until (end of the lease of the URL being fetched; absent: none),
@@ -78,8 +78,8 @@ For the whole job, ``combine:{<job>}:``
                      harvester that finds it gone or changed knows the frontier vanished under it
                      (Redis restarted without persistence, the keys deleted) and stops instead of
                      reporting an empty frontier as a finished crawl.
-``layout``           the key layout (LAYOUT, 7), set with the job marker; a harvester that opens a frontier
-                     of layout 3 to 6 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
+``layout``           the key layout (LAYOUT, 8), set with the job marker; a harvester that opens a frontier
+                     of layout 3 to 7 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
 ``paused``           present while the job's harvesters are paused
 ``seeds``            the fingerprint of the seed list last marked in full (a crawl start marks it once)
 ``solo``             the id of the harvester in solo mode (single Redis only, ``solo.py``): while it exists no

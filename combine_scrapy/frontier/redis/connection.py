@@ -51,19 +51,21 @@ RedisClient = redis.Redis | RedisCluster
 #: Seconds between two looks at the job marker while the frontier has work (with none, every time).
 MARKER_CHECK_INTERVAL = 1.0
 
-#: The key layout this module reads and writes (``layout`` key). Layout 6 kept two queues a host, ``fifo:<host>``
+#: The key layout this module reads and writes (``layout`` key). Layouts 6 and 7 counted a host's URLs ever marked
+#: (what MaxUrlsPerHost bounds) by the length of its ``u:`` hash, an HLEN a host marked, which layout 8 keeps in that
+#: hash (URL_COUNT in ``lua/library.lua``), read and written with the URLs' records. Layout 6 kept two queues a host, ``fifo:<host>``
 #: (the URLs, by order of marking) and ``b:<host>`` (their orders of marking, by priority), which layout 7 keeps as
 #: one, ``q:<host>``, and a count of each host's marked URLs (``busy``), which layout 7 counts when read. Layout 5
 #: also kept each host's count of URLs ever marked (``urls`` in ``host:<host>``), which layout 6 reads as the
 #: length of the host's ``u:`` hash. Layout 4 kept each host's 'best' queue in ``best:<host>`` scored by minus the
 #: priority (text a small sorted set parses at every comparison), layout 5 in ``b:<host>`` scored by BEST_SCALE
 #: times that; layout 3 also lacked the heads of each bucket (``heads``, ``leasedheads``, ``waiting``). A harvester
-#: that opens a frontier of layout 3 to 6 upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under
+#: that opens a frontier of layout 3 to 7 upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under
 #: one hash tag (one slot of a Redis Cluster); before it, a hash per URL.
-LAYOUT = "7"
+LAYOUT = "8"
 
 #: The layouts that opening upgrades to LAYOUT in place.
-UPGRADED_LAYOUTS = ("3", "4", "5", "6")
+UPGRADED_LAYOUTS = ("3", "4", "5", "6", "7")
 
 #: Buckets a new job's hosts are spread over on a Redis Cluster, unless COMBINE_REDIS_BUCKETS says: a bucket is
 #: one hash tag, so one slot of the cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters
@@ -555,8 +557,9 @@ class JobMarker:
 
     def _upgrade(self, layout: str | None) -> None:
         """Bring every bucket to today's layout (``upgrade.lua``, a script per bucket), then set it: a frontier of
-        layout 6 or before keeps two queues a host (made one), one of layout 5 or before also each host's count of
-        URLs (dropped), one of layout 4 also has its 'best' queues
+        layout 7 or before has no count of each host's URLs in its ``u:`` hash (written), one of layout 6 or before
+        keeps two queues a host (made one), one of layout 5 or before also a count of each host's URLs in its
+        ``host:`` hash (dropped), one of layout 4 also has its 'best' queues
         scored by minus the priority under ``best:<host>``, one of layout 3 also lacks the heads, and one seeded
         (``scrapy seed``) by an older combine-scrapy before any harvester opened it has neither heads nor layout.
         Every URL, host and lease stays as it was; a harvester that opens it meanwhile runs the same scripts, which
