@@ -287,10 +287,11 @@ end
 -- runs after every unplace, takes the host out of hostq when that was its last.
 local dequeued = {}
 
--- Take a URL (its record ``r``) out of the locked set and its host's queue. A URL whose lock_until is 0 has not
--- entered the locked set since its lock was last cleared (every lock that enters it is stored in the record).
+-- Take a URL (its record ``r``) out of the locked set or its host's queue: it is never in both. A URL whose
+-- lock_until is 0 has not entered the locked set since its lock was last cleared (every lock that enters it is
+-- stored in the record).
 local function unplace(url, host, r)
-  if r.lock_until ~= 0 then redis.call('ZREM', P .. 'locked', held(host, url)) end
+  if r.lock_until ~= 0 and redis.call('ZREM', P .. 'locked', held(host, url)) == 1 then return end
   if redis.call('ZREM', P .. 'q:' .. host, queue_member(host, url, r.seq)) == 1 then dequeued[host] = true end
 end
 
