@@ -733,7 +733,8 @@ def _ran(frontier: RedisFrontier, call) -> dict[str, int]:
 def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_in_its_hash(private_redis_url, tmp_path):
     """A mark over hosts in many buckets adds to the counters with two HINCRBY in all (not two a bucket, nor one a
     host) and reads and writes a host's count of URLs for the bound with its records (one HMGET, one HSET a host,
-    no HLEN); the counts and the bound answer as the embedded frontier's, with and without a bound."""
+    no HLEN); a host new to the frontier costs no look at its best URL (none is queued). The counts and the bound
+    answer as the embedded frontier's, with and without a bound."""
     frontier = RedisFrontier.from_settings({"REDIS_URL": private_redis_url, "COMBINE_REDIS_BUCKETS": CLUSTER_BUCKETS},
                                            "counters")
     embedded = SqliteFrontier(tmp_path / "f.sqlite")
@@ -742,6 +743,8 @@ def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_in_its_hash(private
         assert len({bucket_of(f"h{n}.test", frontier.connection.buckets) for n in range(20)}) > 5
         ran = _ran(frontier, lambda: frontier.mark(batch, max_urls_per_host=4))
         assert ran["hincrby"] == 2 and ran["hset"] == 20 and "hlen" not in ran, ran   # each host's records and count
+        # hosts none of whose URLs was marked before: no best URL read, the lock read with the host's state
+        assert ran["hmget"] == 40 and "zrange" not in ran and "hget" not in ran, ran
         embedded.mark(batch, max_urls_per_host=4)
         more = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(0, 20, 2) for page in range(2, 6)]
         assert frontier.mark(more, max_urls_per_host=4) == embedded.mark(more, max_urls_per_host=4)

@@ -24,6 +24,7 @@ local marked, refused, raised, queued_own = 0, 0, 0, 0
 for _, host in ipairs(order) do
   local group = hosts[host]
   local kept, stored, urls = group_records(ARGV, host, group, true)
+  local known = urls > 0   -- a URL of the host was marked before: else none is queued
   -- records: read or made in this batch; written: the members to store, in order; fresh: those new here;
   -- raised: the stored URLs whose priority rose, in order, with their new scores; new: the URLs new here
   local records, written, writes, fresh, raised_members, raised_scores = {}, {}, {}, {}, {}, {}
@@ -99,8 +100,8 @@ for _, host in ipairs(order) do
   -- URL of the batch now comes before it (a raised one may be that URL itself). With no URL raised (a raised
   -- one may be leased, out of its queue), its best after the batch is the first of that URL and the new ones, which
   -- rehead is given instead of reading it.
-  local top_score, top_seq
-  if not own and (#new > 0 or #raises > 0) then top_score, top_seq = best_top(host) end
+  local top_score, top_seq, state
+  if not own and known and (#new > 0 or #raises > 0) then top_score, top_seq = best_top(host) end
   local placed, first_score, first_seq, first_member = false, top_score, top_seq, nil
   for _, member in ipairs(raised_members) do
     placed = placed or may_change_head(tonumber(raised_scores[member]), records[member].seq, top_score, top_seq)
@@ -121,17 +122,18 @@ for _, host in ipairs(order) do
     chunked('ZADD', P .. 'q:' .. host, nil, queue)
     if own then
       queued_own = #new
-    elseif not top_score then  -- a host new to the frontier has none queued (a known one may be in hostq already)
+    elseif not top_score then  -- a host with none queued enters hostq by its lock, read with what rehead reads
+      state = host_state(host)
       redis.call('SADD', P .. 'hosts', host)
-      redis.call('ZADD', P .. 'hostq', 'NX', num(host_lock(host)), host)
+      redis.call('ZADD', P .. 'hostq', 'NX', state.lock_until or 0, host)
     end
     marked = marked + #new
   end
   if placed and not own then
     -- A host that had queued URLs and has no head waits for its lock in 'waiting', by when it unlocks: it stays
     -- (in solo mode no host has a head: the host is noted). With no URL raised, a head that changed is a new URL's.
-    local state = top_score and host_state(host)
-    if not state or state.head or solo() then
+    state = state or host_state(host)
+    if not top_score or state.head or solo() then
       rehead(host, nil, state, nil, #raises == 0 and {first_member, first_score} or nil)
     end
   end
