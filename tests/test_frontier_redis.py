@@ -634,6 +634,47 @@ def test_a_solo_harvester_sees_what_another_process_writes_and_one_among_others_
             frontier.close()
 
 
+def test_a_solo_harvesters_scripts_note_a_host_whose_queue_they_left_alone_without_reading_it(job, harvester_frontier,
+                                                                                               tmp_path):
+    """In solo mode a script that changes a host's lock, lease or yield but not its queue notes the host with its best
+    URL as its last note gave it: the completion of a leased URL with no link to its host, and a host's lock, read no
+    best URL (no ZRANGE); a completion whose links reach its host's queue does. Rounds as the embedded frontier's."""
+    solo, embedded = harvester_frontier(job), SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3)
+
+    def round_(store, now: float, limit: int) -> list[FrontierEntry]:
+        found = store.ready(now, "BestFirst", limit)
+        for entry in found:
+            assert store.claim(entry, now, 60.0)
+        return list(found)
+
+    try:
+        batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 1.0 + n - page / 4) for n in range(3) for page in range(3)]
+        for store in (solo, embedded):
+            store.mark(batch)
+        [first] = round_(solo, 1000.0, 1)
+        assert [first] == round_(embedded, 1000.0, 1)
+        [second] = round_(solo, 1000.0, 1)   # from its memory
+        assert [second] == round_(embedded, 1000.0, 1) and solo.solo.heads is not None
+        ran = _ran(solo, lambda: solo.complete(first.url, first.host, now=1001.0, url_lock_until=1001.0,
+                                               host_lock_until=1001.0, status=200))
+        assert "zrange" not in ran, ran
+        ran = _ran(solo, lambda: solo.lock_host("h0.test", 1003.0))
+        assert "zrange" not in ran, ran
+        links = Marking([(f"{second.url}/next", second.host, 5.0)])
+        ran = _ran(solo, lambda: solo.complete(second.url, second.host, now=1001.0, url_lock_until=1001.0,
+                                               host_lock_until=1001.0, status=200, links=links))
+        assert ran["zrange"] == 1, ran
+        embedded.complete(first.url, first.host, now=1001.0, url_lock_until=1001.0, host_lock_until=1001.0, status=200)
+        embedded.lock_host("h0.test", 1003.0)
+        embedded.complete(second.url, second.host, now=1001.0, url_lock_until=1001.0, host_lock_until=1001.0, status=200,
+                          links=links)
+        for now in (1002.0, 1004.0):
+            assert round_(solo, now, 2) == round_(embedded, now, 2) and solo.solo.heads is not None
+    finally:
+        solo.close()
+        embedded.close()
+
+
 def test_a_frontier_over_the_solo_bound_keeps_its_heads_in_redis(job, harvester_frontier):
     """Solo mode reads every queued host at once, so a frontier with more hosts than ``max_hosts`` is refused it (and
     not asked again at every look), and a solo harvester whose memory grows past the bound leaves it, the heads made

@@ -126,9 +126,11 @@ local function note_text(value)
   return value or ''
 end
 
--- A host's note: host, its best queued URL's member and score in its queue ('' and '': none queued), then its
--- lock_until, leased_until, fetched and relevant ('': absent), one line each.
+-- A host's note: host, its best queued URL's member and score in its queue ('' and '': none queued; '=' and '' for
+-- ``top`` nil: as the host's last note said, its queue unchanged since), then its lock_until, leased_until, fetched
+-- and relevant ('': absent), one line each.
 local function solo_note(host, top, h)
+  top = top or {'='}
   table.insert(solo_notes, table.concat({host, top[1] or '', note_text(top[2]), note_text(h.lock_until),
                                          note_text(h.leased_until), note_text(h.fetched), note_text(h.relevant)}, '\n'))
 end
@@ -229,9 +231,14 @@ end
 -- A URL's member in its host's queue.
 local function queue_member(host, url, seq) return hexseq(seq) .. short(host, url) end
 
+-- Hosts whose queue this script changed since it last placed or noted them (rehead): in solo mode the note of a host
+-- whose queue is as when it was last noted needs not read the queue's best URL (the solo harvester knows it).
+local queue_written = {}
+
 -- A URL in its host's queue (adding it again changes nothing).
 local function queue_url(url, host, seq, priority)
   redis.call('ZADD', P .. 'q:' .. host, score_text(best_score(priority)), queue_member(host, url, seq))
+  queue_written[host] = true
 end
 
 -- A host's best queued URL: its score and order of marking in its queue (nil: none queued).
@@ -292,7 +299,9 @@ local dequeued = {}
 -- stored in the record).
 local function unplace(url, host, r)
   if r.lock_until ~= 0 and redis.call('ZREM', P .. 'locked', held(host, url)) == 1 then return end
-  if redis.call('ZREM', P .. 'q:' .. host, queue_member(host, url, r.seq)) == 1 then dequeued[host] = true end
+  if redis.call('ZREM', P .. 'q:' .. host, queue_member(host, url, r.seq)) == 1 then
+    dequeued[host], queue_written[host] = true, true
+  end
 end
 
 -- What rehead reads of a host (its ``host:`` hash, one HMGET), and the further fields named after ``host``.
@@ -363,19 +372,20 @@ end
 -- again whenever its lease begins or ends), nil when its lease has not changed since. ``top``: the member and
 -- score of the host's best queued URL in its queue, when the caller knows it (nil: read here). ``written``: field,
 -- value pairs the caller writes to the host's hash, and ``deleted`` fields it deletes from it, in the same HSET
--- and HDEL as its head. In solo mode it places nothing: it notes the host (solo_note), and still takes a host
--- left with no queued URL out of hostq and writes the caller's fields.
+-- and HDEL as its head. In solo mode it places nothing: it notes the host (solo_note; its best URL read only when
+-- this script wrote its queue), and still takes a host left with no queued URL out of hostq and writes the caller's
+-- fields.
 local function rehead(host, free, state, leased, top, written, deleted)
   local h = state or host_state(host)
   written, deleted = written or {}, deleted or {}
   if solo() then
-    top = top or redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES')
+    if not top and queue_written[host] then top = redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES') end
     solo_note(host, top, h)
   else
     top = place_head(host, free, h, leased, top, written, deleted)
   end
-  if not top[1] and dequeued[host] then redis.call('ZREM', P .. 'hostq', host) end
-  dequeued[host] = nil
+  if dequeued[host] and not top[1] then redis.call('ZREM', P .. 'hostq', host) end
+  dequeued[host], queue_written[host] = nil, nil
   if written[1] then redis.call('HSET', P .. 'host:' .. host, unpack(written)) end
   if deleted[1] then redis.call('HDEL', P .. 'host:' .. host, unpack(deleted)) end
 end

@@ -106,6 +106,7 @@ for _, host in ipairs(order) do
   for _, member in ipairs(raised_members) do
     placed = placed or may_change_head(tonumber(raised_scores[member]), records[member].seq, top_score, top_seq)
   end
+  if #raises > 0 or #new > 0 then queue_written[host] = true end
   if #raises > 0 then chunked('ZADD', P .. 'q:' .. host, 'XX', raises) end
   if #new > 0 then
     local queue = {}

@@ -34,6 +34,7 @@ for _, host in ipairs(order) do
       local placed = false
       for _, entry in ipairs(changed) do placed = placed or may_change_head(entry[1], entry[2], top_score, top_seq) end
       chunked('ZADD', P .. 'q:' .. host, 'XX', scores)
+      queue_written[host] = true
       if placed then
         local state = host_state(host)
         if state.head or solo() then rehead(host, nil, state) end

@@ -34,6 +34,7 @@ for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
       table.insert(queue, seq .. found[i])
     end
     chunked('ZADD', P .. 'q:' .. host, nil, queue)
+    queue_written[host] = true
   end
   redis.call('DEL', P .. 'b:' .. host, P .. 'best:' .. host, fifo)
 end

@@ -53,17 +53,24 @@ class SoloHeads:
 
     def note(self, notes: Iterable[bytes]) -> None:
         """Take each host's note (``solo_note``: host, best URL's member and score in its queue, lock, lease,
-        fetched, relevant), in the order written: a host with no queued URL leaves."""
+        fetched, relevant), in the order written: a host with no queued URL leaves; a note whose member is '=' keeps
+        the host's best URL as its last note gave it (its queue unchanged since)."""
         for note in notes:
             host, member, score, lock_until, leased_until, fetched, relevant = note.decode().split("\n")
             known = self._hosts.pop(host, None)
             if known is not None:
                 del self._order[bisect.bisect_left(self._order, (known[2], host))]
-            if not member:
+            if member == "=":
+                if known is None:   # no queued URL at its last note: none still
+                    continue
+                entry, seq = known[0].entry, known[0].seq
+            elif member:
+                kept = member.encode()
+                entry = FrontierEntry(queued_url(host, kept), host, 0.0 - float(score) / BEST_SCALE)
+                seq = queued_seq(kept)
+            else:
                 continue
-            kept = member.encode()
-            head = Head(FrontierEntry(queued_url(host, kept), host, 0.0 - float(score) / BEST_SCALE), queued_seq(kept),
-                        float(lock_until or 0), int(float(fetched or 0)), float(relevant or 0))
+            head = Head(entry, seq, float(lock_until or 0), int(float(fetched or 0)), float(relevant or 0))
             key = self.strategy.round_key(head)
             self._hosts[host] = (head, float(leased_until or 0), key)
             bisect.insort(self._order, (key, host))
