@@ -1,8 +1,7 @@
 -- ARGV: url, host, now, URL lock end, host lock end, keep marked (0/1), JSON of the given
--- status, etag, last_modified and score (absent: None), relevant (0/1: a new relevant record). ``linked``,
--- ``queued``: how many URLs the page's links, marked before in the same script (complete_links.lua; nil alone),
--- marked, and how many of them of the page's host; they are counted here, and the host placed (hosts, hostq, its
--- head) here.
+-- status, etag, last_modified and score (absent: None), relevant (0/1: a new relevant record). ``queued``: how many
+-- URLs of the page's host its links, marked before in the same script (complete_links.lua; nil alone), queued: the
+-- host is placed (hosts, hostq, its head) here.
 
 local url, host, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local keep = ARGV[6] == '1'
@@ -18,14 +17,13 @@ if r then
   if given.last_modified then r.last_modified = given.last_modified end
   save(host, url, r)
   if given.score then redis.call('HSET', P .. 'scores', url, given.score) end
-  recount(was == 1, was == 0 and status, keep, not keep and given.status, linked)
+  recount(was == 1, was == 0 and status, keep, not keep and given.status)
   if keep then place(url, host, r.seq, r.priority, r.lock_until, now) end
-elseif linked then
-  recount(false, false, false, false, linked)
 end
 local placed_here = (queued or 0) > 0
 -- A host with a URL is known; the host's lock (stretched by its Crawl-delay), lease, yield and head in one HMGET,
--- one HSET and at most one HDEL. A lock already over (WaitIntervalHost 0) places the host in heads at once.
+-- one HSET (and one HDEL of a head it loses). A lock already over (WaitIntervalHost 0) places the host in heads at
+-- once.
 if placed_here and not r then redis.call('SADD', P .. 'hosts', host) end
 if r or placed_here or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   local state = host_state(host, 'delay')
@@ -34,9 +32,8 @@ if r or placed_here or redis.call('SISMEMBER', P .. 'hosts', host) == 1 then
   state.fetched = tonumber(state.fetched or 0) + 1
   state.relevant = num(tonumber(state.relevant or 0) * YIELD_DECAY + tonumber(ARGV[8]))
   lock_in_hostq(host, state.lock_until, placed_here)
-  local leased = state.leased_until ~= nil
-  state.leased_until = nil
-  rehead(host, lock_until <= now and 'over' or false, state, leased, nil,
-         {'lock_until', state.lock_until, 'fetched', state.fetched, 'relevant', state.relevant},
-         leased and {'leased_until'} or nil)
+  local leased, written = state.leased_until ~= nil, {'lock_until', state.lock_until, 'fetched', state.fetched,
+                                                       'relevant', state.relevant}
+  lease_ended(state, written)
+  rehead(host, lock_until <= now and 'over' or false, state, leased, nil, written)
 end

@@ -10,5 +10,5 @@ for j = given + 2, #ARGV do links[#links + 1] = ARGV[j] end
 for k = 1, #KEYS - 1 do keys[k] = KEYS[k] end
 local answer, queued = mark_links(keys, links, page[2])
 P = KEYS[#KEYS]
-complete_page(page, answer[1], queued)
+complete_page(page, queued)
 return answer

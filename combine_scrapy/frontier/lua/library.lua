@@ -304,14 +304,29 @@ local function unplace(url, host, r)
   end
 end
 
--- What rehead reads of a host (its ``host:`` hash, one HMGET), and the further fields named after ``host``.
+-- A host's leased_until once its lease ended (by a completion or a release): written in the HSET of its lock, not
+-- deleted, a command less; read as absent.
+local NO_LEASE = '0'
+
+-- What rehead reads of a host (its ``host:`` hash, one HMGET), and the further fields named after ``host``; a
+-- leased_until of NO_LEASE as absent.
 local HOST_STATE = {'head', 'lock_until', 'leased_until', 'fetched', 'relevant'}
 local function host_state(host, ...)
   local fields = {unpack(HOST_STATE)}
   for _, field in ipairs({...}) do table.insert(fields, field) end
   local values, state = redis.call('HMGET', P .. 'host:' .. host, unpack(fields)), {}
   for i, field in ipairs(fields) do state[field] = values[i] or nil end
+  if state.leased_until == NO_LEASE then state.leased_until = nil end
   return state
+end
+
+-- End a host's lease in its state and, if it had one, in ``written``, the fields its caller writes (rehead).
+local function lease_ended(state, written)
+  if state.leased_until then
+    table.insert(written, 'leased_until')
+    table.insert(written, NO_LEASE)
+  end
+  state.leased_until = nil
 end
 
 -- Place a host among the heads (rehead, outside solo mode), its fields ``h`` as stored: its member taken out of
@@ -413,13 +428,14 @@ local function head_row(host, queue, lock, fetched, relevant, depth)
   return row
 end
 
--- Keep the counters right when a URL's mark or fetched state changes; ``marked_more`` more URLs marked (none:
--- nil), counted with it.
-local function recount(marked_before, done_before, marked_after, done_after, marked_more)
-  local marked = (marked_after and 1 or 0) - (marked_before and 1 or 0) + (marked_more or 0)
-  if marked ~= 0 then redis.call('HINCRBY', P .. 'stats', 'marked', marked) end
+-- Keep the counters right when a URL's mark or fetched state changes: 'done' (unmarked, with a status) and
+-- 'dropped' (unmarked without one); the marked are the rest of 'urls' (operations.counts). A fetch that ends a
+-- URL's mark with a status moves it from the marked to done: one HINCRBY.
+local function recount(marked_before, done_before, marked_after, done_after)
+  local marked = (marked_after and 1 or 0) - (marked_before and 1 or 0)
   local done = (done_after and 1 or 0) - (done_before and 1 or 0)
   if done ~= 0 then redis.call('HINCRBY', P .. 'stats', 'done', done) end
+  if marked + done ~= 0 then redis.call('HINCRBY', P .. 'stats', 'dropped', -(marked + done)) end
 end
 
 -- Move URLs whose lock has ended back to their hosts' queues; drop those handed out too often.

@@ -6,12 +6,11 @@
 -- (re-queued in place) and the lower distance. Each host's URLs are read with one HMGET and its new ones
 -- written with one command a structure, so a batch costs commands by host, not by URL. How many URLs of a host
 -- were ever marked (what the bound counts) is in its ``u:`` hash (URL_COUNT), read and written with its records,
--- so the bound costs no command; the URLs marked count once a call, in
--- the stats of the first bucket in KEYS (the job's counts are the sums over its buckets). ``completing``: the host
--- of the page whose completion runs next in the same script (complete_links.lua; nil alone): that completion places
--- the host (hostq, its head) after the marks, so they neither read its best URL nor place it, and counts the URLs
--- marked ('marked' in stats) with its own change. Answers what it did, then how many URLs
--- of ``completing`` it queued (a script's answer is its first value only).
+-- so the bound costs no command; the URLs marked count once a call ('urls'), in the stats of the first bucket in
+-- KEYS (the job's counts are the sums over its buckets). ``completing``: the host of the page whose completion runs
+-- next in the same script (complete_links.lua; nil alone): that completion places the host (hostq, its head) after
+-- the marks, so they neither read its best URL nor place it. Answers what it did, then how many URLs of
+-- ``completing`` it queued (a script's answer is its first value only).
 
 local bound, distance, seq_key = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local first = 0
@@ -142,6 +141,5 @@ end
 if marked > 0 then
   P = KEYS[1]
   redis.call('HINCRBY', P .. 'stats', 'urls', marked)
-  if not completing then redis.call('HINCRBY', P .. 'stats', 'marked', marked) end
 end
 return {marked, refused, raised}, queued_own

@@ -18,8 +18,7 @@ local lock_until, now = tonumber(ARGV[3]), tonumber(ARGV[4])
 if now then lock_until = with_delay(lock_until, now, state.delay) end
 state.lock_until = num(lock_until)
 lock_in_hostq(host, state.lock_until, queued)
--- the host's lock, lease and head in one HSET and at most one HDEL; a lock already over places it in heads
-local leased = state.leased_until ~= nil
-state.leased_until = nil
-rehead(host, now and lock_until <= now and 'over' or false, state, leased, nil, {'lock_until', state.lock_until},
-       leased and {'leased_until'} or nil)
+-- the host's lock, lease and head in one HSET (and one HDEL of a head it loses); a lock already over places it in heads
+local leased, written = state.leased_until ~= nil, {'lock_until', state.lock_until}
+lease_ended(state, written)
+rehead(host, now and lock_until <= now and 'over' or false, state, leased, nil, written)

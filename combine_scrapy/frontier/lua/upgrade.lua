@@ -1,14 +1,20 @@
--- Brings a bucket of layout 3 to 7 (ARGV[1]; '' when unknown: seeded by an older version) to today's. Each host's
--- count of URLs ever marked (layout 5 and before: ``urls`` in ``host:<host>``; layouts 6 and 7: the length of its
--- ``u:`` hash) is kept in its ``u:`` hash (URL_COUNT), unless there already. Each host's two queues (layout 6 and before: ``fifo:<host>``, the URLs as kept
--- scored by order of marking, and ``b:<host>``, their orders of marking scored by best_score; below layout 5 or
--- unknown ``best:<host>``, scored by minus the priority; a queued URL missing there is scored by its record) become
--- its one queue ``q:<host>``, joining what is there already; the count of each host's marked URLs (``busy``, layout
--- 6 and before) is dropped: it is counted when read. Below layout 5 (or unknown) every host with queued
--- URLs is also placed among the bucket's heads anew (rehead; layout 3 had no heads). Run again, it moves nothing and
--- finds the same places.
+-- Brings a bucket of layout 3 to 8 (ARGV[1]; '' when unknown: seeded by an older version) to today's. Its stats'
+-- count of marked URLs becomes that of the dropped ones (neither marked nor done: urls - marked - done). Each
+-- host's count of URLs ever marked (layout 5 and before: ``urls`` in ``host:<host>``; layouts 6 and 7: the length
+-- of its ``u:`` hash) is kept in its ``u:`` hash (URL_COUNT), unless there already. Each host's two queues (layout
+-- 6 and before: ``fifo:<host>``, the URLs as kept scored by order of marking, and ``b:<host>``, their orders of
+-- marking scored by best_score; below layout 5 or unknown ``best:<host>``, scored by minus the priority; a queued
+-- URL missing there is scored by its record) become its one queue ``q:<host>``, joining what is there already; the
+-- count of each host's marked URLs (``busy``, layout 6 and before) is dropped: it is counted when read. Below
+-- layout 5 (or unknown) every host with queued URLs is also placed among the bucket's heads anew (rehead; layout 3
+-- had no heads). Run again, it moves nothing and finds the same places.
 
-local scaled_queues = ARGV[1] == '5' or ARGV[1] == '6' or ARGV[1] == '7'
+local scaled_queues = ARGV[1] == '5' or ARGV[1] == '6' or ARGV[1] == '7' or ARGV[1] == '8'
+local stats = redis.call('HMGET', P .. 'stats', 'urls', 'marked', 'done')
+if stats[2] then
+  redis.call('HSET', P .. 'stats', 'dropped', tonumber(stats[1] or 0) - tonumber(stats[2]) - tonumber(stats[3] or 0))
+  redis.call('HDEL', P .. 'stats', 'marked')
+end
 for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
   redis.call('HDEL', P .. 'host:' .. host, 'urls')
   local urls = P .. 'u:' .. host

@@ -37,7 +37,7 @@ In each bucket, ``combine:{<job>:b<k>}:``
                      there are, what the bound MaxUrlsPerHost counts (layouts 6 and 7: the hash's length)
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay),
                      fetched and relevant (completed fetches; new relevant records, decayed: the host's yield),
-                     leased_until (end of the lease of the URL being fetched; absent: none),
+                     leased_until (end of the lease of the URL being fetched; absent or 0: none),
                      head (its member of ``heads`` or ``leasedheads``; absent: in neither)
 ``hosts``            set of the bucket's known hosts
 ``q:<host>``         the host's queue: its marked, unlocked URLs, each its order of marking (a letter for the
@@ -61,7 +61,8 @@ In each bucket, ``combine:{<job>:b<k>}:``
                      ended, by when it ends. A host's marked URLs are those in its queue and here: no count a
                      host is kept, ``hosts()`` (the busiest hosts) counts them when read (``busiest.lua``;
                      layout 6: ``busy``)
-``stats``            hash of counters, urls, marked, done, whose sums over the buckets are the job's: a mark over
+``stats``            hash of counters, urls, done (unmarked, with a status) and dropped (unmarked without one),
+                     whose sums over the buckets are the job's (the marked URLs are the rest): a mark over
                      several buckets adds its URLs in the first bucket it names
 ``scores``           hash url -> topic score of its last fetch (PageRank strategies)
 
@@ -78,8 +79,8 @@ For the whole job, ``combine:{<job>}:``
                      harvester that finds it gone or changed knows the frontier vanished under it
                      (Redis restarted without persistence, the keys deleted) and stops instead of
                      reporting an empty frontier as a finished crawl.
-``layout``           the key layout (LAYOUT, 8), set with the job marker; a harvester that opens a frontier
-                     of layout 3 to 7 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
+``layout``           the key layout (LAYOUT, 9), set with the job marker; a harvester that opens a frontier
+                     of layout 3 to 8 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
 ``paused``           present while the job's harvesters are paused
 ``seeds``            the fingerprint of the seed list last marked in full (a crawl start marks it once)
 ``solo``             the id of the harvester in solo mode (single Redis only, ``solo.py``): while it exists no

@@ -51,7 +51,10 @@ RedisClient = redis.Redis | RedisCluster
 #: Seconds between two looks at the job marker while the frontier has work (with none, every time).
 MARKER_CHECK_INTERVAL = 1.0
 
-#: The key layout this module reads and writes (``layout`` key). Layouts 6 and 7 counted a host's URLs ever marked
+#: The key layout this module reads and writes (``layout`` key). Layout 8 and before counted the marked URLs in each
+#: bucket's ``stats`` ('marked'), which layout 9 counts as 'urls' less 'done' and 'dropped' (a completion moves one
+#: count, not two), and deleted a host's ``leased_until`` when its lease ended, which layout 9 writes as 0 (in the
+#: HSET of its lock, not an HDEL). Layouts 6 and 7 counted a host's URLs ever marked
 #: (what MaxUrlsPerHost bounds) by the length of its ``u:`` hash, an HLEN a host marked, which layout 8 keeps in that
 #: hash (URL_COUNT in ``lua/library.lua``), read and written with the URLs' records. Layout 6 kept two queues a host, ``fifo:<host>``
 #: (the URLs, by order of marking) and ``b:<host>`` (their orders of marking, by priority), which layout 7 keeps as
@@ -60,12 +63,12 @@ MARKER_CHECK_INTERVAL = 1.0
 #: length of the host's ``u:`` hash. Layout 4 kept each host's 'best' queue in ``best:<host>`` scored by minus the
 #: priority (text a small sorted set parses at every comparison), layout 5 in ``b:<host>`` scored by BEST_SCALE
 #: times that; layout 3 also lacked the heads of each bucket (``heads``, ``leasedheads``, ``waiting``). A harvester
-#: that opens a frontier of layout 3 to 7 upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under
+#: that opens a frontier of layout 3 to 8 upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under
 #: one hash tag (one slot of a Redis Cluster); before it, a hash per URL.
-LAYOUT = "8"
+LAYOUT = "9"
 
 #: The layouts that opening upgrades to LAYOUT in place.
-UPGRADED_LAYOUTS = ("3", "4", "5", "6", "7")
+UPGRADED_LAYOUTS = ("3", "4", "5", "6", "7", "8")
 
 #: Buckets a new job's hosts are spread over on a Redis Cluster, unless COMBINE_REDIS_BUCKETS says: a bucket is
 #: one hash tag, so one slot of the cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters
@@ -118,7 +121,7 @@ _CONSTANTS = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_R
               f"local YIELD_DECAY, STRIDE_POWER, BEST_SCALE = {YIELD_DECAY!r}, {STRIDE_POWER!r}, {BEST_SCALE!r}\n")
 #: What a script file reads without defining it: nil where the script runs alone, given where complete_links.lua
 #: runs it as a function.
-_GIVEN = {"mark": "completing", "complete": "linked, queued"}
+_GIVEN = {"mark": "completing", "complete": "queued"}
 
 _BUCKET_SCRIPT_NAMES = (
     "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "take_heads", "complete", "release",
@@ -175,7 +178,7 @@ def _scripts(single_node: bool) -> dict[str, str]:
     }
     # The completion of a page with the mark of its links, on a single Redis (a cluster's mark reaches one slot a call).
     scripts["complete_links"] = (library + "local function mark_links(KEYS, ARGV, completing)\n" + _lua("mark")
-                                 + "\nend\n" + "local function complete_page(ARGV, linked, queued)\n" + _lua("complete")
+                                 + "\nend\n" + "local function complete_page(ARGV, queued)\n" + _lua("complete")
                                  + "\nend\n" + _ending(_lua("complete_links")))
     if single_node:
         scripts |= {name: library + _ending(_lua(name)) for name in _SOLO_SCRIPT_NAMES}
@@ -557,10 +560,11 @@ class JobMarker:
 
     def _upgrade(self, layout: str | None) -> None:
         """Bring every bucket to today's layout (``upgrade.lua``, a script per bucket), then set it: a frontier of
-        layout 7 or before has no count of each host's URLs in its ``u:`` hash (written), one of layout 6 or before
-        keeps two queues a host (made one), one of layout 5 or before also a count of each host's URLs in its
-        ``host:`` hash (dropped), one of layout 4 also has its 'best' queues
-        scored by minus the priority under ``best:<host>``, one of layout 3 also lacks the heads, and one seeded
+        layout 8 or before counts its marked URLs in ``stats`` (made its dropped ones), one of layout 7 or before
+        has no count of each host's URLs in its ``u:`` hash (written), one of layout 6 or before keeps two queues a
+        host (made one), one of layout 5 or before also a count of each host's URLs in its ``host:`` hash
+        (dropped), one of layout 4 also has its 'best' queues scored by minus the priority under ``best:<host>``,
+        one of layout 3 also lacks the heads, and one seeded
         (``scrapy seed``) by an older combine-scrapy before any harvester opened it has neither heads nor layout.
         Every URL, host and lease stays as it was; a harvester that opens it meanwhile runs the same scripts, which
         find nothing left to move. Harvesters of an older layout still at work would write the old queues and

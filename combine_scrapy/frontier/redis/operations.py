@@ -25,19 +25,20 @@ class RedisOperations(RedisPart):
         """URLs by state, for the crawl summary and status commands."""
         with self.connection.server.pipeline(transaction=False) as pipe:
             for prefix in self.connection.bucket_prefixes:
-                pipe.hmget(prefix + "stats", "urls", "marked", "done")
+                pipe.hmget(prefix + "stats", "urls", "dropped", "done")
                 pipe.zcount(prefix + "locked", f"({number(now)}", "+inf")
                 pipe.scard(prefix + "hosts")
             answers = pipe.execute()
-        urls = marked = done = marked_locked = hosts = 0
-        for (bucket_urls, bucket_marked, bucket_done), bucket_locked, bucket_hosts in zip(
+        urls = dropped = done = marked_locked = hosts = 0
+        for (bucket_urls, bucket_dropped, bucket_done), bucket_locked, bucket_hosts in zip(
             answers[::3], answers[1::3], answers[2::3]
         ):
             urls += int(bucket_urls or 0)
-            marked += int(bucket_marked or 0)
+            dropped += int(bucket_dropped or 0)
             done += int(bucket_done or 0)
             marked_locked += bucket_locked
             hosts += bucket_hosts
+        marked = urls - dropped - done   # every URL is marked, done (unmarked with a status) or dropped
         return FrontierCounts(
             urls=urls, marked_ready=marked - marked_locked, marked_locked=marked_locked, done=done, hosts=hosts,
         )
