@@ -154,6 +154,25 @@ def test_two_harvesters_never_hold_one_host_at_once(frontier, job, open_frontier
     assert sorted(wins) == [(round_, host) for round_ in range(rounds) for host in hosts]
 
 
+def _assert_queue_bests_kept(frontier: RedisFrontier) -> None:
+    """Every host with URLs keeps a copy of its queue's best in its u: hash ('^': member, score; '' when none is
+    queued), which marks and re-scorings read instead of the queue: it must be the queue's best exactly."""
+    server = frontier.server
+    for prefix in frontier.connection.bucket_prefixes:
+        for host in server.smembers(prefix + "hosts"):
+            host = host.decode()
+            if not server.exists(prefix + "u:" + host):
+                continue
+            kept = server.hget(prefix + "u:" + host, "^")
+            top = server.zrange(prefix + "q:" + host, 0, 0, withscores=True)
+            assert kept is not None, host
+            if not top:
+                assert kept == b"", (host, kept)
+            else:
+                member, score = kept.split(b"\n")
+                assert (member, float(score)) == top[0], (host, kept, top)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_answers_like_the_embedded_frontier_under_random_operations(frontier, tmp_path, seed):
     """A drop-in: the same calls give the same answers as SqliteFrontier, whatever the sequence."""
@@ -197,6 +216,7 @@ def test_answers_like_the_embedded_frontier_under_random_operations(frontier, tm
             lambda: both(lambda f: f.set_priorities(ranks)),
         ])()
         both(lambda f: (f.next_due(now), f.counts(now), f.hosts(now, 3), f.retries(url), f.host_yield(entry.host)))
+        _assert_queue_bests_kept(frontier)
     embedded.close()
 
 
@@ -485,6 +505,7 @@ def test_best_first_rounds_are_the_embedded_frontiers_over_many_hosts_and_priori
             url = f"http://{rnd.choice(hosts)}/{rnd.randrange(12)}"
             both(lambda f: f.remark(url))
         best_first(rnd.choice([1, 4, 16]), rnd.choice([0.0, 30.0]))
+        _assert_queue_bests_kept(frontier)
     assert frontier.lost_races == 0   # alone, a harvester leases every URL its look ranked
     if leasing and frontier.connection.single_node:
         assert frontier.solo is not None and frontier.solo.heads is not None   # it ranked from memory to the end
@@ -638,7 +659,8 @@ def test_a_solo_harvesters_scripts_note_a_host_whose_queue_they_left_alone_witho
                                                                                                tmp_path):
     """In solo mode a script that changes a host's lock, lease or yield but not its queue notes the host with its best
     URL as its last note gave it: the completion of a leased URL with no link to its host, and a host's lock, read no
-    best URL (no ZRANGE); a completion whose links reach its host's queue does. Rounds as the embedded frontier's."""
+    best URL (no ZRANGE); a completion whose links reach its host's queue has it from the mark (the best before, kept
+    in the host's u: hash, and the new ones). Rounds as the embedded frontier's."""
     solo, embedded = harvester_frontier(job), SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3)
 
     def round_(store, now: float, limit: int) -> list[FrontierEntry]:
@@ -663,7 +685,7 @@ def test_a_solo_harvesters_scripts_note_a_host_whose_queue_they_left_alone_witho
         links = Marking([(f"{second.url}/next", second.host, 5.0)])
         ran = _ran(solo, lambda: solo.complete(second.url, second.host, now=1001.0, url_lock_until=1001.0,
                                                host_lock_until=1001.0, status=200, links=links))
-        assert ran["zrange"] == 1, ran
+        assert "zrange" not in ran and ran["hset"] == 2, ran   # the host's u: hash (records, best) and its host: hash
         embedded.complete(first.url, first.host, now=1001.0, url_lock_until=1001.0, host_lock_until=1001.0, status=200)
         embedded.lock_host("h0.test", 1003.0)
         embedded.complete(second.url, second.host, now=1001.0, url_lock_until=1001.0, host_lock_until=1001.0, status=200,
@@ -801,9 +823,9 @@ def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_in_its_hash(private
 
 def test_a_completion_with_its_pages_links_is_one_script_that_places_the_pages_host_once(private_redis_url, tmp_path):
     """On a single Redis the links' mark and the completion are one script call; the page's host (most links go to
-    it) is placed by the completion alone: one ZRANGE of its 'best' queue, none by the mark, and the URLs marked are
-    counted with the completion's own change. A host the mark places, with new URLs only, is given its best URL:
-    one ZRANGE (its best before). Rounds, counts and busiest hosts as the embedded frontier's."""
+    it) is placed by the completion alone, and the URLs marked are counted with the completion's own change. No
+    queue's best is read: each host's best before is a copy in its u: hash, read with its records. Rounds, counts and
+    busiest hosts as the embedded frontier's."""
     frontier = RedisFrontier.from_settings({"REDIS_URL": private_redis_url}, "completion")
     embedded = SqliteFrontier(tmp_path / "f.sqlite")
     try:
@@ -822,7 +844,9 @@ def test_a_completion_with_its_pages_links_is_one_script_that_places_the_pages_h
         scripts = frontier.server.info("commandstats")["cmdstat_evalsha"]["calls"]
         ran = _ran(frontier, lambda: complete(frontier))
         assert frontier.server.info("commandstats")["cmdstat_evalsha"]["calls"] - scripts == 1
-        assert ran["zrange"] == 2, ran   # the completion's of a.test, the mark's of b.test (its best before)
+        # no look at a queue: each host's best before is read with its records (a copy in its u: hash), the best
+        # after is the first of it and the new URLs
+        assert "zrange" not in ran, ran
         # the URLs marked counted with the completion's change: stats' urls and done (no count a host, the marked
         # are the rest)
         assert ran["hincrby"] == 2 and "zincrby" not in ran, ran
@@ -1062,8 +1086,8 @@ def test_a_url_another_harvester_took_between_a_look_and_its_leases_is_skipped(j
 
 def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private_redis_url, tmp_path):
     """set_priorities places a host's head again only when its best URL may have changed: lowering a URL behind it
-    costs four commands a host (read and write the records, read the best, write the queue), raising one over it
-    places the head again; BestFirst answers as the embedded frontier's after each."""
+    costs three commands a host (read the records with the host's best, write them, write the queue), raising one
+    over it places the head again; BestFirst answers as the embedded frontier's after each."""
     frontier, embedded = RedisFrontier.from_url(private_redis_url, "rescore"), SqliteFrontier(tmp_path / "f.sqlite")
     try:
         batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 3.0 - page) for n in range(4) for page in range(3)]
@@ -1074,7 +1098,7 @@ def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private
             ran = _ran(frontier, lambda: frontier.set_priorities(ranks))
             embedded.set_priorities(ranks)
             if new < 1:
-                assert ran == {"hmget": 4, "hset": 4, "zrange": 4, "zadd": 4}, ran
+                assert ran == {"hmget": 4, "hset": 4, "zadd": 4}, ran
             else:
                 assert sum(ran.values()) > 4 * 4 and ran["zrem"] >= 4, ran
             assert frontier.ready(0.0, "BestFirst", 4) == embedded.ready(0.0, "BestFirst", 4)
@@ -1132,6 +1156,7 @@ def _answers_alike_after_opening(reopened, embedded) -> None:
     assert reopened.mark(more) == embedded.mark(more)
     ours, theirs = reopened.ready(50.0, "BestFirst", 40, hold=60.0), embedded.ready(50.0, "BestFirst", 40, hold=60.0)
     assert (ours, ours.held_until) == (theirs, theirs.held_until)
+    _assert_queue_bests_kept(reopened)
 
 
 @pytest.mark.parametrize("old_layout", ["3", None], ids=["layout 3", "seeded by an older version, never opened"])

@@ -76,8 +76,30 @@ end
 local function counted(...) return select('#', ...), {...} end
 local function record_values(stored) return counted(cmsgpack.unpack(stored)) end
 
+-- What this script writes to hosts' ``u:`` hashes (records, a host's count, its queue's best), by key: sent at its
+-- end (flush_records), one HSET a host, so a mark's, a lease's and a completion's writes to one host are one command;
+-- the script's own reads see them first (load, group_records).
+local pending, pending_keys = {}, {}
+local function pending_of(host)
+  local key = P .. 'u:' .. host
+  local fields = pending[key]
+  if not fields then
+    fields = {}
+    pending[key] = fields
+    table.insert(pending_keys, key)
+  end
+  return fields
+end
+
+local function stored_field(host, field)
+  local fields = pending[P .. 'u:' .. host]
+  local value = fields and fields[field]
+  if value ~= nil then return value end
+  return redis.call('HGET', P .. 'u:' .. host, field)
+end
+
 local function load(host, url)
-  return unpacked(redis.call('HGET', P .. 'u:' .. host, short(host, url)))
+  return unpacked(stored_field(host, short(host, url)))
 end
 
 -- A record as stored: its fields in the order of F, trailing empty ones left out.
@@ -161,25 +183,46 @@ local function by_host(argv, from, stride)
 end
 
 -- The field of a host's ``u:`` hash that holds how many URLs of the host were ever marked (its other fields;
--- absent: none), what the bound MaxUrlsPerHost counts: no URL as kept is empty.
-local URL_COUNT = ''
+-- absent: none), what the bound MaxUrlsPerHost counts, and the one that holds its queue's best member and score
+-- (QUEUE_TOP, "member\nscore"; '': none queued; absent: unknown, read from the queue), written by every script that
+-- changes the queue: no URL as kept is either.
+local URL_COUNT, QUEUE_TOP = '', '^'
 
--- Enter the bucket of a host's group (P) and read the stored records of its entries with one HMGET: their
--- members and their packed records (false: none), in the group's order; with ``counted``, in the same HMGET, the
--- host's count of URLs ever marked (URL_COUNT) too, as a number.
-local function group_records(argv, host, group, counted)
+-- A queue's best as ZRANGE 0 0 WITHSCORES answers it ({}: none queued), from QUEUE_TOP's text (nil: unknown), and
+-- back.
+local function top_of(text)
+  if not text then return nil end
+  local at = string.find(text, '\n', 1, true)
+  if not at then return {} end
+  return {string.sub(text, 1, at - 1), string.sub(text, at + 1)}
+end
+local function top_text(top) return top[1] and top[1] .. '\n' .. top[2] or '' end
+
+-- Enter the bucket of a host's group (P) and read the stored records of its entries with one HMGET (this script's
+-- own writes first): their members and their packed records (false: none), in the group's order, then the host's
+-- count of URLs ever marked (URL_COUNT, a number) and its queue's best (QUEUE_TOP, as top_of gives it), in the
+-- same HMGET.
+local function group_records(argv, host, group)
   P = KEYS[group.key]
   local kept = {}
   for j, i in ipairs(group.entries) do kept[j] = short(host, argv[i]) end
-  if not counted then return kept, chunked('HMGET', P .. 'u:' .. host, nil, kept) end
   table.insert(kept, URL_COUNT)
+  table.insert(kept, QUEUE_TOP)
   local stored = chunked('HMGET', P .. 'u:' .. host, nil, kept)
+  local written = pending[P .. 'u:' .. host]
+  if written then
+    for j, field in ipairs(kept) do
+      if written[field] ~= nil then stored[j] = written[field] end
+    end
+  end
   table.remove(kept)
-  return kept, stored, tonumber(table.remove(stored) or 0)
+  table.remove(kept)
+  local top = table.remove(stored)
+  return kept, stored, tonumber(table.remove(stored) or 0), top_of(top or nil)
 end
 
 local function save(host, url, r)
-  redis.call('HSET', P .. 'u:' .. host, short(host, url), packed(r))
+  pending_of(host)[short(host, url)] = packed(r)
 end
 
 local function held(host, url) return host .. '\n' .. short(host, url) end
@@ -234,17 +277,52 @@ local function queue_member(host, url, seq) return hexseq(seq) .. short(host, ur
 -- Hosts whose queue this script changed since it last placed or noted them (rehead): in solo mode the note of a host
 -- whose queue is as when it was last noted needs not read the queue's best URL (the solo harvester knows it).
 local queue_written = {}
+-- By bucket prefix and host: each queue's best as this script knows it now (current_top), and the queues this
+-- script changed, whose best it writes to QUEUE_TOP at its end (flush_records), each {prefix, host} once.
+local tops, changed, changed_order = {}, {}, {}
+
+-- Note that this script changed a host's queue (its best unknown until read or given, set_top).
+local function queue_changed(host)
+  local key = P .. host
+  queue_written[host], tops[key] = true, nil
+  if not changed[key] then
+    changed[key] = true
+    table.insert(changed_order, {P, host})
+  end
+end
+
+local function set_top(host, top) tops[P .. host] = top end
+
+-- A host's queue's best now, as ZRANGE 0 0 WITHSCORES answers it: read once after each change.
+local function current_top(host)
+  local top = tops[P .. host]
+  if not top then
+    top = redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES')
+    tops[P .. host] = top
+  end
+  return top
+end
+
+-- Send this script's writes to the hosts' u: hashes, each changed queue's best with them (its end, before its notes).
+local function flush_records()
+  for _, found in ipairs(changed_order) do
+    P = found[1]
+    pending_of(found[2])[QUEUE_TOP] = top_text(current_top(found[2]))
+  end
+  for _, key in ipairs(pending_keys) do
+    local fields = {}
+    for field, value in pairs(pending[key]) do
+      table.insert(fields, field)
+      table.insert(fields, value)
+    end
+    chunked('HSET', key, nil, fields)
+  end
+end
 
 -- A URL in its host's queue (adding it again changes nothing).
 local function queue_url(url, host, seq, priority)
   redis.call('ZADD', P .. 'q:' .. host, score_text(best_score(priority)), queue_member(host, url, seq))
-  queue_written[host] = true
-end
-
--- A host's best queued URL: its score and order of marking in its queue (nil: none queued).
-local function best_top(host)
-  local top = redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES')
-  if top[1] then return tonumber(top[2]), unhex(top[1]) end
+  queue_changed(host)
 end
 
 -- A host's first queued URL by order of marking (BreadthFirst's head): its member (nil: none queued). The queue
@@ -300,7 +378,8 @@ local dequeued = {}
 local function unplace(url, host, r)
   if r.lock_until ~= 0 and redis.call('ZREM', P .. 'locked', held(host, url)) == 1 then return end
   if redis.call('ZREM', P .. 'q:' .. host, queue_member(host, url, r.seq)) == 1 then
-    dequeued[host], queue_written[host] = true, true
+    dequeued[host] = true
+    queue_changed(host)
   end
 end
 
@@ -345,7 +424,7 @@ local function place_head(host, free, h, leased, top, written, deleted)
   elseif free ~= true and not leased then
     redis.call('ZREM', P .. 'waiting', host)
   end
-  top = top or redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES')
+  top = top or current_top(host)
   local placed
   if top[1] then
     local member, priority = seq_part(top[1]) .. host, best_priority(top[2])
@@ -394,7 +473,7 @@ local function rehead(host, free, state, leased, top, written, deleted)
   local h = state or host_state(host)
   written, deleted = written or {}, deleted or {}
   if solo() then
-    if not top and queue_written[host] then top = redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES') end
+    if not top and queue_written[host] then top = current_top(host) end
     solo_note(host, top, h)
   else
     top = place_head(host, free, h, leased, top, written, deleted)

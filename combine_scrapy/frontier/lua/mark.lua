@@ -22,7 +22,7 @@ local hosts, order = by_host(ARGV, 4, 5)
 local marked, refused, raised, queued_own = 0, 0, 0, 0
 for _, host in ipairs(order) do
   local group = hosts[host]
-  local kept, stored, urls = group_records(ARGV, host, group, true)
+  local kept, stored, urls, stored_top = group_records(ARGV, host, group)
   local known = urls > 0   -- a URL of the host was marked before: else none is queued
   -- records: read or made in this batch; written: the members to store, in order; fresh: those new here;
   -- raised: the stored URLs whose priority rose, in order, with their new scores; new: the URLs new here
@@ -70,42 +70,48 @@ for _, host in ipairs(order) do
       end
     end
   end
-  local fields = {}
+  local fields = #written > 0 and pending_of(host)   -- sent with the script's other writes to the host's hash
   for _, member in ipairs(written) do
     local r = records[member]
-    table.insert(fields, member)
     if r.stored then
       local whole = unpacked(r.stored)
       whole.priority, whole.distance = r.priority, r.distance
-      table.insert(fields, packed(whole))
+      fields[member] = packed(whole)
     elseif r.distance then  -- a new record as packed() writes it: marked, no lock, priority, seq[, distance]
-      table.insert(fields, cmsgpack.pack(1, nil, r.priority, r.seq, nil, nil, nil, nil, nil, nil, r.distance))
+      fields[member] = cmsgpack.pack(1, nil, r.priority, r.seq, nil, nil, nil, nil, nil, nil, r.distance)
     else
-      table.insert(fields, cmsgpack.pack(1, nil, r.priority, r.seq))
+      fields[member] = cmsgpack.pack(1, nil, r.priority, r.seq)
     end
   end
-  if #new > 0 then
-    table.insert(fields, URL_COUNT)
-    table.insert(fields, urls)
-  end
-  if #fields > 0 then chunked('HSET', P .. 'u:' .. host, nil, fields) end
+  if #new > 0 then fields[URL_COUNT] = urls end
   local raises = {}
   for _, member in ipairs(raised_members) do
     table.insert(raises, raised_scores[member])
     table.insert(raises, hexseq(records[member].seq) .. member)
   end
   local own = host == completing
-  -- The host's best queued URL before this batch: its head (rehead) changes only when the host had none or a
-  -- URL of the batch now comes before it (a raised one may be that URL itself). With no URL raised (a raised
-  -- one may be leased, out of its queue), its best after the batch is the first of that URL and the new ones, which
-  -- rehead is given instead of reading it.
-  local top_score, top_seq, state
-  if not own and known and (#new > 0 or #raises > 0) then top_score, top_seq = best_top(host) end
+  -- The host's best queued URL before this batch (QUEUE_TOP, read with the records; none when no URL of the host was
+  -- marked before; read from the queue when unknown, except for ``completing``'s): its head (rehead) changes only
+  -- when the host had none or a URL of the batch now comes before it (a raised one may be that URL itself). With no
+  -- URL raised (a raised one may be leased, out of its queue), its best after the batch is the first of that URL and
+  -- the new ones, which this script knows from then on (set_top).
+  local top, state = nil, nil
+  if #new > 0 or #raises > 0 then
+    if not known then
+      top = {}
+    elseif changed[P .. host] or not stored_top and not own then
+      top = current_top(host)
+    else
+      top = stored_top
+    end
+  end
+  local top_score, top_seq
+  if top and top[1] then top_score, top_seq = tonumber(top[2]), unhex(top[1]) end
   local placed, first_score, first_seq, first_member = false, top_score, top_seq, nil
   for _, member in ipairs(raised_members) do
     placed = placed or may_change_head(tonumber(raised_scores[member]), records[member].seq, top_score, top_seq)
   end
-  if #raises > 0 or #new > 0 then queue_written[host] = true end
+  if #raises > 0 or #new > 0 then queue_changed(host) end
   if #raises > 0 then chunked('ZADD', P .. 'q:' .. host, 'XX', raises) end
   if #new > 0 then
     local queue = {}
@@ -120,6 +126,7 @@ for _, host in ipairs(order) do
       table.insert(queue, hexseq(r.seq) .. member)
     end
     chunked('ZADD', P .. 'q:' .. host, nil, queue)
+    if #raises == 0 and top then set_top(host, first_member and {first_member, score_text(first_score)} or top) end
     if own then
       queued_own = #new
     elseif not top_score then  -- a host with none queued enters hostq by its lock, read with what rehead reads
@@ -133,9 +140,7 @@ for _, host in ipairs(order) do
     -- A host that had queued URLs and has no head waits for its lock in 'waiting', by when it unlocks: it stays
     -- (in solo mode no host has a head: the host is noted). With no URL raised, a head that changed is a new URL's.
     state = state or host_state(host)
-    if not top_score or state.head or solo() then
-      rehead(host, nil, state, nil, #raises == 0 and {first_member, first_score} or nil)
-    end
+    if not top_score or state.head or solo() then rehead(host, nil, state) end
   end
 end
 if marked > 0 then

@@ -1,4 +1,5 @@
--- Brings a bucket of layout 3 to 8 (ARGV[1]; '' when unknown: seeded by an older version) to today's. Its stats'
+-- Brings a bucket of layout 3 to 9 (ARGV[1]; '' when unknown: seeded by an older version) to today's. Each host's
+-- queue's best is written to its ``u:`` hash (QUEUE_TOP; layout 9 and before had none). Its stats'
 -- count of marked URLs becomes that of the dropped ones (neither marked nor done: urls - marked - done). Each
 -- host's count of URLs ever marked (layout 5 and before: ``urls`` in ``host:<host>``; layouts 6 and 7: the length
 -- of its ``u:`` hash) is kept in its ``u:`` hash (URL_COUNT), unless there already. Each host's two queues (layout
@@ -9,7 +10,7 @@
 -- layout 5 (or unknown) every host with queued URLs is also placed among the bucket's heads anew (rehead; layout 3
 -- had no heads). Run again, it moves nothing and finds the same places.
 
-local scaled_queues = ARGV[1] == '5' or ARGV[1] == '6' or ARGV[1] == '7' or ARGV[1] == '8'
+local scaled_queues = ARGV[1] == '5' or ARGV[1] == '6' or ARGV[1] == '7' or ARGV[1] == '8' or ARGV[1] == '9'
 local stats = redis.call('HMGET', P .. 'stats', 'urls', 'marked', 'done')
 if stats[2] then
   redis.call('HSET', P .. 'stats', 'dropped', tonumber(stats[1] or 0) - tonumber(stats[2]) - tonumber(stats[3] or 0))
@@ -22,6 +23,7 @@ for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
     local count = redis.call('HLEN', urls)
     if count > 0 then redis.call('HSET', urls, URL_COUNT, count) end
   end
+  if redis.call('EXISTS', urls) == 1 then queue_changed(host) end   -- its queue's best written at the end
   local by_seq = {}   -- a queued URL's score by its order of marking (hexseq)
   local old = P .. (scaled_queues and 'b:' or 'best:') .. host
   local found = redis.call('ZRANGE', old, 0, -1, 'WITHSCORES')
@@ -40,7 +42,6 @@ for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
       table.insert(queue, seq .. found[i])
     end
     chunked('ZADD', P .. 'q:' .. host, nil, queue)
-    queue_written[host] = true
   end
   redis.call('DEL', P .. 'b:' .. host, P .. 'best:' .. host, fifo)
 end

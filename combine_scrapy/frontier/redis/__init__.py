@@ -21,11 +21,13 @@ bucket in one pipeline: one round trip per node. On a single Redis, where one
 script may reach every key, the calls of one script over several buckets are
 one call (``connection._EACH_BUCKET``), and a batch of marks or of new
 priorities is one script call whatever buckets its hosts are in; a mark reads
-each host's known URLs with one HMGET and writes its new ones with one
-command a structure, and places the host's head again only when the host had
-no queued URL or its best URL changed. BestFirst's ``ready`` reads only each
+each host's known URLs, its count and its queue's best with one HMGET and
+writes its new ones with one command a structure, and places the host's head
+again only when the host had no queued URL or its best URL changed. A script's
+writes to a host's ``u:`` hash go in one HSET at its end (a completion's and
+its links' mark's to the page's host are one). BestFirst's ``ready`` reads only each
 bucket's first heads (``heads`` below), then the rows of the best of them in a
-second pipeline (a host locked at the look, its fetch in flight, without its URL,
+second pipeline (a host locked at the look, its fetch in flight, without its URL's record,
 which the round does not hand out): its cost is in the round's size, not in the due hosts.
 
 In each bucket, ``combine:{<job>:b<k>}:``
@@ -33,8 +35,11 @@ In each bucket, ``combine:{<job>:b<k>}:``
 ``u:<host>``         hash: the host's URLs ever marked (as kept, below) -> the URL's record, one MessagePack
                      array of marked, lock_until, priority, seq (order of marking), attempts, retries, status,
                      last_checked, etag, last_modified, distance, visits, changes, first_visit, digest
-                     (trailing empty fields left out; absent numbers: 0); and the field '' -> how many URLs
-                     there are, what the bound MaxUrlsPerHost counts (layouts 6 and 7: the hash's length)
+                     (trailing empty fields left out; absent numbers: 0); the field '' -> how many URLs
+                     there are, what the bound MaxUrlsPerHost counts (layouts 6 and 7: the hash's length);
+                     and the field '^' -> a copy of the best of the host's queue (``q:``), its member and score
+                     ('': none queued), which a mark or a re-scoring reads with the records, not the queue
+                     (every script that changes the queue writes it with its other writes to this hash)
 ``host:<host>``      hash: lock_until, delay (robots.txt Crawl-delay),
                      fetched and relevant (completed fetches; new relevant records, decayed: the host's yield),
                      leased_until (end of the lease of the URL being fetched; absent or 0: none),
@@ -79,8 +84,8 @@ For the whole job, ``combine:{<job>}:``
                      harvester that finds it gone or changed knows the frontier vanished under it
                      (Redis restarted without persistence, the keys deleted) and stops instead of
                      reporting an empty frontier as a finished crawl.
-``layout``           the key layout (LAYOUT, 9), set with the job marker; a harvester that opens a frontier
-                     of layout 3 to 8 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
+``layout``           the key layout (LAYOUT, 10), set with the job marker; a harvester that opens a frontier
+                     of layout 3 to 9 upgrades it in place (``connection.JobMarker``, ``lua/upgrade.lua``)
 ``paused``           present while the job's harvesters are paused
 ``seeds``            the fingerprint of the seed list last marked in full (a crawl start marks it once)
 ``solo``             the id of the harvester in solo mode (single Redis only, ``solo.py``): while it exists no

@@ -51,7 +51,9 @@ RedisClient = redis.Redis | RedisCluster
 #: Seconds between two looks at the job marker while the frontier has work (with none, every time).
 MARKER_CHECK_INTERVAL = 1.0
 
-#: The key layout this module reads and writes (``layout`` key). Layout 8 and before counted the marked URLs in each
+#: The key layout this module reads and writes (``layout`` key). Layout 9 and before kept no copy of each host's
+#: queue's best in its ``u:`` hash (QUEUE_TOP in ``lua/library.lua``), which layout 10 reads with the URLs' records
+#: instead of the queue. Layout 8 and before counted the marked URLs in each
 #: bucket's ``stats`` ('marked'), which layout 9 counts as 'urls' less 'done' and 'dropped' (a completion moves one
 #: count, not two), and deleted a host's ``leased_until`` when its lease ended, which layout 9 writes as 0 (in the
 #: HSET of its lock, not an HDEL). Layouts 6 and 7 counted a host's URLs ever marked
@@ -63,12 +65,12 @@ MARKER_CHECK_INTERVAL = 1.0
 #: length of the host's ``u:`` hash. Layout 4 kept each host's 'best' queue in ``best:<host>`` scored by minus the
 #: priority (text a small sorted set parses at every comparison), layout 5 in ``b:<host>`` scored by BEST_SCALE
 #: times that; layout 3 also lacked the heads of each bucket (``heads``, ``leasedheads``, ``waiting``). A harvester
-#: that opens a frontier of layout 3 to 8 upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under
+#: that opens a frontier of layout 3 to 9 upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under
 #: one hash tag (one slot of a Redis Cluster); before it, a hash per URL.
-LAYOUT = "9"
+LAYOUT = "10"
 
 #: The layouts that opening upgrades to LAYOUT in place.
-UPGRADED_LAYOUTS = ("3", "4", "5", "6", "7", "8")
+UPGRADED_LAYOUTS = ("3", "4", "5", "6", "7", "8", "9")
 
 #: Buckets a new job's hosts are spread over on a Redis Cluster, unless COMBINE_REDIS_BUCKETS says: a bucket is
 #: one hash tag, so one slot of the cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters
@@ -143,8 +145,9 @@ def _body(name: str) -> str:
 
 
 def _ending(code: str) -> str:
-    """``code`` as the body of a function whose answer the script returns after sending its solo notes."""
-    return f"local function script()\n{code}\nend\nlocal answer = script()\nsolo_flush()\nreturn answer\n"
+    """``code`` as the body of a function whose answer the script returns after sending its writes to the hosts'
+    ``u:`` hashes and its solo notes."""
+    return f"local function script()\n{code}\nend\nlocal answer = script()\nflush_records()\nsolo_flush()\nreturn answer\n"
 
 
 # On a single Redis a pipeline of calls of one script over several buckets is one call of the script's
@@ -560,7 +563,8 @@ class JobMarker:
 
     def _upgrade(self, layout: str | None) -> None:
         """Bring every bucket to today's layout (``upgrade.lua``, a script per bucket), then set it: a frontier of
-        layout 8 or before counts its marked URLs in ``stats`` (made its dropped ones), one of layout 7 or before
+        layout 9 or before has no copy of each host's queue's best in its ``u:`` hash (written), one of layout 8 or
+        before counts its marked URLs in ``stats`` (made its dropped ones), one of layout 7 or before
         has no count of each host's URLs in its ``u:`` hash (written), one of layout 6 or before keeps two queues a
         host (made one), one of layout 5 or before also a count of each host's URLs in its ``host:`` hash
         (dropped), one of layout 4 also has its 'best' queues scored by minus the priority under ``best:<host>``,
