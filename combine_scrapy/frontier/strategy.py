@@ -93,6 +93,11 @@ class Round(list["FrontierEntry"]):  # FrontierEntry is imported only for type c
         self.held_until = held_until
 
 
+#: URLs of each host a round asks ``deeper`` for first (``CrawlStrategy.round``'s ``first_depth``), then for more
+#: only where they could take places: most rounds find each host's fourth URL already out of the places, and a
+#: store's cost is in the URLs it reads (a row, an element of a Redis answer).
+FIRST_DEPTH = 4
+
 #: ``deeper(hosts, depth)``: for each host, the ``(priority, order of marking)`` of its first
 #: ``depth`` due URLs by priority, in that order (priority, then order of marking).
 Deeper = Callable[[list[str], int], dict[str, list[tuple[float, int]]]]

@@ -32,7 +32,7 @@ from combine_scrapy.frontier.redis.connection import (
 )
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
 from combine_scrapy.frontier.redis.solo import SoloMode, end_solo
-from combine_scrapy.frontier.strategy import CrawlStrategy, Head, Round, strategy_named
+from combine_scrapy.frontier.strategy import FIRST_DEPTH, CrawlStrategy, Head, Round, strategy_named
 
 logger = logging.getLogger(__name__)
 
@@ -228,7 +228,9 @@ class RedisQueue(RedisPart):
             return None
         heads = solo.heads.heads(now, limit, hold)
         self._deeper_found = {}
-        round_ = crawl.round(heads, now, limit, self._deeper)
+        # Each host's first URLs, then more only where they could take places (one more call, seldom): a
+        # host's URLs are elements of Redis's answer, which costs Redis more than the call does.
+        round_ = crawl.round(heads, now, limit, self._deeper, first_depth=FIRST_DEPTH)
         self.connection.marker.check(idle=not heads)
         return self._take_round_heads(round_, heads, now)
 

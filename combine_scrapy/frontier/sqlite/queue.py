@@ -9,12 +9,8 @@ from combine_scrapy.frontier import FrontierEntry, Marking, MarkResult
 from combine_scrapy.frontier.sqlite.connection import SqliteConnection, SqlitePart
 from combine_scrapy.frontier.sqlite.heads import HEADS, HeadCache
 from combine_scrapy.frontier.sqlite.tails import URL_ROW, key_of, tail_of
-from combine_scrapy.frontier.strategy import YIELD_DECAY, CrawlStrategy, Round, strategy_named
+from combine_scrapy.frontier.strategy import FIRST_DEPTH, YIELD_DECAY, CrawlStrategy, Round, strategy_named
 from combine_scrapy.sqlitetx import write_transaction
-
-#: URLs of each host a round reads past the heads before reading more where they could matter
-#: (``CrawlStrategy.round``): reading a URL is the cost here, not the statement.
-FIRST_DEPTH = 4
 
 # A strategy's queue (frontier.strategy) as the order of one host's URLs.
 _QUEUES = {"fifo": "seq", "best": "priority DESC, seq"}
