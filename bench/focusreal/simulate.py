@@ -235,7 +235,8 @@ def settings_changed(assignments: list[str]) -> dict[str, float]:
         module = importlib.import_module(module_name)
         if not hasattr(module, constant):
             raise SystemExit(f"--set: {module_name} has no {constant}")
-        setattr(module, constant, changed.setdefault(name, float(value)))
+        number = int(value) if value.lstrip("-").isdigit() else float(value)  # a count stays an int (a slice's)
+        setattr(module, constant, changed.setdefault(name, number))
     return changed
 
 
