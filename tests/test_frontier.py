@@ -16,6 +16,7 @@ from harvesters import delete_job_keys
 from combine_scrapy.frontier import (
     FrontierCounts,
     FrontierEntry,
+    HostCounts,
     Locks,
     Marking,
     Outcome,
@@ -255,6 +256,30 @@ def test_hosts_count_each_hosts_leased_and_retried_urls_and_keep_the_limit(front
     frontier.complete(leased["c"].url, "c", now=12, url_lock_until=12, host_lock_until=12, status=200)
     assert frontier.hosts(now=12, limit=1) == [("a", 2, 0)]
     assert frontier.hosts(now=12) == [("a", 2, 0), ("b", 2, 0), ("d", 1, 0)]
+
+
+def test_host_counts_count_the_hosts_hosts_lists_and_their_locks(frontier):
+    """What the progress line reads without counting URLs: the hosts with queued, leased or retry-waiting URLs, those
+    locked now and when the first of them unlocks, as ``hosts()`` lists them."""
+    def listed(now: float) -> HostCounts:
+        hosts = frontier.hosts(now, limit=100)
+        waits = [wait for _, _, wait in hosts if wait > 0]
+        return HostCounts(marked=len(hosts), waiting=len(waits), next_free=min(waits) if waits else None)
+
+    assert frontier.host_counts(now=0) == HostCounts(marked=0, waiting=0, next_free=None)
+    mark(frontier, "http://a/1", "http://a/2", "http://b/1", "http://c/1", "http://d/1", "http://e/1")
+    frontier.lock_host("e", until=40)
+    leased = {entry.host: entry for entry in frontier.ready(now=10)}
+    for host in ("a", "c", "d"):
+        assert frontier.claim(leased[host], now=10, lease=60)
+    frontier.complete(leased["a"].url, "a", now=11, url_lock_until=100, host_lock_until=15, status=503, keep_marked=True)
+    frontier.complete(leased["d"].url, "d", now=11, url_lock_until=11, host_lock_until=11, status=200)
+    # a: one queued, one waiting for its retry, locked until 15; b: free; c: leased alone until 70; d: done;
+    # e: locked until 40
+    assert frontier.host_counts(now=12) == HostCounts(marked=4, waiting=3, next_free=3) == listed(12)
+    assert frontier.host_counts(now=20) == HostCounts(marked=4, waiting=2, next_free=20) == listed(20)
+    frontier.complete(leased["c"].url, "c", now=21, url_lock_until=21, host_lock_until=21, status=200)
+    assert frontier.host_counts(now=50) == HostCounts(marked=3, waiting=0, next_free=None) == listed(50)
 
 
 def test_conditional_get_headers_are_kept_when_none_is_given(frontier):

@@ -47,6 +47,7 @@ from test_frontier import (  # noqa: F401
     test_counts_and_hosts_follow_marks_and_locks,
     test_crawl_delay_lengthens_the_host_lock,
     test_higher_priority_first_within_a_host,
+    test_host_counts_count_the_hosts_hosts_lists_and_their_locks,
     test_ipagerank_prefers_links_from_relevant_pages,
     test_links_are_kept_only_for_the_pagerank_strategies,
     test_marking_is_idempotent_and_keeps_first_state,

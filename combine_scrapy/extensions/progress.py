@@ -25,8 +25,6 @@ from combine_scrapy.stats import PAGES_STAT
 logger = logging.getLogger(__name__)
 
 
-#: Hosts with marked URLs looked at for the "hosts waiting" count.
-HOSTS_SCAN = 100_000
 #: Seconds the frontier's numbers are reused between two looks (a big frontier takes a while to count).
 FRONTIER_REFRESH = 10.0
 
@@ -172,10 +170,9 @@ class HarvestProgress(CrawlComponent):
         relevant = stats.get_value("topic/relevant", 0)
         now = time.time()
         if self._frontier_seen is None or now - self._frontier_seen[0] >= 0.9 * min(FRONTIER_REFRESH, self.interval):
-            hosts = frontier.hosts(now, limit=HOSTS_SCAN)
-            waits = [wait for _, _, wait in hosts if wait > 0]
-            next_free = now + min(waits) if waits else None
-            self._frontier_seen = (now, frontier.counts(now), len(hosts), len(waits), next_free)
+            hosts = frontier.host_counts(now)
+            next_free = None if hosts.next_free is None else now + hosts.next_free
+            self._frontier_seen = (now, frontier.counts(now), hosts.marked, hosts.waiting, next_free)
         _, counts, hosts_marked, hosts_waiting, next_free = self._frontier_seen
         return Progress(
             job=context.job.name,

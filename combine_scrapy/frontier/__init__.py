@@ -169,6 +169,15 @@ class Marking:
 
 
 @dataclass(frozen=True)
+class HostCounts:
+    """The hosts with marked URLs, for the progress line: read every few seconds, so counted without a scan."""
+
+    marked: int                # hosts with marked URLs (queued, leased or waiting to be retried)
+    waiting: int               # of them, those whose host lock has not ended
+    next_free: float | None    # seconds until the first of those unlocks (None: none waits)
+
+
+@dataclass(frozen=True)
 class FrontierCounts:
     """URLs by state, for the crawl summary, the status command and the console."""
 
@@ -279,6 +288,9 @@ class FrontierOperations(Protocol):
 
     def hosts(self, now: float, limit: int = 20) -> list[tuple[str, int, float]]:
         """Hosts with marked URLs, most first: (host, marked URLs, seconds until unlocked)."""
+
+    def host_counts(self, now: float) -> HostCounts:
+        """How many hosts have marked URLs and how many of them wait for their lock, without counting URLs."""
 
     def set_paused(self, paused: bool) -> None:
         """Pause (no URL handed out to any harvester) or resume the job; kept in the frontier, so all see it."""

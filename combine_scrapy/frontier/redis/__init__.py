@@ -16,7 +16,7 @@ bucket's keys share one hash tag, ``combine:{<job>:b<k>}:``, so a Redis
 Cluster puts each bucket in one slot and spreads the buckets over its nodes,
 while on a cluster every script touches one bucket only. What belongs to the
 whole job is under ``combine:{<job>}:``. Looks over the whole frontier
-(``ready``, ``next_due``, ``counts``, ``hosts``) send one script or command per
+(``ready``, ``next_due``, ``counts``, ``hosts``, ``host_counts``) send one script or command per
 bucket in one pipeline: one round trip per node. On a single Redis, where one
 script may reach every key, the calls of one script over several buckets are
 one call (``connection._EACH_BUCKET``), and a batch of marks or of new

@@ -128,7 +128,7 @@ _GIVEN = {"mark": "completing", "complete": "queued"}
 _BUCKET_SCRIPT_NAMES = (
     "mark", "remark", "ready", "top_heads", "head_rows", "deeper", "claim", "take", "take_heads", "complete", "release",
     "lock_host", "host_delay", "store_robots", "set_priorities", "next_due", "records", "record_visit", "upgrade",
-    "busiest",
+    "busiest", "host_counts",
 )
 #: Scripts over every bucket of a single Redis at once, for solo mode (``solo.py``).
 _SOLO_SCRIPT_NAMES = ("solo_enter", "solo_look", "solo_leave")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from combine_scrapy.frontier import FrontierCounts
+from combine_scrapy.frontier import FrontierCounts, HostCounts
 from combine_scrapy.frontier.redis.connection import RedisPart, number, text
 
 
@@ -20,6 +20,17 @@ class RedisOperations(RedisPart):
         answers = self.connection.run_buckets([(bucket, "busiest", [limit]) for bucket in range(self.connection.buckets)])
         busiest = sorted((-int(count), host.decode(), float(lock)) for found in answers for host, count, lock in found)
         return [(host, -count, max(lock - now, 0)) for count, host, lock in busiest[:limit]]
+
+    def host_counts(self, now: float) -> HostCounts:
+        """The hosts with marked URLs: those of each bucket's ``hostq`` (queued URLs, scored by their host's lock)
+        counted by Redis, and those with only leased or retry-waiting URLs (``locked``), a script per bucket in
+        one pipeline (``host_counts.lua``); no host's queue is read."""
+        answers = self.connection.run_buckets([(bucket, "host_counts", [number(now)])
+                                               for bucket in range(self.connection.buckets)])
+        firsts = [float(first) for _, _, first in answers if first]
+        return HostCounts(marked=sum(int(marked) for marked, _, _ in answers),
+                          waiting=sum(int(waiting) for _, waiting, _ in answers),
+                          next_free=min(firsts) - now if firsts else None)
 
     def counts(self, now: float) -> FrontierCounts:
         """URLs by state, for the crawl summary and status commands."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from combine_scrapy.frontier import FrontierCounts
+from combine_scrapy.frontier import FrontierCounts, HostCounts
 from combine_scrapy.frontier.sqlite.connection import SqlitePart
 
 
@@ -19,6 +19,18 @@ class SqliteOperations(SqlitePart):
             {"now": now, "limit": limit},
         )
         return [(host, marked, wait) for host, marked, wait in rows]
+
+    def host_counts(self, now: float) -> HostCounts:
+        """The hosts with marked URLs (each found on the index of marked URLs by host) and their locks."""
+        marked, waiting, first = self.connection.db.execute(
+            """
+            SELECT COUNT(*), COALESCE(SUM(h.lock_until > :now), 0),
+                   MIN(CASE WHEN h.lock_until > :now THEN h.lock_until END)
+            FROM hosts h WHERE EXISTS (SELECT 1 FROM urls u WHERE u.host_id = h.id AND u.marked = 1)
+            """,
+            {"now": now},
+        ).fetchone()
+        return HostCounts(marked=marked, waiting=waiting, next_free=None if first is None else first - now)
 
     def counts(self, now: float) -> FrontierCounts:
         """URLs by state, for the crawl summary and status commands."""
