@@ -484,9 +484,6 @@ local function rehead(host, free, state, leased, top, written, deleted)
   if deleted[1] then redis.call('HDEL', P .. 'host:' .. host, unpack(deleted)) end
 end
 
--- The host of a member of heads or leasedheads.
-local function head_host(member) return string.sub(member, string.byte(member) - 94) end
-
 -- What ``ready`` answers for a host's head: its first URL of ``queue`` ('best': by priority then order of marking,
 -- 'fifo': by order of marking) with the URL's state, the host's lock and yield (as given), and with a depth above 0
 -- the members and scores of the first URLs of its queue; false when the queue is empty.

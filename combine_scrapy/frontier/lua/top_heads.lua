@@ -22,7 +22,7 @@ end
 local leased = {}
 for i = 1, #members, 2 do
   if #leased == 2 * limit then break end
-  local host = head_host(members[i])
+  local host = after_seq(members[i])   -- a member of heads: the order of marking, then the host
   local h = redis.call('HMGET', P .. 'host:' .. host, 'lock_until', 'leased_until')
   local lock, leased_until = tonumber(h[1] or 0), tonumber(h[2] or 0)
   if leased_until <= now then  -- the lease ended without completion: placed as an unleased host

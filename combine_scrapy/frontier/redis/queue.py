@@ -315,9 +315,9 @@ class RedisQueue(RedisPart):
         hands out only free hosts' URLs.
         """
         def firsts(bucket: int, answer: list[Any]) -> list[list[tuple[float, int, str, int]]]:
-            return [[(float(score), int(member[1:1 + member[0] - 96], 16), member[1 + member[0] - 96:].decode(), bucket)
-                     for member, score in zip(found[::2], found[1::2])]   # member: the order of marking as in 'best',
-                    for found in answer]                                   # then the host
+            return [[(float(score), queued_seq(member), member[member[0] - 95:].decode(), bucket)
+                     for member, score in zip(found[::2], found[1::2])]   # member: the order of marking as in its
+                    for found in answer]                                   # host's queue, then the host
 
         few = args[-1]
         heads = {bucket: firsts(bucket, answer) for bucket, answer in answers.items()}
