@@ -9,7 +9,10 @@ import threading
 import time
 import uuid
 from base64 import b64decode
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from harvesters import delete_job_keys
@@ -1211,30 +1214,44 @@ def _restore(server, job: str, fixture: dict) -> None:
             server.zadd(key, {b64decode(member): float(score) for member, score in value})
 
 
+def _restored(job: str, open_frontier, tmp_path: Path, layout: str) -> tuple[Any, SqliteFrontier]:
+    """The frontier tests/data/redis_layout<layout>.json holds, as a harvester of that layout left it, in Redis, and the
+    embedded frontier given the calls that made it: ``(the Redis client, the embedded frontier)``."""
+    fixture = json.loads((DATA / f"redis_layout{layout}.json").read_text())
+    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
+    assert [entry.url for entry in _marked_and_half_fetched(embedded)] == fixture["round"]
+    server = open_frontier(job).server
+    _restore(server, job, fixture)
+    assert server.get(f"combine:{{{job}}}:layout") == layout.encode()
+    return server, embedded
+
+
+@contextmanager
+def _opened_by_two(job: str, open_frontier) -> Iterator[RedisFrontier]:
+    """Two harvesters open a frontier of an older layout: the first brings it to LAYOUT, the second finds nothing left
+    to move. Yields the first; both closed at the end."""
+    reopened, other = open_frontier(job, max_attempts=3), open_frontier(job, max_attempts=3)
+    try:
+        reopened.check_marker()
+        other.check_marker()
+        assert reopened.server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
+        yield reopened
+    finally:
+        reopened.close()
+        other.close()
+
+
 def test_a_frontier_a_harvester_of_layout_4_wrote_is_upgraded_when_opened(job, open_frontier, tmp_path):
     """A frontier as a harvester of layout 4 left it (tests/data/redis_layout4.json: each host's 'best' queue under
     best:<host> scored by minus the priority) is upgraded when a harvester opens it: its queues become one, q:<host>
     scored by BEST_SCALE times that, and BestFirst ranks, marks and counts as the embedded frontier given the same
     calls. A second harvester opening it finds nothing left to move."""
-    fixture = json.loads((DATA / "redis_layout4.json").read_text())
-    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
-    assert [entry.url for entry in _marked_and_half_fetched(embedded)] == fixture["round"]
-    server = open_frontier(job).server
-    _restore(server, job, fixture)
-    assert server.get(f"combine:{{{job}}}:layout") == b"4"
-    reopened, other = open_frontier(job, max_attempts=3), open_frontier(job, max_attempts=3)
-    try:
-        reopened.check_marker()
-        other.check_marker()
-        assert server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
+    server, embedded = _restored(job, open_frontier, tmp_path, "4")
+    with closing(embedded), _opened_by_two(job, open_frontier) as reopened:
         keys = list(server.scan_iter(f"combine:{{{job}:b*}}:*"))
         assert any(b"}:q:h" in key for key in keys)
         assert not any(b"}:best:" in key or b"}:fifo:" in key for key in keys)
         _answers_alike_after_opening(reopened, embedded)
-    finally:
-        reopened.close()
-        other.close()
-        embedded.close()
 
 
 def test_a_frontier_a_harvester_of_layout_5_wrote_drops_its_host_counts_and_bounds_hosts_by_their_urls(job, open_frontier,
@@ -1242,26 +1259,14 @@ def test_a_frontier_a_harvester_of_layout_5_wrote_drops_its_host_counts_and_boun
     """A frontier as a harvester of layout 5 left it (tests/data/redis_layout5.json: each host's count of URLs ever
     marked in its host: hash) is upgraded when opened: the counts are dropped, and MaxUrlsPerHost counts a host's
     URLs in its u: hash, so a mark over the bound refuses and counts as the embedded frontier's."""
-    fixture = json.loads((DATA / "redis_layout5.json").read_text())
-    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
-    assert [entry.url for entry in _marked_and_half_fetched(embedded)] == fixture["round"]
-    server = open_frontier(job).server
-    _restore(server, job, fixture)
+    server, embedded = _restored(job, open_frontier, tmp_path, "5")
     host_keys = [key for key in server.scan_iter(f"combine:{{{job}:b*}}:host:*")]
-    assert server.get(f"combine:{{{job}}}:layout") == b"5" and all(server.hexists(key, "urls") for key in host_keys)
-    reopened, other = open_frontier(job, max_attempts=3), open_frontier(job, max_attempts=3)
-    try:
-        reopened.check_marker()
-        other.check_marker()
-        assert server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
+    assert all(server.hexists(key, "urls") for key in host_keys)
+    with closing(embedded), _opened_by_two(job, open_frontier) as reopened:
         assert not any(server.hexists(key, "urls") for key in host_keys)
         more = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(0, 60, 2) for page in range(3, 8)]
         assert reopened.mark(more, max_urls_per_host=6) == embedded.mark(more, max_urls_per_host=6)   # 2 more a host
         _answers_alike_after_opening(reopened, embedded)
-    finally:
-        reopened.close()
-        other.close()
-        embedded.close()
 
 
 def test_a_frontier_a_harvester_of_layout_6_wrote_gets_one_queue_a_host_when_opened(job, open_frontier, tmp_path):
@@ -1270,18 +1275,9 @@ def test_a_frontier_a_harvester_of_layout_6_wrote_gets_one_queue_a_host_when_ope
     the orders of marking then the URLs, scored as in b:, the heads kept, and BestFirst ranks, marks and counts as
     the embedded frontier given the same calls; BreadthFirst hands out each host's first marked; MaxUrlsPerHost
     counts each host's URLs as its u: hash held them. A second harvester opening it finds nothing left to move."""
-    fixture = json.loads((DATA / "redis_layout6.json").read_text())
-    embedded = SqliteFrontier(tmp_path / "frontier.sqlite", max_attempts=3)
-    assert [entry.url for entry in _marked_and_half_fetched(embedded)] == fixture["round"]
-    server = open_frontier(job).server
-    _restore(server, job, fixture)
-    assert server.get(f"combine:{{{job}}}:layout") == b"6"
+    server, embedded = _restored(job, open_frontier, tmp_path, "6")
     queued = sum(server.zcard(key) for key in server.scan_iter(f"combine:{{{job}:b*}}:fifo:*"))
-    reopened, other = open_frontier(job, max_attempts=3), open_frontier(job, max_attempts=3)
-    try:
-        reopened.check_marker()
-        other.check_marker()
-        assert server.get(f"combine:{{{job}}}:layout") == LAYOUT.encode()
+    with closing(embedded), _opened_by_two(job, open_frontier) as reopened:
         keys = list(server.scan_iter(f"combine:{{{job}:b*}}:*"))
         assert not any(b"}:b:" in key or b"}:fifo:" in key for key in keys)
         assert sum(server.zcard(key) for key in keys if b"}:q:" in key) == queued
@@ -1289,10 +1285,6 @@ def test_a_frontier_a_harvester_of_layout_6_wrote_gets_one_queue_a_host_when_ope
         bounded = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(1, 60, 3) for page in range(3, 8)]
         assert reopened.mark(bounded, max_urls_per_host=6) == embedded.mark(bounded, max_urls_per_host=6)  # 2 more a host
         _answers_alike_after_opening(reopened, embedded)
-    finally:
-        reopened.close()
-        other.close()
-        embedded.close()
 
 
 def test_a_robots_answer_and_the_release_of_its_page_go_to_redis_with_the_harvesters_next_call(connect):
