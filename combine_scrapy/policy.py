@@ -36,6 +36,7 @@ from combine_scrapy.frontier import (
     outcome_for_status,
     valid_status,
 )
+from combine_scrapy.frontier.marks import MarkMemory
 from combine_scrapy.frontier.pagerank import pagerank
 from combine_scrapy.frontier.revisit import change_rate, revisit_interval
 from combine_scrapy.frontier.strategy import strategy_named
@@ -156,6 +157,8 @@ class CrawlPolicy:
         self.stats = stats
         #: The URLs this harvester leased and has not completed or released yet.
         self.leased: dict[str, FrontierEntry] = {}
+        #: What this harvester marked, re-scored and completed: marks that would change nothing are left out.
+        self.marks = MarkMemory()
         self._novelty: NoveltyWatch | None = None
         self._saturated = False
 
@@ -216,13 +219,15 @@ class CrawlPolicy:
         if links is None:
             return 0, rejected
         marks = self.frontier.mark(links.entries, max_urls_per_host=links.max_urls_per_host, distance=links.distance)
+        self.marks.marked(links.entries, links.distance)
         return self._marked(marks, rejected), rejected
 
     def _links(
         self, candidates: Iterable[tuple[str, float]], source: str | None, *, distance: int, seeds: bool = False
     ) -> tuple[Marking | None, Counter[str]]:
         """``mark``'s URLs canonicalized and validated (each the best priority it was given), the link graph
-        told of them: what to mark (None: nothing), and the rejected ones counted by reason."""
+        told of them: what to mark (None: nothing), and the rejected ones counted by reason. URLs whose mark
+        would change nothing (:class:`MarkMemory`) are left out and counted."""
         rejected: Counter[str] = Counter()
         accepted: dict[str, float] = {}
         check = self._checker()
@@ -242,7 +247,11 @@ class CrawlPolicy:
             self.frontier.add_links((source, target) for target in accepted)
         if not accepted:
             return None, rejected
-        entries = [(url, host_of(url), priority) for url, priority in accepted.items()]
+        entries = [(url, host_of(url), priority) for url, priority in self.marks.news(accepted, distance)]
+        if len(entries) < len(accepted):
+            self._count("frontier/marks_left_out", len(accepted) - len(entries))
+        if not entries:
+            return None, rejected
         return Marking(entries, self.max_urls_per_host, distance), rejected
 
     def _marked(self, marks: MarkResult, rejected: Counter[str]) -> int:
@@ -320,6 +329,7 @@ class CrawlPolicy:
         relevance = {url: max(score, 0.0) for url, score in scores.items()} if self.job.crawling.strategy == "iPageRank" else None
         ranks = pagerank(edges, relevance)
         self.frontier.set_priorities(ranks)
+        self.marks.rescored(ranks)
         return len(ranks)
 
     # -- a fetch ------------------------------------------------------------------------
@@ -385,6 +395,9 @@ class CrawlPolicy:
             links=links,
         )
         self.leased.pop(fetch.url, None)
+        if links is not None:
+            self.marks.marked(links.entries, links.distance)
+        self.marks.settled(fetch.url)  # after its links: a page may link to itself
         self._count("frontier/marked", self._marked(marks, rejected))
         for reason, count in rejected.items():
             self._count(f"urls/rejected/{reason}", count)
@@ -445,6 +458,7 @@ class CrawlPolicy:
         if scorer.rescore_due:
             rescored = scorer.rescore()
             self.frontier.set_priorities(rescored)
+            self.marks.rescored(rescored)
             self._count("links/model/rescored", len(rescored))
         learner = scorer.learner
         if learner is not None and learner.sync_due:

@@ -127,9 +127,10 @@ def policy(frontier: RecordingFrontier | None = None, scorer: ChosenLinks | None
                        stats=Stats())
 
 
-def page_fetch(relevant: bool = True, *, novel: bool | None = None, distance: int = 0, **fields: Any) -> Fetch:
-    page = ParsedPage("http://a.example/", "text/html", links=[Link("http://b.example/x", "x"), Link("/y", "y")])
-    return Fetch(url="http://a.example/", host="a.example", fetched_at=1000.0, status=200, outcome=Outcome.SUCCESS,
+def page_fetch(relevant: bool = True, *, novel: bool | None = None, distance: int = 0, url: str = "http://a.example/",
+               **fields: Any) -> Fetch:
+    page = ParsedPage(url, "text/html", links=[Link("http://b.example/x", "x"), Link("/y", "y")])
+    return Fetch(url=url, host=url.split("/")[2], fetched_at=1000.0, status=200, outcome=Outcome.SUCCESS,
                  headers={"etag": '"e"', "last-modified": "Mon, 01 Jan 2024 00:00:00 GMT"}, page=page,
                  classification=Classification(relevant, 7.0 if relevant else -1.0, 0.5), record_key="k1",
                  novel=novel, distance=distance, **fields)
@@ -318,6 +319,31 @@ def test_the_model_re_scores_the_waiting_links_when_it_is_due():
     crawl.fetch_done(page_fetch())
     assert frontier.called("set_priorities") == [{"http://c.example/": 0.9}]
     assert crawl.stats["links/model/rescored"] == 1
+
+
+def test_links_found_again_are_left_out_until_a_re_scoring_lowers_them():
+    frontier, scorer = RecordingFrontier(), ChosenLinks(priority=0.7)
+    crawl = policy(frontier, scorer)
+    crawl.fetch_done(page_fetch())
+    crawl.fetch_done(page_fetch(url="http://a.example/2"))
+    assert [links for links, _ in frontier.called("mark")] == [[("http://b.example/x", "b.example", 0.7)]]
+    assert crawl.stats["frontier/marks_left_out"] == 1
+    crawl.fetch_done(page_fetch(False, url="http://a.example/3"))  # one hop further: not closer, left out too
+    assert len(frontier.called("mark")) == 1
+    scorer.rescored = {"http://b.example/x": 0.2}
+    crawl.fetch_done(page_fetch(url="http://a.example/4"))  # re-scored down after this fetch's marks
+    crawl.fetch_done(page_fetch(url="http://a.example/5"))
+    assert [links for links, _ in frontier.called("mark")][1:] == [[("http://b.example/x", "b.example", 0.7)]]
+
+
+def test_a_fetched_url_is_not_marked_again():
+    frontier, scorer = RecordingFrontier(), ChosenLinks(priority=0.5)
+    crawl = policy(frontier, scorer)
+    crawl.fetch_done(page_fetch(url="http://b.example/x"))  # it links to itself: marked with its completion
+    scorer.priority = 0.9  # a mark no fetched URL takes
+    crawl.fetch_done(page_fetch(url="http://a.example/2"))
+    assert len(frontier.called("mark")) == 1
+    assert crawl.stats["frontier/marks_left_out"] == 1
 
 
 def test_a_dry_crawl_is_saturated_once():
