@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import sqlite3
 import struct
+import uuid
 
 import pytest
 from conftest import PROJECT, JobDir, free_port
+from harvesters import delete_job_keys
 
 from combine_scrapy.extensions.progress import PageRate, Progress, TerminalLine
 from combine_scrapy.frontier import FrontierCounts
@@ -18,6 +21,7 @@ from combine_scrapy.operations.sampleweb import DEMO_HOSTS, LoopbackWeb, demo_si
 
 PLANTS, BASEBALL, GARDEN = DEMO_HOSTS
 DEMO_TOPIC = (PROJECT / "topics" / "demo" / "topicdefinition.txt").read_text()
+REDIS_URL = "redis://127.0.0.1:6379/0"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 FRONTIER = FrontierCounts(urls=9, marked_ready=0, marked_locked=0, done=8, hosts=3)
 
@@ -151,6 +155,36 @@ def test_progress_lines_show_rate_harvest_rate_new_records_lately_frontier_and_w
         "glass: 120 pages, 35/min, harvest rate 42%, 40 records | frontier 900 URLs, 12 due, hosts waiting 4/20"
     )
     assert "harvest rate n/a" in progress(relevant=0, judged=0).terminal_line()
+
+
+PROGRESS_LINE = re.compile(r"progress: (\d+) pages .* frontier (\d+) URLs, (\d+) due, (\d+) locked until due again; "
+                           r"(\d+) of (\d+) hosts waiting their turn")
+
+
+@pytest.mark.crawl
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("redis", marks=pytest.mark.services)])
+def test_the_progress_line_counts_a_live_frontier(backend, tmp_path):
+    """The progress line read from the crawl's own frontier as it runs, on the embedded frontier and on Redis:
+    its counts agree with one another and never pass the crawl's summary."""
+    job_dir = JobDir(topics=tmp_path / "topics", data=tmp_path / "data", name=f"progress-{uuid.uuid4().hex[:12]}")
+    port = free_port()
+    redis = ["-s", f"REDIS_URL={REDIS_URL}"] if backend == "redis" else []
+    try:
+        with LoopbackWeb(demo_sites(port), port=port) as web:
+            job_dir.write("WaitIntervalHost = 0.6\nAllowPrivateAddresses = 1\n", DEMO_TOPIC, [web.url(PLANTS)])
+            result = job_dir.crawl("-s", "COMBINE_PROGRESS_INTERVAL=0.3", *redis)
+    finally:
+        if backend == "redis":
+            delete_job_keys(REDIS_URL, job_dir.name)
+    lines = [tuple(map(int, match.groups())) for match in PROGRESS_LINE.finditer(result.stderr)]
+    fetched = int(re.search(r"pages fetched: (\d+)", result.stdout).group(1))
+    known, known_hosts = map(int, re.search(r"frontier: (\d+) URLs on (\d+) hosts", result.stdout).groups())
+    assert len(lines) >= 3 and known_hosts == 3, result.stderr[-3000:]
+    for pages, urls, due, locked, waiting, hosts in lines:
+        assert pages <= fetched and due + locked <= urls <= known
+        assert waiting <= hosts <= known_hosts
+    assert any(hosts == 3 for *_, hosts in lines)  # every host had a URL due at some point
+    assert any(pages > 0 and urls > 1 for pages, urls, *_ in lines)
 
 
 def test_page_rate_counts_the_last_minute_only():
