@@ -1,9 +1,12 @@
 """One simulated cell: SQL statements the SQLite frontier ran and CPU time. python simsql.py TOPIC SEEDSET CAP"""
-import sys, tempfile, time, sqlite3
+import sqlite3
+import sys
+import tempfile
+import time
 from collections import Counter
 from pathlib import Path
+
 from bench.focusreal import simulate as sim
-import combine_scrapy.frontier.sqlite.connection as conn_module
 
 counts = Counter()
 real_connect = sqlite3.connect

@@ -1,9 +1,12 @@
 """One simulated cell with the policy's counters: python simstats.py TOPIC SEEDSET CAP"""
-import sys, tempfile
+import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
+
 import combine_scrapy.policy as policy_module
 from bench.focusreal import simulate as sim
+
 
 class Stats(Counter):
     def inc_value(self, key, count=1): self[key] += count

@@ -1,7 +1,12 @@
 """Per-script Redis time from SLOWLOG (threshold 0) after a crawl: python slowprof.py PORT PAGES"""
-import sys, collections, hashlib
+import collections
+import hashlib
+import sys
+
 import redis
+
 from combine_scrapy.frontier.redis import connection as c
+
 r = redis.Redis(port=int(sys.argv[1]))
 pages = float(sys.argv[2])
 names = {}
@@ -9,14 +14,16 @@ for single in (True, False):
     for name, code in c._scripts(single).items():
         names[hashlib.sha1(code.encode()).hexdigest()] = name
 log = r.slowlog_get(1_000_000)
-tot = collections.Counter(); calls = collections.Counter()
+tot: collections.Counter[str] = collections.Counter()
+calls: collections.Counter[str] = collections.Counter()
 for e in log:
     cmd = e["command"].split(b" ") if isinstance(e["command"], bytes) else e["command"]
     first = cmd[0].decode().lower() if isinstance(cmd[0], bytes) else str(cmd[0]).lower()
     key = first
     if first == "evalsha":
         key = names.get(cmd[1].decode(), cmd[1].decode()[:8])
-    tot[key] += e["duration"]; calls[key] += 1
+    tot[key] += e["duration"]
+    calls[key] += 1
 s = sum(tot.values())
 print(f"entries {len(log)} total {s} us, {s/pages:.0f} us/page")
 for k, v in tot.most_common(20):
