@@ -932,7 +932,8 @@ def test_take_heads_leases_the_url_a_look_ranked_and_answers_its_record(private_
 
         leased, ran = take(3.0, "a.test", "http://a.test/1")
         assert leased == [[b"1", b'"e"', b"lm", 2]]
-        assert ran["hget"] == 1 and "zrangebyscore" not in ran, ran   # the record read once
+        # the record read once, with its queue's best (its host's state the other HMGET); not that URL: its score read
+        assert ran["hmget"] == 2 and ran["zscore"] == 1 and "hget" not in ran and "zrangebyscore" not in ran, ran
         assert float(frontier.server.hget(prefix + "host:a.test", "lock_until")) == 33.0
         assert take(3.0, "a.test", "http://a.test/1")[0] == [None]    # leased
         assert take(3.0, "a.test", "http://a.test/0")[0] == [None]    # queued, but its host is locked
@@ -947,8 +948,9 @@ def test_take_heads_leases_the_url_a_look_ranked_and_answers_its_record(private_
 
 def test_a_lease_writes_its_hosts_lock_lease_and_head_in_one_hset(private_redis_url):
     """A lease (take_heads, take, claim) costs its host one HMGET of its state and one HSET of its lock, lease and
-    new head; the URL's record one HGET and one HSET: ten commands for a URL of a host with more queued, and
-    one EXISTS a script call (library.lua's solo())."""
+    new head; the URL's record one HMGET with its queue's best, whose copy gives the URL's priority (its queue's
+    score), and one HSET: ten commands for a URL of a host with more queued, and one EXISTS a script call
+    (library.lua's solo())."""
     frontier = RedisFrontier.from_url(private_redis_url, "lease-cost", max_attempts=3)
     try:
         frontier.mark([(f"http://a.test/{page}", "a.test", 2.0 - page) for page in range(3)])
@@ -959,7 +961,7 @@ def test_a_lease_writes_its_hosts_lock_lease_and_head_in_one_hset(private_redis_
             [("take_heads", [prefix], [number(2.0), number(32.0), 3, "a.test", "http://a.test/0"])])[0]))
         assert found[0][0] == b"2"
         # its queue's and its head's ZREM; and the script's one look at the solo key (no harvester is solo)
-        assert ran == {"hget": 1, "hmget": 1, "zrem": 2, "hset": 2, "zadd": 3, "zrange": 1, "exists": 1}, ran
+        assert ran == {"hmget": 2, "zrem": 2, "hset": 2, "zadd": 3, "zrange": 1, "exists": 1}, ran
         state = frontier.server.hgetall(prefix + "host:a.test")
         assert float(state[b"lock_until"]) == float(state[b"leased_until"]) == 32.0
         assert frontier.server.zscore(prefix + "leasedheads", state[b"head"]) is not None
@@ -1089,8 +1091,9 @@ def test_a_url_another_harvester_took_between_a_look_and_its_leases_is_skipped(j
 
 def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private_redis_url, tmp_path):
     """set_priorities places a host's head again only when its best URL may have changed: lowering a URL behind it
-    costs three commands a host (read the records with the host's best, write them, write the queue), raising one
-    over it places the head again; BestFirst answers as the embedded frontier's after each."""
+    costs two commands a host (read the records with the host's best, score the queue: a queued URL's priority is its
+    score alone, no record is written, nor the copy of the host's best), raising one over it places the head again;
+    BestFirst answers as the embedded frontier's after each."""
     frontier, embedded = RedisFrontier.from_url(private_redis_url, "rescore"), SqliteFrontier(tmp_path / "f.sqlite")
     try:
         batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 3.0 - page) for n in range(4) for page in range(3)]
@@ -1101,7 +1104,7 @@ def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private
             ran = _ran(frontier, lambda: frontier.set_priorities(ranks))
             embedded.set_priorities(ranks)
             if new < 1:
-                assert ran == {"hmget": 4, "hset": 4, "zadd": 4}, ran
+                assert ran == {"hmget": 4, "zadd": 4}, ran
             else:
                 assert sum(ran.values()) > 4 * 4 and ran["zrem"] >= 4, ran
             assert frontier.ready(0.0, "BestFirst", 4) == embedded.ready(0.0, "BestFirst", 4)
@@ -1127,6 +1130,54 @@ def test_a_new_best_url_of_a_host_waiting_for_its_lock_leaves_it_waiting(private
         assert ran == {"hmget": 8, "hset": 4, "zrange": 4, "zadd": 4, "exists": 1}, ran  # one look at the solo key a call
         for now in (10.0, 11.0):
             assert frontier.ready(now, "BestFirst", 4) == embedded.ready(now, "BestFirst", 4)
+    finally:
+        frontier.close()
+        embedded.close()
+
+
+def test_a_rescored_urls_priority_is_its_queue_score_for_every_later_call(private_redis_url, tmp_path):
+    """A re-scoring writes a queued URL's new priority to its queue's score alone (its record keeps the older): a
+    later mark raises the URL from the new priority, a lease hands it out with it and keeps it in the record, so a
+    retry queues it again with it; a leased URL re-scored comes back with its new priority when its lease ends, and
+    one remarked keeps it. Every answer as the embedded frontier's."""
+    frontier, embedded = RedisFrontier.from_url(private_redis_url, "rescored"), SqliteFrontier(tmp_path / "f.sqlite")
+
+    def both(call):
+        ours, theirs = call(frontier), call(embedded)
+        assert ours == theirs
+        return ours
+
+    def rounds(now: float) -> None:
+        for strategy in ("BestFirst", "BreadthFirst", "BreadthFirstTime"):
+            both(lambda f: f.ready(now, strategy, 4))
+
+    try:
+        both(lambda f: f.mark([(f"http://a.test/{page}", "a.test", 3.0 - page) for page in range(4)]
+                              + [("http://b.test/0", "b.test", 0.125)]))
+        both(lambda f: f.set_priorities({"http://a.test/0": 0.25, "http://a.test/1": 0.75}))
+        rounds(0.0)
+        # /0's record still says 3: the mark compares with its score; /2 (1.0) is not raised by a lower priority
+        assert both(lambda f: f.mark([("http://a.test/0", "a.test", 1.25), ("http://a.test/2", "a.test", 0.5)])) == (0, 0, 1)
+        rounds(0.0)
+        [entry] = both(lambda f: f.ready(1.0, "BestFirst", 1))
+        assert (entry.url, entry.priority) == ("http://a.test/0", 1.25)
+        both(lambda f: f.set_priorities({"http://a.test/1": 4.0}))
+        [entry] = both(lambda f: f.ready(1.0, "BreadthFirst", 1))   # its host's first marked, not its best
+        assert (entry.url, entry.priority) == ("http://a.test/0", 1.25)
+        [entry] = both(lambda f: f.ready(1.0, "BestFirst", 1))
+        assert both(lambda f: f.claim(entry, 1.0, 10.0)) and entry.url == "http://a.test/1"
+        both(lambda f: f.complete(entry.url, entry.host, now=2.0, url_lock_until=2.0, host_lock_until=2.0, status=503,
+                                  keep_marked=True))   # a retry: queued again with the priority it was leased with
+        rounds(3.0)
+        [entry] = both(lambda f: f.ready(3.0, "BestFirst", 1))
+        assert (entry.url, entry.priority) == ("http://a.test/1", 4.0)
+        assert both(lambda f: f.claim(entry, 3.0, 10.0))
+        both(lambda f: f.set_priorities({"http://a.test/1": 0.5, "http://a.test/3": 2.5}))   # /1 leased, /3 queued
+        rounds(14.0)   # /1's lease over: back in its queue at 0.5
+        both(lambda f: f.mark([("http://a.test/1", "a.test", 0.625)]))
+        assert both(lambda f: f.remark("http://a.test/3"))
+        rounds(14.0)
+        _assert_queue_bests_kept(frontier)
     finally:
         frontier.close()
         embedded.close()
@@ -1284,6 +1335,30 @@ def test_a_frontier_a_harvester_of_layout_6_wrote_gets_one_queue_a_host_when_ope
         assert reopened.ready(12.0, "BreadthFirst") == embedded.ready(12.0, "BreadthFirst")
         bounded = [(f"http://h{n}.test/{page}", f"h{n}.test", 0.5) for n in range(1, 60, 3) for page in range(3, 8)]
         assert reopened.mark(bounded, max_urls_per_host=6) == embedded.mark(bounded, max_urls_per_host=6)  # 2 more a host
+        _answers_alike_after_opening(reopened, embedded)
+
+
+def test_a_frontier_a_harvester_of_layout_10_wrote_is_read_as_it_is_when_opened(job, open_frontier, tmp_path):
+    """A frontier as a harvester of layout 10 left it (tests/data/redis_layout10.json: each queued URL's priority in its
+    record as well as in its queue's score) is opened without a key changed but the layout: its records' priorities
+    are those its queues' scores say, which layout 11 reads alone. BestFirst ranks, marks and counts as the embedded
+    frontier given the same calls, and so after a re-scoring that lowers and raises queued URLs and a mark that
+    raises one of them again."""
+    server, embedded = _restored(job, open_frontier, tmp_path, "10")
+
+    def snapshot() -> dict[bytes, Any]:
+        return {key: server.dump(key) for key in server.scan_iter(f"combine:{{{job}*") if not key.endswith(b":layout")}
+
+    before = snapshot()
+    with closing(embedded), _opened_by_two(job, open_frontier) as reopened:
+        assert snapshot() == before
+        rnd = random.Random(9)
+        ranks = {f"http://h{n}.test/{page}": rnd.choice([0.0, 0.25, 3.0, rnd.random()]) for n in range(0, 60, 2)
+                 for page in range(4)}
+        reopened.set_priorities(ranks)
+        embedded.set_priorities(ranks)
+        raise_again = [(f"http://h{n}.test/{page}", f"h{n}.test", 1.0) for n in range(0, 60, 4) for page in range(4)]
+        assert reopened.mark(raise_again) == embedded.mark(raise_again)
         _answers_alike_after_opening(reopened, embedded)
 
 

@@ -44,13 +44,17 @@ def frontier(backend):
 
 
 def stored(frontier, urls: list[str]) -> dict[str, tuple[float, int]]:
-    """``url -> (priority, distance)`` as the frontier keeps them."""
+    """``url -> (priority, distance)`` as the frontier keeps them (on Redis a queued URL's priority is its queue's
+    score, its record's as of when it last left the queue)."""
     if isinstance(frontier, SqliteFrontier):
         return {url: (priority, distance) for url, priority, distance in frontier.connection.db.execute(
             "SELECT url, priority, distance FROM url_states")}
     from combine_scrapy.frontier.redis.connection import LIBRARY
 
-    read = frontier.server.register_script(LIBRARY + "local r = load(ARGV[2], ARGV[1]) return {num(r.priority), r.distance or 0}")
+    read = frontier.server.register_script(LIBRARY + """
+local host, r = ARGV[2], load(ARGV[2], ARGV[1])
+local score = redis.call('ZSCORE', P .. 'q:' .. host, queue_member(host, ARGV[1], r.seq))
+return {num(score and best_priority(score) or r.priority), r.distance or 0}""")
     found = {}
     for url in urls:
         priority, distance = read(keys=[frontier.prefix_of(url.split("/")[2])], args=[url, url.split("/")[2]])

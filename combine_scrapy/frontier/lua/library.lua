@@ -319,26 +319,27 @@ local function flush_records()
   end
 end
 
--- A URL in its host's queue (adding it again changes nothing).
+-- A URL in its host's queue (adding it again changes nothing: a queued URL keeps its score, its priority).
 local function queue_url(url, host, seq, priority)
-  redis.call('ZADD', P .. 'q:' .. host, score_text(best_score(priority)), queue_member(host, url, seq))
+  redis.call('ZADD', P .. 'q:' .. host, 'NX', score_text(best_score(priority)), queue_member(host, url, seq))
   queue_changed(host)
 end
 
--- A host's first queued URL by order of marking (BreadthFirst's head): its member (nil: none queued). The queue
--- is by priority first, so only when its first and last URLs have the same priority is its first the one; else
--- every member is read.
+-- A host's first queued URL by order of marking (BreadthFirst's head): its member and score (nil: none queued).
+-- The queue is by priority first, so only when its first and last URLs have the same priority is its first the
+-- one; else every member is read.
 local function first_marked(host)
   local key = P .. 'q:' .. host
   local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
   if not first[1] then return nil end
-  if redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2] == first[2] then return first[1] end
+  if redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2] == first[2] then return first[1], first[2] end
   local found, found_seq = first[1], unhex(first[1])
   for _, member in ipairs(redis.call('ZRANGE', key, 0, -1)) do
     local seq = unhex(member)
     if seq < found_seq then found, found_seq = member, seq end
   end
-  return found
+  if found == first[1] then return found, first[2] end
+  return found, redis.call('ZSCORE', key, found)
 end
 
 -- Whether a URL (``score`` and order of marking ``seq`` in its queue) comes before another (nil: none), as the
@@ -372,12 +373,37 @@ end
 -- runs after every unplace, takes the host out of hostq when that was its last.
 local dequeued = {}
 
+-- A member's score in its host's queue (nil: not queued): from the copy of the queue's best this script knows
+-- (load_with_top) when it is that member, else read.
+local function queued_score(host, member)
+  local top = tops[P .. host]
+  if top and (not top[1] or top[1] == member) then return top[2] end
+  return redis.call('ZSCORE', P .. 'q:' .. host, member) or nil
+end
+
+-- A URL's record (nil: none) read with its host's queue's best (QUEUE_TOP, one HMGET), which this script knows from
+-- then on unless it changed the queue since (its record as this script wrote it: read alone): a lease reads it,
+-- whose URL, the queue's best under BestFirst, then finds its priority there (queued_score), not in the queue.
+local function load_with_top(host, url)
+  local key, kept = P .. 'u:' .. host, short(host, url)
+  local written = pending[key]
+  if tops[P .. host] or changed[P .. host] or written and written[kept] ~= nil then return load(host, url) end
+  local stored = redis.call('HMGET', key, kept, QUEUE_TOP)
+  tops[P .. host] = top_of(stored[2] or nil)
+  return unpacked(stored[1])
+end
+
 -- Take a URL (its record ``r``) out of the locked set or its host's queue: it is never in both. A URL whose
 -- lock_until is 0 has not entered the locked set since its lock was last cleared (every lock that enters it is
--- stored in the record).
+-- stored in the record). A queued URL's priority is its queue's score (its record's is as of when it last left
+-- the queue): ``r`` takes it, and whoever saves ``r`` stores it.
 local function unplace(url, host, r)
   if r.lock_until ~= 0 and redis.call('ZREM', P .. 'locked', held(host, url)) == 1 then return end
-  if redis.call('ZREM', P .. 'q:' .. host, queue_member(host, url, r.seq)) == 1 then
+  local member = queue_member(host, url, r.seq)
+  local score = queued_score(host, member)
+  if score then
+    r.priority = best_priority(score)
+    redis.call('ZREM', P .. 'q:' .. host, member)
     dequeued[host] = true
     queue_changed(host)
   end
@@ -489,16 +515,17 @@ end
 -- the members and scores of the first URLs of its queue; false when the queue is empty.
 local function head_row(host, queue, lock, fetched, relevant, depth)
   local deeper = depth > 0 and redis.call('ZRANGE', P .. 'q:' .. host, 0, depth - 1, 'WITHSCORES') or nil
-  local first
+  local first, score
   if queue == 'best' then
-    first = deeper and deeper[1] or redis.call('ZRANGE', P .. 'q:' .. host, 0, 0)[1]
+    local found = deeper or redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES')
+    first, score = found[1], found[2]
   else
-    first = first_marked(host)
+    first, score = first_marked(host)
   end
   if not first then return false end
   local url = long(host, after_seq(first))
-  local r = load(host, url)
-  local row = {url, host, num(r.priority), r.seq, r.etag or false, r.last_modified or false,
+  local r = load(host, url)   -- its priority is its queue's score
+  local row = {url, host, num(best_priority(score)), r.seq, r.etag or false, r.last_modified or false,
                r.distance or 0, lock, fetched or '0', relevant or '0'}
   if deeper then table.insert(row, deeper) end
   return row
@@ -535,7 +562,7 @@ end
 -- caller's own and is renewed. ``r``: the URL's record when the caller read it (nil: read here). Returns the URL's
 -- record when leased, else false.
 local function lease(url, host, now, lease_end, mine, r)
-  r = r or load(host, url)
+  r = r or load_with_top(host, url)
   if not r or r.marked ~= 1 then return false end
   local state = host_state(host)
   local own, hl = mine ~= '' and r.lock_until == tonumber(mine), tonumber(state.lock_until or 0)

@@ -3,7 +3,9 @@
 -- its bucket's position in KEYS, number for each entry: with ``seq`` the batch reserves its orders of marking
 -- with one INCRBY and a new URL's is the first reserved plus its number, else the number is its order of
 -- marking (used only by new URLs). A known URL still marked and never fetched keeps the higher priority
--- (re-queued in place) and the lower distance. Each host's URLs are read with one HMGET and its new ones
+-- (re-queued in place) and the lower distance: a queued URL's priority is its queue's score (read with one ZMSCORE
+-- a host, or from the copy of the queue's best when it is that URL), its record's only where it is out of its queue
+-- (leased, waiting for a retry), so a raise writes its record only for a lower distance or out of its queue. Each host's URLs are read with one HMGET and its new ones
 -- written with one command a structure, so a batch costs commands by host, not by URL. How many URLs of a host
 -- were ever marked (what the bound counts) is in its ``u:`` hash (URL_COUNT), read and written with its records,
 -- so the bound costs no command; the URLs marked count once a call ('urls'), in the stats of the first bucket in
@@ -27,19 +29,39 @@ for _, host in ipairs(order) do
   -- records: read or made in this batch; written: the members to store, in order; fresh: those new here;
   -- raised: the stored URLs whose priority rose, in order, with their new scores; new: the URLs new here
   local records, written, writes, fresh, raised_members, raised_scores = {}, {}, {}, {}, {}, {}
-  local new = {}
-  for j, i in ipairs(group.entries) do
-    local member, priority = kept[j], tonumber(ARGV[i + 2])
-    local r = records[member]
-    if r == nil then  -- only the fields a mark reads; the whole record is unpacked if it is written
-      local value = stored[j]
+  local new, waiting = {}, {}
+  for j = 1, #group.entries do
+    local member = kept[j]
+    if records[member] == nil then  -- only the fields a mark reads; the whole record is unpacked if it is written
+      local value, r = stored[j], false
       if value then
         local marked_, _, priority_, seq, _, _, _, last_checked, _, _, distance_ = cmsgpack.unpack(value)
         r = {marked = marked_, priority = priority_, seq = seq, last_checked = last_checked, distance = distance_,
              stored = value}
+        if marked_ == 1 and not last_checked then table.insert(waiting, {r, hexseq(seq) .. member}) end
       end
-      records[member] = r or false
+      records[member] = r
     end
+  end
+  -- Each still waiting takes its queue's score where queued (r.queued): from the copy of the queue's best (none
+  -- queued: in no queue) when this script has not changed the queue, else read.
+  local copy, asked, asking = not changed[P .. host] and stored_top, {}, {}
+  for _, found in ipairs(waiting) do
+    if copy and copy[1] == found[2] then
+      found[1].priority, found[1].queued = best_priority(copy[2]), true
+    elseif not (copy and not copy[1]) then
+      table.insert(asked, found[2])
+      table.insert(asking, found[1])
+    end
+  end
+  if asked[1] then
+    for k, score in ipairs(chunked('ZMSCORE', P .. 'q:' .. host, nil, asked)) do
+      if score then asking[k].priority, asking[k].queued = best_priority(score), true end
+    end
+  end
+  for j, i in ipairs(group.entries) do
+    local member, priority = kept[j], tonumber(ARGV[i + 2])
+    local r = records[member]
     if r then
       if r.marked == 1 and not r.last_checked then
         local higher, closer = priority > r.priority, distance < (r.distance or 0)
@@ -52,8 +74,10 @@ for _, host in ipairs(order) do
         end
         if closer then r.distance = distance ~= 0 and distance or nil end
         if higher or closer then
-          if not writes[member] then table.insert(written, member) end
-          writes[member] = true
+          if (closer or not r.queued) and not writes[member] then
+            table.insert(written, member)
+            writes[member] = true
+          end
           raised = raised + 1
         end
       end

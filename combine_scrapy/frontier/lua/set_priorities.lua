@@ -1,48 +1,54 @@
--- KEYS: the prefixes of the buckets the URLs' hosts are in. ARGV: url, host, priority, its bucket's position in
--- KEYS, for each URL. Only marked URLs whose priority differs change: their records repacked with the new
--- priority (the third value), no other field unpacked. Each host's URLs are read with one HMGET and written with
--- one HSET; its head is placed again only when its best queued URL may have changed: a changed URL was that URL,
--- or now comes before it (its best before the change as the records' HMGET read it, QUEUE_TOP, as mark does). A host with queued URLs and no
--- head waits for its lock in 'waiting', by when it unlocks, which no priority changes: it stays there (in solo
--- mode, where no host has a head, the host is noted).
+-- KEYS: the prefixes of the buckets the URLs' hosts are in. ARGV: for each host (each once), the host, its bucket's
+-- position in KEYS and how many URLs follow, then each URL as its host's structures keep it (short) and its new
+-- score in the host's queue (best_score, as text). A queued URL's priority is its queue's score alone (its
+-- record's is as of when it last left the queue): each marked URL's member is scored again with one ZADD XX a
+-- host, and only the record of a URL that may be out of its queue (leased, waiting for a retry: its lock_until
+-- set) is written, with the new priority it goes back with. The records and the host's queue's best (QUEUE_TOP)
+-- are read with one HMGET, of which only each record's first four values are unpacked; the head is placed again
+-- only when a changed URL was the queue's best or now comes before it. A host with queued URLs and no head waits
+-- for its lock in 'waiting', by when it unlocks, which no priority changes: it stays there (in solo mode, where
+-- no host has a head, the host is noted).
 
-local hosts, order = by_host(ARGV, 1, 4)
-for _, host in ipairs(order) do
-  local group = hosts[host]
-  local kept, stored, _, stored_top = group_records(ARGV, host, group)
-  local fields, scores, moved = {}, {}, {}
-  for j, i in ipairs(group.entries) do
-    if stored[j] then
-      local count, values = record_values(stored[j])
-      local priority = tonumber(ARGV[i + 2])
-      if values[1] == 1 and values[3] ~= priority then
-        values[3] = priority
-        table.insert(fields, kept[j])
-        table.insert(fields, cmsgpack.pack(unpack(values, 1, count)))
-        local score = best_score(priority)
-        table.insert(scores, score_text(score))
-        table.insert(scores, hexseq(values[4]) .. kept[j])
-        table.insert(moved, {score, values[4]})
+local at = 1
+while at <= #ARGV do
+  local host, count = ARGV[at], tonumber(ARGV[at + 2])
+  P = KEYS[tonumber(ARGV[at + 1])]
+  local first, last = at + 3, at + 2 + 2 * count
+  at = last + 1
+  local fields = {}
+  for i = first, last, 2 do fields[#fields + 1] = ARGV[i] end
+  fields[#fields + 1] = QUEUE_TOP
+  local stored = chunked('HMGET', P .. 'u:' .. host, nil, fields)
+  local top = top_of(table.remove(stored) or nil)
+  if not top then top = current_top(host) end
+  local top_score, top_seq = top[1] and tonumber(top[2]), top[1] and unhex(top[1])
+  local scores, placed = {}, false
+  for j = 1, count do
+    local value = stored[j]
+    if value then
+      local marked, lock_until, _, seq = cmsgpack.unpack(value)
+      if marked == 1 then
+        local kept, score = fields[j], ARGV[first + 2 * j - 1]
+        if lock_until then  -- maybe out of its queue: its record holds the priority it goes back with
+          local written, values = record_values(value)
+          values[3] = best_priority(score)
+          pending_of(host)[kept] = cmsgpack.pack(unpack(values, 1, written))
+        end
+        if top_score then
+          scores[#scores + 1] = score
+          scores[#scores + 1] = hexseq(seq) .. kept
+          placed = placed or may_change_head(tonumber(score), seq, top_score, top_seq)
+        end
       end
     end
   end
-  if #fields > 0 then
-    local written = pending_of(host)   -- sent with the script's other writes to the host's hash
-    for k = 1, #fields, 2 do written[fields[k]] = fields[k + 1] end
-    -- A host with no queued URL has no head, and its changed URLs (leased, waiting for a retry) are in no queue.
-    local top = not changed[P .. host] and stored_top or current_top(host)
-    if top[1] then
-      local top_score, top_seq = tonumber(top[2]), unhex(top[1])
-      local placed = false
-      for _, entry in ipairs(moved) do placed = placed or may_change_head(entry[1], entry[2], top_score, top_seq) end
-      chunked('ZADD', P .. 'q:' .. host, 'XX', scores)
+  -- A host with no queued URL has no head, and its marked URLs (leased, waiting for a retry) are in no queue.
+  if scores[1] then
+    chunked('ZADD', P .. 'q:' .. host, 'XX', scores)
+    if placed then  -- else its best is as before, and so its copy (QUEUE_TOP) and its head
       queue_changed(host)
-      if placed then
-        local state = host_state(host)
-        if state.head or solo() then rehead(host, nil, state) end
-      else
-        set_top(host, top)   -- its best is as before
-      end
+      local state = host_state(host)
+      if state.head or solo() then rehead(host, nil, state) end
     end
   end
 end

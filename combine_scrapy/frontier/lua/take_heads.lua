@@ -8,7 +8,7 @@ local now, lease_end, max_attempts = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3
 local answers = {}
 for i = 4, #ARGV, 2 do
   local url, host = ARGV[i + 1], ARGV[i]
-  local r = load(host, url)
+  local r = load_with_top(host, url)
   r = r and r.attempts < max_attempts and lease(url, host, now, lease_end, '', r)
   answers[(i - 2) / 2] = r and {num(r.priority), r.etag or false, r.last_modified or false, r.distance or 0} or false
 end

@@ -35,7 +35,9 @@ In each bucket, ``combine:{<job>:b<k>}:``
 ``u:<host>``         hash: the host's URLs ever marked (as kept, below) -> the URL's record, one MessagePack
                      array of marked, lock_until, priority, seq (order of marking), attempts, retries, status,
                      last_checked, etag, last_modified, distance, visits, changes, first_visit, digest
-                     (trailing empty fields left out; absent numbers: 0); the field '' -> how many URLs
+                     (trailing empty fields left out; absent numbers: 0); a queued URL's priority is its score
+                     in ``q:`` alone, its record's as of when it last left the queue (a re-scoring writes no
+                     record; layout 10 kept both); the field '' -> how many URLs
                      there are, what the bound MaxUrlsPerHost counts (layouts 6 and 7: the hash's length);
                      and the field '^' -> a copy of the best of the host's queue (``q:``), its member and score
                      ('': none queued), which a mark or a re-scoring reads with the records, not the queue

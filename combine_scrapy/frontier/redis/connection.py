@@ -51,7 +51,9 @@ RedisClient = redis.Redis | RedisCluster
 #: Seconds between two looks at the job marker while the frontier has work (with none, every time).
 MARKER_CHECK_INTERVAL = 1.0
 
-#: The key layout this module reads and writes (``layout`` key). Layout 9 and before kept no copy of each host's
+#: The key layout this module reads and writes (``layout`` key). Layout 10 kept a queued URL's priority in its
+#: record as well as in its queue's score, which layout 11 keeps in the score alone (the record's is as of when the URL
+#: last left its queue), so a re-scoring writes no record: a frontier of layout 10 is read as it is. Layout 9 and before kept no copy of each host's
 #: queue's best in its ``u:`` hash (QUEUE_TOP in ``lua/library.lua``), which layout 10 reads with the URLs' records
 #: instead of the queue. Layout 8 and before counted the marked URLs in each
 #: bucket's ``stats`` ('marked'), which layout 9 counts as 'urls' less 'done' and 'dropped' (a completion moves one
@@ -67,10 +69,13 @@ MARKER_CHECK_INTERVAL = 1.0
 #: times that; layout 3 also lacked the heads of each bucket (``heads``, ``leasedheads``, ``waiting``). A harvester
 #: that opens a frontier of layout 3 to 9 upgrades it in place (``upgrade.lua``). Layout 2 kept a whole job under
 #: one hash tag (one slot of a Redis Cluster); before it, a hash per URL.
-LAYOUT = "10"
+LAYOUT = "11"
 
 #: The layouts that opening upgrades to LAYOUT in place.
-UPGRADED_LAYOUTS = ("3", "4", "5", "6", "7", "8", "9")
+UPGRADED_LAYOUTS = ("3", "4", "5", "6", "7", "8", "9", "10")
+
+#: Of those, the layouts whose keys LAYOUT reads as they are: opening only sets the layout.
+READ_AS_IS = ("10",)
 
 #: Buckets a new job's hosts are spread over on a Redis Cluster, unless COMBINE_REDIS_BUCKETS says: a bucket is
 #: one hash tag, so one slot of the cluster. 32 spreads a crawl evenly over a cluster of up to about ten masters
@@ -106,6 +111,21 @@ def queued_seq(member: bytes) -> int:
     """The order of marking at the start of a member of a host's queue (or of ``heads``): a letter for the number
     of its hexadecimal digits, then the digits."""
     return int(member[1:member[0] - 95], 16)
+
+
+def kept_url(host: str, url: str) -> str:
+    """A URL as its host's structures keep it (``short`` in ``lua/library.lua``): ``http://<host>`` written ``:``,
+    ``https://<host>`` ``;``."""
+    for mark, scheme in ((":", "http://"), (";", "https://")):
+        if url.startswith(scheme) and url.startswith(host, len(scheme)):
+            return mark + url[len(scheme) + len(host):]
+    return url
+
+
+def queue_score(priority: float) -> str:
+    """A URL's score in its host's queue (``best_score`` in ``lua/library.lua``, the same double) as Redis reads it."""
+    score = 0.0 - priority * BEST_SCALE
+    return str(int(score)) if score.is_integer() and abs(score) < 1e17 else repr(score)
 
 
 def queued_url(host: str, member: bytes) -> str:
@@ -563,6 +583,7 @@ class JobMarker:
 
     def _upgrade(self, layout: str | None) -> None:
         """Bring every bucket to today's layout (``upgrade.lua``, a script per bucket), then set it: a frontier of
+        layout 10 is read as it is (each queued URL's record holds the priority its queue's score holds), one of
         layout 9 or before has no copy of each host's queue's best in its ``u:`` hash (written), one of layout 8 or
         before counts its marked URLs in ``stats`` (made its dropped ones), one of layout 7 or before
         has no count of each host's URLs in its ``u:`` hash (written), one of layout 6 or before keeps two queues a
@@ -575,7 +596,8 @@ class JobMarker:
         counts: stop them first.
         """
         connection = self.connection
-        connection.run_buckets([(bucket, "upgrade", [layout or ""]) for bucket in range(connection.buckets)])
+        if layout not in READ_AS_IS:
+            connection.run_buckets([(bucket, "upgrade", [layout or ""]) for bucket in range(connection.buckets)])
         if layout != LAYOUT:
             connection.server.set(connection.key("layout"), LAYOUT)
             logger.info("Redis frontier of job %s upgraded from layout %s to %s", connection.job, layout, LAYOUT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from combine_scrapy.access.urls import host_of
-from combine_scrapy.frontier.redis.connection import RedisPart, number
+from combine_scrapy.frontier.redis.connection import RedisPart, kept_url, queue_score
 
 
 class RedisLinkGraph(RedisPart):
@@ -30,21 +30,29 @@ class RedisLinkGraph(RedisPart):
 
     def set_priorities(self, priorities: dict[str, float]) -> None:
         """Overwrite the priority of marked URLs (a PageRank recomputation, the link model's re-scoring): on a
-        single Redis one script call, on a Redis Cluster one a bucket in one pipeline."""
-        urls = list(priorities)
-        if not urls:
+        single Redis one script call, on a Redis Cluster one a bucket in one pipeline. The URLs go grouped by
+        host, as their hosts' structures keep them, with their queue scores, so the script parses no more than
+        it writes."""
+        by_host: dict[str, list[str]] = {}
+        for url, priority in priorities.items():
+            host = host_of(url)
+            by_host.setdefault(host, []).extend((kept_url(host, url), queue_score(priority)))
+        if not by_host:
             return
-        hosts = [host_of(url) for url in urls]
+        hosts = list(by_host)
         groups = self.connection.by_bucket(hosts)
 
         def entries(positions: list[int], key: dict[int, int]) -> list[str | int]:
-            return [part for position in positions
-                    for part in (urls[position], hosts[position], number(priorities[urls[position]]), key[position])]
+            found: list[str | int] = []
+            for position in positions:
+                urls = by_host[hosts[position]]
+                found += [hosts[position], key[position], len(urls) // 2, *urls]
+            return found
 
         if self.connection.single_node:
             key = {position: place for place, found in enumerate(groups.values(), start=1) for position in found}
             self.connection.run_scripts([("set_priorities", [self.connection.bucket_prefixes[bucket] for bucket in groups],
-                                          entries(list(range(len(urls))), key))])
+                                          entries(list(range(len(hosts))), key))])
             return
         self.connection.run_buckets([(bucket, "set_priorities", entries(positions, dict.fromkeys(positions, 1)))
                                      for bucket, positions in groups.items()])
