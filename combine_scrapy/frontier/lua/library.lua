@@ -78,7 +78,7 @@ local function record_values(stored) return counted(cmsgpack.unpack(stored)) end
 
 -- What this script writes to hosts' ``u:`` hashes (records, a host's count, its queue's best), by key: sent at its
 -- end (flush_records), one HSET a host, so a mark's, a lease's and a completion's writes to one host are one command;
--- the script's own reads see them first (load, group_records).
+-- the script's own reads see them first (load, host_records).
 local pending, pending_keys = {}, {}
 local function pending_of(host)
   local key = P .. 'u:' .. host
@@ -164,24 +164,6 @@ local function solo_flush()
   end
 end
 
--- A batch's entries grouped by host: ``argv`` from ``from`` on, ``stride`` values an entry (url, host, ..., its
--- bucket's position in KEYS third after the host). The hosts in the order first given, each with its bucket and
--- its entries' positions in ``argv``, in the order given.
-local function by_host(argv, from, stride)
-  local hosts, order = {}, {}
-  for i = from, #argv, stride do
-    local host = argv[i + 1]
-    local group = hosts[host]
-    if not group then
-      group = {key = tonumber(argv[i + 3]), entries = {}}
-      hosts[host] = group
-      table.insert(order, host)
-    end
-    table.insert(group.entries, i)
-  end
-  return hosts, order
-end
-
 -- The field of a host's ``u:`` hash that holds how many URLs of the host were ever marked (its other fields;
 -- absent: none), what the bound MaxUrlsPerHost counts, and the one that holds its queue's best member and score
 -- (QUEUE_TOP, "member\nscore"; '': none queued; absent: unknown, read from the queue), written by every script that
@@ -198,27 +180,22 @@ local function top_of(text)
 end
 local function top_text(top) return top[1] and top[1] .. '\n' .. top[2] or '' end
 
--- Enter the bucket of a host's group (P) and read the stored records of its entries with one HMGET (this script's
--- own writes first): their members and their packed records (false: none), in the group's order, then the host's
--- count of URLs ever marked (URL_COUNT, a number) and its queue's best (QUEUE_TOP, as top_of gives it), in the
--- same HMGET.
-local function group_records(argv, host, group)
-  P = KEYS[group.key]
-  local kept = {}
-  for j, i in ipairs(group.entries) do kept[j] = short(host, argv[i]) end
-  table.insert(kept, URL_COUNT)
-  table.insert(kept, QUEUE_TOP)
-  local stored = chunked('HMGET', P .. 'u:' .. host, nil, kept)
+-- The stored records of a host's URLs ``kept`` (as kept) read with one HMGET (this script's own writes first):
+-- their packed records (false: none), in order, then the host's count of URLs ever marked (URL_COUNT, a number) and
+-- its queue's best (QUEUE_TOP, as top_of gives it), in the same HMGET.
+local function host_records(host, kept)
+  local fields = {unpack(kept)}
+  table.insert(fields, URL_COUNT)
+  table.insert(fields, QUEUE_TOP)
+  local stored = chunked('HMGET', P .. 'u:' .. host, nil, fields)
   local written = pending[P .. 'u:' .. host]
   if written then
-    for j, field in ipairs(kept) do
+    for j, field in ipairs(fields) do
       if written[field] ~= nil then stored[j] = written[field] end
     end
   end
-  table.remove(kept)
-  table.remove(kept)
   local top = table.remove(stored)
-  return kept, stored, tonumber(table.remove(stored) or 0), top_of(top or nil)
+  return stored, tonumber(table.remove(stored) or 0), top_of(top or nil)
 end
 
 local function save(host, url, r)

@@ -1,36 +1,43 @@
 -- KEYS: the prefixes of the buckets the entries' hosts are in, then (on a single Redis) the job's ``seq``.
--- ARGV: per-host bound (-1: none), distance, the position in KEYS of ``seq`` (0: none), then url, host, priority,
--- its bucket's position in KEYS, number for each entry: with ``seq`` the batch reserves its orders of marking
--- with one INCRBY and a new URL's is the first reserved plus its number, else the number is its order of
--- marking (used only by new URLs). A known URL still marked and never fetched keeps the higher priority
--- (re-queued in place) and the lower distance: a queued URL's priority is its queue's score (read with one ZMSCORE
--- a host, or from the copy of the queue's best when it is that URL), its record's only where it is out of its queue
--- (leased, waiting for a retry), so a raise writes its record only for a lower distance or out of its queue. Each host's URLs are read with one HMGET and its new ones
--- written with one command a structure, so a batch costs commands by host, not by URL. How many URLs of a host
--- were ever marked (what the bound counts) is in its ``u:`` hash (URL_COUNT), read and written with its records,
--- so the bound costs no command; the URLs marked count once a call ('urls'), in the stats of the first bucket in
--- KEYS (the job's counts are the sums over its buckets). ``completing``: the host of the page whose completion runs
--- next in the same script (complete_links.lua; nil alone): that completion places the host (hostq, its head) after
--- the marks, so they neither read its best URL nor place it. Answers what it did, then how many URLs of
--- ``completing`` it queued (a script's answer is its first value only).
+-- ARGV: per-host bound (-1: none), distance, the position in KEYS of ``seq`` (0: none), how many entries, then for
+-- each host (each once) the host, its bucket's position in KEYS and how many entries follow, then each entry's
+-- URL as its host's structures keep it (short), priority and number, in the order given: with ``seq`` the batch
+-- reserves its orders of marking with one INCRBY and a new URL's is the first reserved plus its number, else the
+-- number is its order of marking (used only by new URLs). A known URL still marked and never fetched keeps the
+-- higher priority (re-queued in place) and the lower distance: a queued URL's priority is its queue's score (read
+-- with one ZMSCORE a host, or from the copy of the queue's best when it is that URL), its record's only where it is
+-- out of its queue (leased, waiting for a retry), so a raise writes its record only for a lower distance or out of
+-- its queue. Each host's URLs are read with one HMGET and its new ones written with one command a structure, so a
+-- batch costs commands by host, not by URL. How many URLs of a host were ever marked (what the bound counts) is in
+-- its ``u:`` hash (URL_COUNT), read and written with its records, so the bound costs no command; the URLs marked
+-- count once a call ('urls'), in the stats of the first bucket in KEYS (the job's counts are the sums over its
+-- buckets). ``completing``: the host of the page whose completion runs next in the same script
+-- (complete_links.lua; nil alone): that completion places the host (hostq, its head) after the marks, so they
+-- neither read its best URL nor place it. Answers what it did, then how many URLs of ``completing`` it queued (a
+-- script's answer is its first value only).
 
 local bound, distance, seq_key = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local first = 0
 if seq_key > 0 then
-  local count = (#ARGV - 3) / 5
+  local count = tonumber(ARGV[4])
   first = redis.call('INCRBY', KEYS[seq_key], count) - count
 end
-local hosts, order = by_host(ARGV, 4, 5)
 local marked, refused, raised, queued_own = 0, 0, 0, 0
-for _, host in ipairs(order) do
-  local group = hosts[host]
-  local kept, stored, urls, stored_top = group_records(ARGV, host, group)
+local at = 5
+while at <= #ARGV do
+  local host, count = ARGV[at], tonumber(ARGV[at + 2])
+  P = KEYS[tonumber(ARGV[at + 1])]
+  local from = at + 3
+  at = from + 3 * count
+  local kept = {}
+  for j = 1, count do kept[j] = ARGV[from + 3 * (j - 1)] end
+  local stored, urls, stored_top = host_records(host, kept)
   local known = urls > 0   -- a URL of the host was marked before: else none is queued
   -- records: read or made in this batch; written: the members to store, in order; fresh: those new here;
   -- raised: the stored URLs whose priority rose, in order, with their new scores; new: the URLs new here
   local records, written, writes, fresh, raised_members, raised_scores = {}, {}, {}, {}, {}, {}
   local new, waiting = {}, {}
-  for j = 1, #group.entries do
+  for j = 1, count do
     local member = kept[j]
     if records[member] == nil then  -- only the fields a mark reads; the whole record is unpacked if it is written
       local value, r = stored[j], false
@@ -59,8 +66,9 @@ for _, host in ipairs(order) do
       if score then asking[k].priority, asking[k].queued = best_priority(score), true end
     end
   end
-  for j, i in ipairs(group.entries) do
-    local member, priority = kept[j], tonumber(ARGV[i + 2])
+  for j = 1, count do
+    local i = from + 3 * (j - 1)
+    local member, priority = kept[j], tonumber(ARGV[i + 1])
     local r = records[member]
     if r then
       if r.marked == 1 and not r.last_checked then
@@ -85,7 +93,7 @@ for _, host in ipairs(order) do
       if bound >= 0 and urls >= bound then
         refused = refused + 1
       else
-        local seq = first + tonumber(ARGV[i + 4])
+        local seq = first + tonumber(ARGV[i + 2])
         records[member] = {marked = 1, priority = priority, seq = seq, distance = distance ~= 0 and distance or nil}
         fresh[member], writes[member] = true, true
         table.insert(written, member)

@@ -25,6 +25,7 @@ from combine_scrapy.frontier.redis.connection import (
     BEST_SCALE,
     RedisConnection,
     RedisPart,
+    kept_url,
     number,
     queued_seq,
     read_records,
@@ -130,29 +131,40 @@ class RedisQueue(RedisPart):
         return _summed(self.connection.run_scripts(self._mark_calls(Marking(entries, max_urls_per_host, distance))))
 
     def _mark_calls(self, links: Marking) -> list[tuple[str, list[str], list[Any]]]:
-        """The script calls ``(script, keys, args)`` that mark ``links`` (``mark``); on a cluster their orders of
-        marking are reserved first, with a round trip of their own."""
+        """The script calls ``(script, keys, args)`` that mark ``links`` (``mark``), their URLs grouped by host (in
+        the order first given) as their hosts' structures keep them, so the script groups and shortens nothing;
+        on a cluster their orders of marking are reserved first, with a round trip of their own."""
         connection = self.connection
         connection.store_buckets()
         head: list[Any] = [-1 if links.max_urls_per_host is None else links.max_urls_per_host, int(links.distance)]
-        groups = connection.by_bucket(host for _, host, _ in links.entries)
+        by_host: dict[str, list[int]] = {}
+        for position, (_, host, _) in enumerate(links.entries):
+            by_host.setdefault(host, []).append(position)
+        hosts = list(by_host)
+        groups = connection.by_bucket(hosts)
+
+        def entries(positions: list[int], place: Callable[[int], int], first: int) -> list[Any]:
+            """The arguments of the hosts at ``positions`` (of ``hosts``): each host's bucket at ``place``, its
+            URLs numbered from ``first``."""
+            found: list[Any] = []
+            for position in positions:
+                host = hosts[position]
+                found += [host, place(position), len(by_host[host])]
+                for number_given in by_host[host]:
+                    url, _, priority = links.entries[number_given]
+                    found += [kept_url(host, url), number(priority), first + number_given]
+            return found
+
+        count = len(links.entries)
         if connection.single_node:
             keys = [connection.bucket_prefixes[bucket] for bucket in groups] + [connection.key("seq")]
-            args = [*head, len(keys)]
             place = {position: key for key, positions in enumerate(groups.values(), start=1) for position in positions}
-            for position, (url, host, priority) in enumerate(links.entries):
-                args += [url, host, number(priority), place[position], position]
-            return [("mark", keys, args)]
-        count = len(links.entries)
+            return [("mark", keys, [*head, len(keys), count, *entries(list(range(len(hosts))), place.__getitem__, 0)])]
         first = connection.server.incrby(connection.key("seq"), count) - count + 1
-        calls: list[tuple[str, list[str], list[Any]]] = []
-        for bucket, positions in groups.items():
-            args = [*head, 0]
-            for position in positions:
-                url, host, priority = links.entries[position]
-                args += [url, host, number(priority), 1, first + position]
-            calls.append(("mark", [connection.bucket_prefixes[bucket]], args))
-        return calls
+        return [("mark", [connection.bucket_prefixes[bucket]],
+                 [*head, 0, sum(len(by_host[hosts[position]]) for position in positions),
+                  *entries(positions, lambda _: 1, first)])
+                for bucket, positions in groups.items()]
 
     def remark(self, url: str) -> bool:
         """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
