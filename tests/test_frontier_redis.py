@@ -796,6 +796,39 @@ def _ran(frontier: RedisFrontier, call) -> dict[str, int]:
             if count > before.get(name, 0) and name not in ("info", "evalsha", "eval") and not name.startswith("script")}
 
 
+def test_a_mark_raises_queued_urls_in_their_queue_alone_and_counts_them(private_redis_url, tmp_path):
+    """Known URLs still queued, given again, are raised in their host's queue by one ZADD XX LT CH a host, which
+    counts those raised, and their records are not written (a queued URL's priority is its score); one also given a
+    lower distance is counted whatever its priority and its record written, with a ZADD of its own. A raise behind the
+    host's best leaves its head and the copy of its best alone (no ZRANGE, no HSET); one over it places the head
+    again. Counts and rounds as the embedded frontier's."""
+    frontier, embedded = RedisFrontier.from_url(private_redis_url, "raise-lt"), SqliteFrontier(tmp_path / "f.sqlite")
+    try:
+        for store in (frontier, embedded):
+            store.mark([(f"http://a.test/{page}", "a.test", 4.0 - page) for page in range(3)], distance=1)
+            store.mark([("http://a.test/3", "a.test", 1.0)], distance=2)
+        found: list = []
+
+        def marked_alike(batch: list, distance: int, result: tuple[int, int, int]) -> dict[str, int]:
+            ran = _ran(frontier, lambda: found.append(frontier.mark(batch, distance=distance)))
+            assert found[-1] == embedded.mark(batch, distance=distance) == result
+            return ran
+
+        behind = [("http://a.test/2", "a.test", 2.5), ("http://a.test/3", "a.test", 0.5)]   # /2 raised, /3 not
+        assert marked_alike(behind, 2, (0, 0, 1)) == {"hmget": 1, "zadd": 1, "incrby": 1}
+        closer = [("http://a.test/1", "a.test", 3.5), ("http://a.test/3", "a.test", 0.25)]   # /1 raised, /3 closer
+        ran = marked_alike(closer, 1, (0, 0, 2))
+        assert ran["zadd"] == 2 and ran["hset"] == 1 and "zrange" not in ran and "zmscore" not in ran, ran
+        assert frontier.ready(0.0, "BestFirst", 4) == embedded.ready(0.0, "BestFirst", 4)
+        assert marked_alike([("http://a.test/3", "a.test", 5.0), ("http://a.test/2", "a.test", 1.0)], 1, (0, 0, 1))["exists"] == 1
+        for strategy in ("BestFirst", "BreadthFirst"):
+            assert frontier.ready(0.0, strategy, 4) == embedded.ready(0.0, strategy, 4)
+        _assert_queue_bests_kept(frontier)
+    finally:
+        frontier.close()
+        embedded.close()
+
+
 def test_a_mark_counts_its_urls_once_a_call_and_a_hosts_urls_in_its_hash(private_redis_url, tmp_path):
     """A mark over hosts in many buckets adds to the counters with two HINCRBY in all (not two a bucket, nor one a
     host) and reads and writes a host's count of URLs for the bound with its records (one HMGET, one HSET a host,

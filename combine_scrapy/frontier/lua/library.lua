@@ -115,19 +115,28 @@ local function packed(r)
   return cmsgpack.pack(unpack(values, 1, last))
 end
 
--- A command with a long list of arguments, sent in parts (Lua's unpack takes a few thousand at most); an
--- HMGET's answers joined.
+-- A command with a long list of arguments, sent in parts (Lua's unpack takes a few thousand at most), after its
+-- ``options`` (nil, one, or a list); an HMGET's answers joined, and the sum of its integer answers (ZADD CH's count).
 local CHUNK = 2000
-local function chunked(command, key, option, items)
-  local answers = {}
+local function chunked(command, key, options, items)
+  local head = {key}
+  if type(options) == 'table' then
+    for _, option in ipairs(options) do table.insert(head, option) end
+  elseif options then
+    table.insert(head, options)
+  end
+  local answers, total = {}, 0
   for at = 1, #items, CHUNK do
-    local part = {unpack(items, at, math.min(at + CHUNK - 1, #items))}
-    local answer = option and redis.call(command, key, option, unpack(part)) or redis.call(command, key, unpack(part))
+    local args = {unpack(head)}
+    for k = at, math.min(at + CHUNK - 1, #items) do args[#args + 1] = items[k] end
+    local answer = redis.call(command, unpack(args))
     if type(answer) == 'table' then
       for _, value in ipairs(answer) do table.insert(answers, value) end
+    elseif type(answer) == 'number' then
+      total = total + answer
     end
   end
-  return answers
+  return answers, total
 end
 
 -- Solo mode (the ``solo`` key names a harvester that works alone, ``solo.py``): that harvester keeps the heads in

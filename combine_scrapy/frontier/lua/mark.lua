@@ -4,10 +4,12 @@
 -- URL as its host's structures keep it (short), priority and number, in the order given: with ``seq`` the batch
 -- reserves its orders of marking with one INCRBY and a new URL's is the first reserved plus its number, else the
 -- number is its order of marking (used only by new URLs). A known URL still marked and never fetched keeps the
--- higher priority (re-queued in place) and the lower distance: a queued URL's priority is its queue's score (read
--- with one ZMSCORE a host, or from the copy of the queue's best when it is that URL), its record's only where it is
--- out of its queue (leased, waiting for a retry), so a raise writes its record only for a lower distance or out of
--- its queue. Each host's URLs are read with one HMGET and its new ones written with one command a structure, so a
+-- higher priority (re-queued in place) and the lower distance: a queued URL's priority is its queue's score, its
+-- record's only where it is out of its queue (leased, waiting for a retry), so a raise writes its record only for a
+-- lower distance or out of its queue. A URL surely queued (no lock_until) and given once is raised with one ZADD XX
+-- LT CH a host, whose answer counts those raised (those also closer, counted anyway, in a ZADD XX LT of their own);
+-- the queue's best takes its score from its copy, and any other (maybe out of its queue, or given twice, whose
+-- raises count one by one) from one ZMSCORE a host. Each host's URLs are read with one HMGET and its new ones written with one command a structure, so a
 -- batch costs commands by host, not by URL. How many URLs of a host were ever marked (what the bound counts) is in
 -- its ``u:`` hash (URL_COUNT), read and written with its records, so the bound costs no command; the URLs marked
 -- count once a call ('urls'), in the stats of the first bucket in KEYS (the job's counts are the sums over its
@@ -36,29 +38,37 @@ while at <= #ARGV do
   -- records: read or made in this batch; written: the members to store, in order; fresh: those new here;
   -- raised: the stored URLs whose priority rose, in order, with their new scores; new: the URLs new here
   local records, written, writes, fresh, raised_members, raised_scores = {}, {}, {}, {}, {}, {}
-  local new, waiting = {}, {}
+  -- below, below_closer: score, member pairs for ZADD XX LT (r.below), those not closer, counted, and the others;
+  -- below_moves: their new scores and orders of marking
+  local below, below_closer, below_moves = {}, {}, {}
+  local new, waiting, given = {}, {}, {}
   for j = 1, count do
     local member = kept[j]
+    given[member] = (given[member] or 0) + 1
     if records[member] == nil then  -- only the fields a mark reads; the whole record is unpacked if it is written
       local value, r = stored[j], false
       if value then
-        local marked_, _, priority_, seq, _, _, _, last_checked, _, _, distance_ = cmsgpack.unpack(value)
+        local marked_, lock_until, priority_, seq, _, _, _, last_checked, _, _, distance_ = cmsgpack.unpack(value)
         r = {marked = marked_, priority = priority_, seq = seq, last_checked = last_checked, distance = distance_,
-             stored = value}
-        if marked_ == 1 and not last_checked then table.insert(waiting, {r, hexseq(seq) .. member}) end
+             stored = value, kept = member, member = hexseq(seq) .. member, locked = lock_until ~= nil}
+        if marked_ == 1 and not last_checked then table.insert(waiting, r) end
       end
       records[member] = r
     end
   end
-  -- Each still waiting takes its queue's score where queued (r.queued): from the copy of the queue's best (none
-  -- queued: in no queue) when this script has not changed the queue, else read.
+  -- Each still waiting takes its queue's score where queued (r.queued), or is raised in its queue by ZADD LT
+  -- (r.below): from the copy of the queue's best (none queued: in no queue) when this script has not changed the
+  -- queue, else read.
   local copy, asked, asking = not changed[P .. host] and stored_top, {}, {}
-  for _, found in ipairs(waiting) do
-    if copy and copy[1] == found[2] then
-      found[1].priority, found[1].queued = best_priority(copy[2]), true
-    elseif not (copy and not copy[1]) then
-      table.insert(asked, found[2])
-      table.insert(asking, found[1])
+  for _, r in ipairs(waiting) do
+    if copy and copy[1] == r.member then
+      r.priority, r.queued = best_priority(copy[2]), true
+    elseif copy and not copy[1] then  -- in no queue: its record's priority
+    elseif not r.locked and given[r.kept] == 1 then
+      r.below = true
+    else
+      table.insert(asked, r.member)
+      table.insert(asking, r)
     end
   end
   if asked[1] then
@@ -71,7 +81,21 @@ while at <= #ARGV do
     local member, priority = kept[j], tonumber(ARGV[i + 1])
     local r = records[member]
     if r then
-      if r.marked == 1 and not r.last_checked then
+      if r.below then
+        local score = best_score(priority)
+        if distance < (r.distance or 0) then
+          r.distance = distance ~= 0 and distance or nil
+          table.insert(written, member)
+          writes[member] = true
+          raised = raised + 1
+          table.insert(below_closer, score_text(score))
+          table.insert(below_closer, r.member)
+        else
+          table.insert(below, score_text(score))
+          table.insert(below, r.member)
+        end
+        table.insert(below_moves, {score, r.seq})
+      elseif r.marked == 1 and not r.last_checked then
         local higher, closer = priority > r.priority, distance < (r.distance or 0)
         if higher then
           r.priority = priority
@@ -119,16 +143,16 @@ while at <= #ARGV do
   local raises = {}
   for _, member in ipairs(raised_members) do
     table.insert(raises, raised_scores[member])
-    table.insert(raises, hexseq(records[member].seq) .. member)
+    table.insert(raises, records[member].member)
   end
   local own = host == completing
   -- The host's best queued URL before this batch (QUEUE_TOP, read with the records; none when no URL of the host was
   -- marked before; read from the queue when unknown, except for ``completing``'s): its head (rehead) changes only
   -- when the host had none or a URL of the batch now comes before it (a raised one may be that URL itself). With no
-  -- URL raised (a raised one may be leased, out of its queue), its best after the batch is the first of that URL and
-  -- the new ones, which this script knows from then on (set_top).
+  -- URL raised that may do so (a raised one may be leased, out of its queue), its best after the batch is the first
+  -- of that URL and the new ones, which this script knows from then on (set_top).
   local top, state = nil, nil
-  if #new > 0 or #raises > 0 then
+  if #new > 0 or #raises > 0 or below_moves[1] then
     if not known then
       top = {}
     elseif changed[P .. host] or not stored_top and not own then
@@ -143,8 +167,17 @@ while at <= #ARGV do
   for _, member in ipairs(raised_members) do
     placed = placed or may_change_head(tonumber(raised_scores[member]), records[member].seq, top_score, top_seq)
   end
-  if #raises > 0 or #new > 0 then queue_changed(host) end
+  -- One raised by ZADD LT comes before the best only if it rose (the best is not among them): else the queue's order
+  -- may have changed behind its best, which is as before.
+  local below_placed = false
+  for _, move in ipairs(below_moves) do
+    below_placed = below_placed or may_change_head(move[1], move[2], top_score, top_seq)
+  end
+  if #raises > 0 or #new > 0 or below_placed then queue_changed(host) end
   if #raises > 0 then chunked('ZADD', P .. 'q:' .. host, 'XX', raises) end
+  if below[1] then raised = raised + select(2, chunked('ZADD', P .. 'q:' .. host, {'XX', 'LT', 'CH'}, below)) end
+  if below_closer[1] then chunked('ZADD', P .. 'q:' .. host, {'XX', 'LT'}, below_closer) end
+  placed = placed or below_placed
   if #new > 0 then
     local queue = {}
     for _, member in ipairs(new) do
@@ -158,7 +191,9 @@ while at <= #ARGV do
       table.insert(queue, hexseq(r.seq) .. member)
     end
     chunked('ZADD', P .. 'q:' .. host, nil, queue)
-    if #raises == 0 and top then set_top(host, first_member and {first_member, score_text(first_score)} or top) end
+    if #raises == 0 and not below_placed and top then
+      set_top(host, first_member and {first_member, score_text(first_score)} or top)
+    end
     if own then
       queued_own = #new
     elseif not top_score then  -- a host with none queued enters hostq by its lock, read with what rehead reads
