@@ -700,6 +700,42 @@ def test_a_solo_harvesters_scripts_note_a_host_whose_queue_they_left_alone_witho
         embedded.close()
 
 
+def test_a_solo_harvesters_rescoring_notes_each_hosts_new_best_without_reading_its_state(job, harvester_frontier,
+                                                                                         tmp_path):
+    """In solo mode a re-scoring notes a host whose best URL may have changed with that URL alone (its lock, lease and
+    yield as its last note gave them: no HMGET of its state), the best found among the URLs it changed and the best
+    before when that did not fall (no ZRANGE), read when it fell. A host locked and one leased keep their lock and
+    lease in the memory. Rounds as the embedded frontier's."""
+    solo, embedded = harvester_frontier(job), SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3)
+
+    def round_(store, now: float, limit: int) -> list[FrontierEntry]:
+        found = store.ready(now, "BestFirst", limit)
+        for entry in found:
+            assert store.claim(entry, now, 60.0)
+        return list(found)
+
+    try:
+        batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 1.0 + n - page / 4) for n in range(4) for page in range(3)]
+        for store in (solo, embedded):
+            store.mark(batch)
+            store.lock_host("h1.test", 1010.0)
+        assert round_(solo, 1000.0, 1) == round_(embedded, 1000.0, 1)   # h3's best leased
+        assert round_(solo, 1000.0, 1) == round_(embedded, 1000.0, 1) and solo.solo.heads is not None   # h2's
+        passing = {"http://h0.test/2": 9.0, "http://h1.test/1": 8.0, "http://h3.test/1": 7.0}
+        ran = _ran(solo, lambda: solo.set_priorities(passing))
+        embedded.set_priorities(passing)
+        assert "zrange" not in ran and ran["hmget"] == 3 and ran["hset"] == 3, ran   # the records, the copies
+        falling = {"http://h0.test/2": 0.0, "http://h1.test/1": 0.5}   # each its host's best: its next read
+        ran = _ran(solo, lambda: solo.set_priorities(falling))
+        embedded.set_priorities(falling)
+        assert ran["zrange"] == 2 and ran["hmget"] == 2, ran
+        for now in (1001.0, 1011.0, 1070.0):
+            assert round_(solo, now, 3) == round_(embedded, now, 3) and solo.solo.heads is not None
+    finally:
+        solo.close()
+        embedded.close()
+
+
 def test_a_frontier_over_the_solo_bound_keeps_its_heads_in_redis(job, harvester_frontier):
     """Solo mode reads every queued host at once, so a frontier with more hosts than ``max_hosts`` is refused it (and
     not asked again at every look), and a solo harvester whose memory grows past the bound leaves it, the heads made
@@ -1148,7 +1184,8 @@ def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private
 
 def test_a_new_best_url_of_a_host_waiting_for_its_lock_leaves_it_waiting(private_redis_url, tmp_path):
     """A host waiting for its lock has no head to place again: raising a URL over its best costs the host's HMGET
-    more than a lowering behind it, and BestFirst answers as the embedded frontier's once the lock ends."""
+    and the HSET of the copy of its new best more than a lowering behind it (that URL, the best now: no ZRANGE),
+    and BestFirst answers as the embedded frontier's once the lock ends."""
     frontier, embedded = RedisFrontier.from_url(private_redis_url, "rescore-waiting"), SqliteFrontier(tmp_path / "f.sqlite")
     try:
         batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 3.0 - page) for n in range(4) for page in range(3)]
@@ -1160,7 +1197,7 @@ def test_a_new_best_url_of_a_host_waiting_for_its_lock_leaves_it_waiting(private
         ranks = {f"http://h{n}.test/2": 5.0 for n in range(4)}
         ran = _ran(frontier, lambda: frontier.set_priorities(ranks))
         embedded.set_priorities(ranks)
-        assert ran == {"hmget": 8, "hset": 4, "zrange": 4, "zadd": 4, "exists": 1}, ran  # one look at the solo key a call
+        assert ran == {"hmget": 8, "hset": 4, "zadd": 4, "exists": 1}, ran  # one look at the solo key a call
         for now in (10.0, 11.0):
             assert frontier.ready(now, "BestFirst", 4) == embedded.ready(now, "BestFirst", 4)
     finally:

@@ -159,11 +159,16 @@ end
 
 -- A host's note: host, its best queued URL's member and score in its queue ('' and '': none queued; '=' and '' for
 -- ``top`` nil: as the host's last note said, its queue unchanged since), then its lock_until, leased_until, fetched
--- and relevant ('': absent), one line each.
+-- and relevant ('': absent), one line each; without ``h`` (a re-scoring, which changes no host's fields) only the
+-- first three: the rest as the host's last note said.
 local function solo_note(host, top, h)
   top = top or {'='}
-  table.insert(solo_notes, table.concat({host, top[1] or '', note_text(top[2]), note_text(h.lock_until),
-                                         note_text(h.leased_until), note_text(h.fetched), note_text(h.relevant)}, '\n'))
+  local lines = {host, top[1] or '', note_text(top[2])}
+  if h then
+    lines[4], lines[5], lines[6], lines[7] = note_text(h.lock_until), note_text(h.leased_until), note_text(h.fetched),
+                                             note_text(h.relevant)
+  end
+  table.insert(solo_notes, table.concat(lines, '\n'))
 end
 
 local function solo_flush()

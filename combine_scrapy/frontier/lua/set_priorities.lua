@@ -4,10 +4,11 @@
 -- record's is as of when it last left the queue): each marked URL's member is scored again with one ZADD XX a
 -- host, and only the record of a URL that may be out of its queue (leased, waiting for a retry: its lock_until
 -- set) is written, with the new priority it goes back with. The records and the host's queue's best (QUEUE_TOP)
--- are read with one HMGET, of which only each record's first four values are unpacked; the head is placed again
--- only when a changed URL was the queue's best or now comes before it. A host with queued URLs and no head waits
--- for its lock in 'waiting', by when it unlocks, which no priority changes: it stays there (in solo mode, where
--- no host has a head, the host is noted).
+-- are read with one HMGET, of which only each record's first four values are unpacked. The head is placed again
+-- only when a changed URL was the queue's best or now comes before it, and the queue's new best is read only when
+-- its best before fell: else it is the first of that URL and the changed ones. A host with queued URLs and no head
+-- waits for its lock in 'waiting', by when it unlocks, which no priority changes: it stays there. In solo mode,
+-- where no host has a head, the host's note gives its new best alone (its fields unchanged).
 
 local at = 1
 while at <= #ARGV do
@@ -22,7 +23,11 @@ while at <= #ARGV do
   local top = top_of(table.remove(stored) or nil)
   if not top then top = current_top(host) end
   local top_score, top_seq = top[1] and tonumber(top[2]), top[1] and unhex(top[1])
-  local scores, placed = {}, false
+  -- scores: score, member pairs for the ZADD; placed: whether the head may have changed; top_now: the score of the
+  -- best before, now (fell: it is now worse, or a URL maybe out of its queue would pass it: the best unknown);
+  -- passing: the first changed URL surely queued (no lock_until) that comes before the best before ({score, seq,
+  -- member})
+  local scores, placed, top_now, fell, passing = {}, false, top_score, false, nil
   for j = 1, count do
     local value = stored[j]
     if value then
@@ -35,9 +40,19 @@ while at <= #ARGV do
           pending_of(host)[kept] = cmsgpack.pack(unpack(values, 1, written))
         end
         if top_score then
+          local member, number = hexseq(seq) .. kept, tonumber(score)
           scores[#scores + 1] = score
-          scores[#scores + 1] = hexseq(seq) .. kept
-          placed = placed or may_change_head(tonumber(score), seq, top_score, top_seq)
+          scores[#scores + 1] = member
+          if seq == top_seq then
+            placed, top_now, fell = true, number, fell or number > top_score
+          elseif comes_before(number, seq, top_score, top_seq) then
+            placed = true
+            if lock_until then
+              fell = true
+            elseif not passing or comes_before(number, seq, passing[1], passing[2]) then
+              passing = {number, seq, member}
+            end
+          end
         end
       end
     end
@@ -47,8 +62,17 @@ while at <= #ARGV do
     chunked('ZADD', P .. 'q:' .. host, 'XX', scores)
     if placed then  -- else its best is as before, and so its copy (QUEUE_TOP) and its head
       queue_changed(host)
-      local state = host_state(host)
-      if state.head or solo() then rehead(host, nil, state) end
+      if not fell then  -- else read when needed
+        local best = passing and comes_before(passing[1], passing[2], top_now, top_seq) and passing
+                     or {top_now, top_seq, top[1]}
+        set_top(host, {best[3], score_text(best[1])})
+      end
+      if solo() then
+        solo_note(host, current_top(host))
+      else
+        local state = host_state(host)
+        if state.head then rehead(host, nil, state) end
+      end
     end
   end
 end

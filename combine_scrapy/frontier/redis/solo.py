@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 
 from combine_scrapy.frontier import FrontierEntry
 from combine_scrapy.frontier.redis.connection import BEST_SCALE, RedisConnection, number, queued_seq, queued_url
@@ -54,9 +55,10 @@ class SoloHeads:
     def note(self, notes: Iterable[bytes]) -> None:
         """Take each host's note (``solo_note``: host, best URL's member and score in its queue, lock, lease,
         fetched, relevant), in the order written: a host with no queued URL leaves; a note whose member is '=' keeps
-        the host's best URL as its last note gave it (its queue unchanged since)."""
+        the host's best URL as its last note gave it (its queue unchanged since), and one of the first three alone
+        (a re-scoring's) the host's lock, lease and yield."""
         for note in notes:
-            host, member, score, lock_until, leased_until, fetched, relevant = note.decode().split("\n")
+            host, member, score, *fields = note.decode().split("\n")
             known = self._hosts.pop(host, None)
             if known is not None:
                 del self._order[bisect.bisect_left(self._order, (known[2], host))]
@@ -70,9 +72,16 @@ class SoloHeads:
                 seq = queued_seq(kept)
             else:
                 continue
-            head = Head(entry, seq, float(lock_until or 0), int(float(fetched or 0)), float(relevant or 0))
+            if fields:
+                lock_until, leased_until, fetched, relevant = fields
+                head = Head(entry, seq, float(lock_until or 0), int(float(fetched or 0)), float(relevant or 0))
+                leased = float(leased_until or 0)
+            elif known is not None:
+                head, leased = replace(known[0], entry=entry, seq=seq), known[1]
+            else:   # never: a host with queued URLs has had a note of its fields
+                head, leased = Head(entry, seq, 0.0), 0.0
             key = self.strategy.round_key(head)
-            self._hosts[host] = (head, float(leased_until or 0), key)
+            self._hosts[host] = (head, leased, key)
             bisect.insort(self._order, (key, host))
 
     def heads(self, now: float, limit: int, hold: float) -> list[Head]:
