@@ -658,13 +658,14 @@ def test_a_solo_harvester_sees_what_another_process_writes_and_one_among_others_
             frontier.close()
 
 
-def test_a_solo_harvesters_scripts_note_a_host_whose_queue_they_left_alone_without_reading_it(job, harvester_frontier,
+def test_a_solo_harvesters_scripts_note_a_host_whose_queue_they_left_alone_without_reading_it(private_redis_url,
                                                                                                tmp_path):
     """In solo mode a script that changes a host's lock, lease or yield but not its queue notes the host with its best
     URL as its last note gave it: the completion of a leased URL with no link to its host, and a host's lock, read no
     best URL (no ZRANGE); a completion whose links reach its host's queue has it from the mark (the best before, kept
     in the host's u: hash, and the new ones). Rounds as the embedded frontier's."""
-    solo, embedded = harvester_frontier(job), SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3)
+    solo = RedisFrontier.from_url(private_redis_url, "solo-notes", max_attempts=3, lease_seconds=60.0, lease_ahead=True)
+    embedded = SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3)
 
     def round_(store, now: float, limit: int) -> list[FrontierEntry]:
         found = store.ready(now, "BestFirst", limit)
@@ -700,13 +701,13 @@ def test_a_solo_harvesters_scripts_note_a_host_whose_queue_they_left_alone_witho
         embedded.close()
 
 
-def test_a_solo_harvesters_rescoring_notes_each_hosts_new_best_without_reading_its_state(job, harvester_frontier,
-                                                                                         tmp_path):
+def test_a_solo_harvesters_rescoring_notes_each_hosts_new_best_without_reading_its_state(private_redis_url, tmp_path):
     """In solo mode a re-scoring notes a host whose best URL may have changed with that URL alone (its lock, lease and
     yield as its last note gave them: no HMGET of its state), the best found among the URLs it changed and the best
     before when that did not fall (no ZRANGE), read when it fell. A host locked and one leased keep their lock and
     lease in the memory. Rounds as the embedded frontier's."""
-    solo, embedded = harvester_frontier(job), SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3)
+    solo = RedisFrontier.from_url(private_redis_url, "solo-notes", max_attempts=3, lease_seconds=60.0, lease_ahead=True)
+    embedded = SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3)
 
     def round_(store, now: float, limit: int) -> list[FrontierEntry]:
         found = store.ready(now, "BestFirst", limit)
