@@ -9,14 +9,14 @@
 -- lower distance or out of its queue. A URL surely queued (no lock_until) and given once is raised with one ZADD XX
 -- LT CH a host, whose answer counts those raised (those also closer, counted anyway, in a ZADD XX LT of their own);
 -- the queue's best takes its score from its copy, and any other (maybe out of its queue, or given twice, whose
--- raises count one by one) from one ZMSCORE a host. Each host's URLs are read with one HMGET and its new ones written with one command a structure, so a
--- batch costs commands by host, not by URL. How many URLs of a host were ever marked (what the bound counts) is in
--- its ``u:`` hash (URL_COUNT), read and written with its records, so the bound costs no command; the URLs marked
--- count once a call ('urls'), in the stats of the first bucket in KEYS (the job's counts are the sums over its
--- buckets). ``completing``: the host of the page whose completion runs next in the same script
--- (complete_links.lua; nil alone): that completion places the host (hostq, its head) after the marks, so they
--- neither read its best URL nor place it. Answers what it did, then how many URLs of ``completing`` it queued (a
--- script's answer is its first value only).
+-- raises count one by one) from one ZMSCORE a host. Each host's URLs are read with one HMGET and its new ones
+-- written with one command a structure, so a batch costs commands by host, not by URL. How many URLs of a host
+-- were ever marked (what the bound counts) is in its ``u:`` hash (URL_COUNT), read and written with its records,
+-- so the bound costs no command; the URLs marked count once a call ('urls'), in the stats of the first bucket in
+-- KEYS (the job's counts are the sums over its buckets). ``completing``: the host of the page whose completion
+-- runs next in the same script (complete_links.lua; nil alone): that completion places the host (hostq, its head)
+-- after the marks, so they neither read its best URL nor place it. Answers what it did, then how many URLs of
+-- ``completing`` it queued (a script's answer is its first value only).
 
 local bound, distance, seq_key = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local first = 0
@@ -50,8 +50,11 @@ while at <= #ARGV do
       if value then
         local marked_, lock_until, priority_, seq, _, _, _, last_checked, _, _, distance_ = cmsgpack.unpack(value)
         r = {marked = marked_, priority = priority_, seq = seq, last_checked = last_checked, distance = distance_,
-             stored = value, kept = member, member = hexseq(seq) .. member, locked = lock_until ~= nil}
-        if marked_ == 1 and not last_checked then table.insert(waiting, r) end
+             stored = value, kept = member, locked = lock_until ~= nil}
+        if marked_ == 1 and not last_checked then
+          r.member = hexseq(seq) .. member   -- in its queue
+          table.insert(waiting, r)
+        end
       end
       records[member] = r
     end
