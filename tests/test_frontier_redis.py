@@ -658,29 +658,35 @@ def test_a_solo_harvester_sees_what_another_process_writes_and_one_among_others_
             frontier.close()
 
 
+def _solo_and_embedded(redis_url: str, tmp_path) -> tuple[RedisFrontier, SqliteFrontier]:
+    """A harvester's frontier on a Redis of the test's own (solo at its first look) and an embedded one to compare."""
+    return (RedisFrontier.from_url(redis_url, "solo-notes", max_attempts=3, lease_seconds=60.0, lease_ahead=True),
+            SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3))
+
+
+def _claimed_round(store, now: float, limit: int) -> list[FrontierEntry]:
+    """A BestFirst round of ``store``, each URL claimed."""
+    found = store.ready(now, "BestFirst", limit)
+    for entry in found:
+        assert store.claim(entry, now, 60.0)
+    return list(found)
+
+
 def test_a_solo_harvesters_scripts_note_a_host_whose_queue_they_left_alone_without_reading_it(private_redis_url,
                                                                                                tmp_path):
     """In solo mode a script that changes a host's lock, lease or yield but not its queue notes the host with its best
     URL as its last note gave it: the completion of a leased URL with no link to its host, and a host's lock, read no
     best URL (no ZRANGE); a completion whose links reach its host's queue has it from the mark (the best before, kept
     in the host's u: hash, and the new ones). Rounds as the embedded frontier's."""
-    solo = RedisFrontier.from_url(private_redis_url, "solo-notes", max_attempts=3, lease_seconds=60.0, lease_ahead=True)
-    embedded = SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3)
-
-    def round_(store, now: float, limit: int) -> list[FrontierEntry]:
-        found = store.ready(now, "BestFirst", limit)
-        for entry in found:
-            assert store.claim(entry, now, 60.0)
-        return list(found)
-
+    solo, embedded = _solo_and_embedded(private_redis_url, tmp_path)
     try:
         batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 1.0 + n - page / 4) for n in range(3) for page in range(3)]
         for store in (solo, embedded):
             store.mark(batch)
-        [first] = round_(solo, 1000.0, 1)
-        assert [first] == round_(embedded, 1000.0, 1)
-        [second] = round_(solo, 1000.0, 1)   # from its memory
-        assert [second] == round_(embedded, 1000.0, 1) and solo.solo.heads is not None
+        [first] = _claimed_round(solo, 1000.0, 1)
+        assert [first] == _claimed_round(embedded, 1000.0, 1)
+        [second] = _claimed_round(solo, 1000.0, 1)   # from its memory
+        assert [second] == _claimed_round(embedded, 1000.0, 1) and solo.solo.heads is not None
         ran = _ran(solo, lambda: solo.complete(first.url, first.host, now=1001.0, url_lock_until=1001.0,
                                                host_lock_until=1001.0, status=200))
         assert "zrange" not in ran, ran
@@ -695,7 +701,7 @@ def test_a_solo_harvesters_scripts_note_a_host_whose_queue_they_left_alone_witho
         embedded.complete(second.url, second.host, now=1001.0, url_lock_until=1001.0, host_lock_until=1001.0, status=200,
                           links=links)
         for now in (1002.0, 1004.0):
-            assert round_(solo, now, 2) == round_(embedded, now, 2) and solo.solo.heads is not None
+            assert _claimed_round(solo, now, 2) == _claimed_round(embedded, now, 2) and solo.solo.heads is not None
     finally:
         solo.close()
         embedded.close()
@@ -706,22 +712,14 @@ def test_a_solo_harvesters_rescoring_notes_each_hosts_new_best_without_reading_i
     yield as its last note gave them: no HMGET of its state), the best found among the URLs it changed and the best
     before when that did not fall (no ZRANGE), read when it fell. A host locked and one leased keep their lock and
     lease in the memory. Rounds as the embedded frontier's."""
-    solo = RedisFrontier.from_url(private_redis_url, "solo-notes", max_attempts=3, lease_seconds=60.0, lease_ahead=True)
-    embedded = SqliteFrontier(tmp_path / "f.sqlite", max_attempts=3)
-
-    def round_(store, now: float, limit: int) -> list[FrontierEntry]:
-        found = store.ready(now, "BestFirst", limit)
-        for entry in found:
-            assert store.claim(entry, now, 60.0)
-        return list(found)
-
+    solo, embedded = _solo_and_embedded(private_redis_url, tmp_path)
     try:
         batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 1.0 + n - page / 4) for n in range(4) for page in range(3)]
         for store in (solo, embedded):
             store.mark(batch)
             store.lock_host("h1.test", 1010.0)
-        assert round_(solo, 1000.0, 1) == round_(embedded, 1000.0, 1)   # h3's best leased
-        assert round_(solo, 1000.0, 1) == round_(embedded, 1000.0, 1) and solo.solo.heads is not None   # h2's
+        assert _claimed_round(solo, 1000.0, 1) == _claimed_round(embedded, 1000.0, 1)   # h3's best leased
+        assert _claimed_round(solo, 1000.0, 1) == _claimed_round(embedded, 1000.0, 1) and solo.solo.heads is not None   # h2's
         passing = {"http://h0.test/2": 9.0, "http://h1.test/1": 8.0, "http://h3.test/1": 7.0}
         ran = _ran(solo, lambda: solo.set_priorities(passing))
         embedded.set_priorities(passing)
@@ -731,7 +729,7 @@ def test_a_solo_harvesters_rescoring_notes_each_hosts_new_best_without_reading_i
         embedded.set_priorities(falling)
         assert ran["zrange"] == 2 and ran["hmget"] == 2, ran
         for now in (1001.0, 1011.0, 1070.0):
-            assert round_(solo, now, 3) == round_(embedded, now, 3) and solo.solo.heads is not None
+            assert _claimed_round(solo, now, 3) == _claimed_round(embedded, now, 3) and solo.solo.heads is not None
     finally:
         solo.close()
         embedded.close()
