@@ -19,7 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
-from bench.report import environment, write_report
+from bench.report import RESULTS, environment, write_report
 from bench.virtualweb.harness import load_average
 from bench.virtualweb.web import VirtualWeb
 from combine_scrapy.access.urls import host_of
@@ -114,6 +114,7 @@ def main() -> None:
     parser.add_argument("--urls", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=20, help="rounds crawled to time the SQLite frontier's calls")
     parser.add_argument("--redis", help="also measure the Redis frontier at this URL")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="directory for frontier_size.{json,md}")
     args = parser.parse_args()
     load = load_average()
     entries = _entries(args.urls)
@@ -122,7 +123,8 @@ def main() -> None:
         backends["redis"] = measure_redis(entries, args.redis)
     result = {
         **environment(f"python -m bench.frontier_size --urls {args.urls} --rounds {args.rounds}"
-                      + (f" --redis {args.redis}" if args.redis else "")),
+                      + (f" --redis {args.redis}" if args.redis else "")
+                      + (f" --results {args.results}" if args.results != RESULTS else "")),
         "load_average_before": load,
         "urls": len(entries),
         "backends": backends,
@@ -151,7 +153,7 @@ def main() -> None:
         "",
         f"After the rounds ({sqlite['urls_fetched_in_rounds']:,} URLs fetched, with an ETag and a Last-Modified "
         f"each) the file takes {sqlite['bytes_per_url_after_rounds']} bytes per URL.",
-    ])
+    ], args.results)
 
 
 if __name__ == "__main__":
