@@ -42,6 +42,7 @@ from combine_scrapy.faults import (
     StorageFault,
 )
 from combine_scrapy.frontier.strategy import STRIDE_POWER, YIELD_DECAY, YIELD_PRIOR_FETCHED, YIELD_PRIOR_RELEVANT
+from combine_scrapy.frontier.tails import url_of
 
 logger = logging.getLogger(__name__)
 
@@ -113,15 +114,6 @@ def queued_seq(member: bytes) -> int:
     return int(member[1:member[0] - 95], 16)
 
 
-def kept_url(host: str, url: str) -> str:
-    """A URL as its host's structures keep it (``short`` in ``lua/library.lua``): ``http://<host>`` written ``:``,
-    ``https://<host>`` ``;``."""
-    for mark, scheme in ((":", "http://"), (";", "https://")):
-        if url.startswith(scheme) and url.startswith(host, len(scheme)):
-            return mark + url[len(scheme) + len(host):]
-    return url
-
-
 def queue_score(priority: float) -> str:
     """A URL's score in its host's queue (``best_score`` in ``lua/library.lua``, the same double) as Redis reads it."""
     score = 0.0 - priority * BEST_SCALE
@@ -129,14 +121,8 @@ def queue_score(priority: float) -> str:
 
 
 def queued_url(host: str, member: bytes) -> str:
-    """The URL of a member of ``host``'s queue: after its order of marking, the URL as kept (``http://<host>``
-    written ``:``, ``https://<host>`` ``;``)."""
-    kept = member[member[0] - 95:].decode()
-    if kept[:1] == ":":
-        return f"http://{host}{kept[1:]}"
-    if kept[:1] == ";":
-        return f"https://{host}{kept[1:]}"
-    return kept
+    """The URL of a member of ``host``'s queue: after its order of marking, the URL as kept (``tails.tail_of``)."""
+    return url_of(host, member[member[0] - 95:].decode())
 
 # A head's weighted priority in Lua is strategy.weighted_priority with the same constants, so the same doubles.
 _CONSTANTS = (f"local YIELD_PRIOR_RELEVANT, YIELD_PRIOR_FETCHED = {YIELD_PRIOR_RELEVANT!r}, {YIELD_PRIOR_FETCHED!r}\n"

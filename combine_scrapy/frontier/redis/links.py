@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from combine_scrapy.access.urls import host_of
-from combine_scrapy.frontier.redis.connection import RedisPart, kept_url, queue_score
+from combine_scrapy.frontier.redis.connection import RedisPart, queue_score
+from combine_scrapy.frontier.tails import tail_of
 
 
 class RedisLinkGraph(RedisPart):
@@ -36,7 +37,7 @@ class RedisLinkGraph(RedisPart):
         by_host: dict[str, list[str]] = {}
         for url, priority in priorities.items():
             host = host_of(url)
-            by_host.setdefault(host, []).extend((kept_url(host, url), queue_score(priority)))
+            by_host.setdefault(host, []).extend((tail_of(host, url), queue_score(priority)))
         if not by_host:
             return
         hosts = list(by_host)

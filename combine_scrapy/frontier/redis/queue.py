@@ -25,7 +25,6 @@ from combine_scrapy.frontier.redis.connection import (
     BEST_SCALE,
     RedisConnection,
     RedisPart,
-    kept_url,
     number,
     queued_seq,
     read_records,
@@ -34,6 +33,7 @@ from combine_scrapy.frontier.redis.connection import (
 from combine_scrapy.frontier.redis.sharing import HarvesterShare
 from combine_scrapy.frontier.redis.solo import SoloMode, end_solo
 from combine_scrapy.frontier.strategy import FIRST_DEPTH, CrawlStrategy, Head, Round, strategy_named
+from combine_scrapy.frontier.tails import tail_of
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ class RedisQueue(RedisPart):
                 found += [host, place(position), len(by_host[host])]
                 for number_given in by_host[host]:
                     url, _, priority = links.entries[number_given]
-                    found += [kept_url(host, url), number(priority), first + number_given]
+                    found += [tail_of(host, url), number(priority), first + number_given]
             return found
 
         count = len(links.entries)

@@ -114,7 +114,7 @@ _OLD_COLUMNS = (
                ("leased_until", "REAL NOT NULL DEFAULT 0"))),
 )
 
-# An old row's URL as a tail: the same rule as ``tails.tail_of``, in SQL.
+# An old row's URL as a tail: the same rule as ``frontier.tails.tail_of``, in SQL.
 _OLD_TAIL = """
     CASE WHEN substr(o.url, 1, 7 + length(o.host)) = 'http://' || o.host THEN ':' || substr(o.url, 8 + length(o.host))
          WHEN substr(o.url, 1, 8 + length(o.host)) = 'https://' || o.host THEN ';' || substr(o.url, 9 + length(o.host))

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from combine_scrapy.frontier import FrontierEntry
-from combine_scrapy.frontier.sqlite.tails import url_of
 from combine_scrapy.frontier.strategy import CrawlStrategy, Head, Round, RoundKey
+from combine_scrapy.frontier.tails import url_of
 
 # Each host's head in a queue's order (``{order}``) and when a locked URL of it comes free, for ``{hosts}``.
 HEADS = """

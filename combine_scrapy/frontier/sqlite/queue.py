@@ -8,8 +8,9 @@ from typing import cast
 from combine_scrapy.frontier import FrontierEntry, Marking, MarkResult
 from combine_scrapy.frontier.sqlite.connection import SqliteConnection, SqlitePart
 from combine_scrapy.frontier.sqlite.heads import HEADS, HeadCache
-from combine_scrapy.frontier.sqlite.tails import URL_ROW, key_of, tail_of
+from combine_scrapy.frontier.sqlite.tails import URL_ROW, key_of
 from combine_scrapy.frontier.strategy import FIRST_DEPTH, YIELD_DECAY, CrawlStrategy, Round, strategy_named
+from combine_scrapy.frontier.tails import tail_of
 from combine_scrapy.sqlitetx import write_transaction
 
 # A strategy's queue (frontier.strategy) as the order of one host's URLs.

@@ -1,8 +1,5 @@
-"""A URL as the frontier file keeps it: its host's row and the rest of it, short.
-
-``http://<host>`` is written ``:`` and ``https://<host>`` ``;``, so a URL's
-row holds only what follows its host. A URL given alone is kept under
-``host_of(url)``.
+"""A URL as the frontier file keeps it: its host's row and the rest of it, short (``frontier.tails``), so a
+URL's row holds only what follows its host. A URL given alone is kept under ``host_of(url)``.
 """
 
 from __future__ import annotations
@@ -11,28 +8,10 @@ import re
 from collections.abc import Iterable, Iterator
 
 from combine_scrapy.access.urls import host_of
+from combine_scrapy.frontier.tails import tail_of
 
 # A URL's row: its host's number and its tail (``?`` the host name, then the tail).
 URL_ROW = "host_id = (SELECT id FROM hosts WHERE host = ?) AND tail = ?"
-
-
-def tail_of(host: str, url: str) -> str:
-    """``url`` as its host's rows keep it: ``http://<host>`` written ``:``, ``https://<host>`` ``;``."""
-    if url.startswith("http://") and url.startswith(host, 7):
-        return ":" + url[7 + len(host):]
-    if url.startswith("https://") and url.startswith(host, 8):
-        return ";" + url[8 + len(host):]
-    return url
-
-
-def url_of(host: str, tail: str) -> str:
-    """The URL a host's ``tail`` stands for."""
-    mark = tail[:1]
-    if mark == ":":
-        return "http://" + host + tail[1:]
-    if mark == ";":
-        return "https://" + host + tail[1:]
-    return tail
 
 
 def key_of(url: str) -> tuple[str, str]:
