@@ -328,9 +328,13 @@ class CrawlPolicy:
         edges, scores = self.frontier.link_graph()
         relevance = {url: max(score, 0.0) for url, score in scores.items()} if self.job.crawling.strategy == "iPageRank" else None
         ranks = pagerank(edges, relevance)
-        self.frontier.set_priorities(ranks)
-        self.marks.rescored(ranks)
+        self._set_priorities(ranks)
         return len(ranks)
+
+    def _set_priorities(self, priorities: dict[str, float]) -> None:
+        """Give marked URLs new priorities, lower or higher, and remember them (a later mark above is sent)."""
+        self.frontier.set_priorities(priorities)
+        self.marks.rescored(priorities)
 
     # -- a fetch ------------------------------------------------------------------------
 
@@ -457,8 +461,7 @@ class CrawlPolicy:
             self._count("links/model/lessons", steps)
         if scorer.rescore_due:
             rescored = scorer.rescore()
-            self.frontier.set_priorities(rescored)
-            self.marks.rescored(rescored)
+            self._set_priorities(rescored)
             self._count("links/model/rescored", len(rescored))
         learner = scorer.learner
         if learner is not None and learner.sync_due:
