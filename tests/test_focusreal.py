@@ -159,6 +159,20 @@ def test_summary_counts_targets_per_500_fetches_and_judges_against_breadth_first
     assert figures["default"]["fetches_per_host"] == {"a.docs.test": 3000}
 
 
+def test_breadth_first_past_the_cap_is_judged_by_its_own_figure_and_one_never_there_by_its_fetches():
+    own = RealRun("t", 1, 0, BREADTH_FIRST, 10, 6000, [500 * n for n in range(1, 11)], seed_set="home")  # 80% at 4,000
+    runs = [own, run("default", [10, 20, 30, 40, 50, 60, 70, 790]),  # 80% at 790: within a fifth of 4,000
+            run("late", [10, 20, 30, 40, 50, 60, 70, 900])]  # 80% at 900: not within a fifth of it
+    figures = with_floor(summary(runs, 3000), runs, 3000)["home"]["t"]
+    assert figures["default"]["target_80%_in_a_fifth"] and not figures["late"]["target_80%_in_a_fifth"]
+    assert figures["late"]["floor_80%_within_breadth_first"]
+    never = RealRun("t", 1, 0, BREADTH_FIRST, 10, 5000, [100], seed_set="home")  # stopped at 5,000 without 80%
+    runs = [never, run("default", [10, 20, 30, 40, 50, 60, 70, 990])]
+    figures = with_floor(summary(runs, 3000), runs, 3000)["home"]["t"]
+    assert figures["default"]["target_80%_in_a_fifth"]   # 990 * 5 <= 5,000: against the fetches it made
+    assert figures["default"]["ratio_to_breadth_first_80%"]["mean"] == round(990 / 5000, 3)
+
+
 @pytest.mark.parametrize("topic", TOPICS, ids=[topic.key for topic in TOPICS])
 def test_each_topic_has_targets_on_two_hosts_a_definition_and_an_offtopic_seed(topic):
     keys = [target.key for target in topic.targets]
@@ -184,6 +198,8 @@ def test_parts_run_apart_are_merged_into_one_report():
     assert result["crawls"] == [{"x": 1}, {"x": 2}] and result["topics"] == ["tls", "regex"]
     assert result["seed_sets"] == ["home", "portal"] and list(result["configurations"]) == ["default", "bft-online"]
     assert (result["runs"], result["wall_minutes"], result["command"]) == (2, 42.5, "a; b")
+    assert result["peer_cap"] == 3000   # parts run before --peer-cap ran their peers to the cap
+    assert merged([{**part, "peer_cap": 10_000}, other])["peer_cap"] == 10_000
     with pytest.raises(ValueError, match="capped"):
         merged([part, {**other, "cap": 1000}])
 
