@@ -709,8 +709,9 @@ def test_a_solo_harvesters_scripts_note_a_host_whose_queue_they_left_alone_witho
 
 def test_a_solo_harvesters_rescoring_notes_each_hosts_new_best_without_reading_its_state(private_redis_url, tmp_path):
     """In solo mode a re-scoring notes a host whose best URL may have changed with that URL alone (its lock, lease and
-    yield as its last note gave them: no HMGET of its state), the best found among the URLs it changed and the best
-    before when that did not fall (no ZRANGE), read when it fell. A host locked and one leased keep their lock and
+    yield as its last note gave them: no HMGET of its state). The URLs go as their members of their queues (this
+    harvester marked them): no record is read, each host's best is read from its queue before, and again after when
+    a URL passed it or it fell, and ``locked`` is read once a bucket. A host locked and one leased keep their lock and
     lease in the memory. Rounds as the embedded frontier's."""
     solo, embedded = _solo_and_embedded(private_redis_url, tmp_path)
     try:
@@ -723,11 +724,14 @@ def test_a_solo_harvesters_rescoring_notes_each_hosts_new_best_without_reading_i
         passing = {"http://h0.test/2": 9.0, "http://h1.test/1": 8.0, "http://h3.test/1": 7.0}
         ran = _ran(solo, lambda: solo.set_priorities(passing))
         embedded.set_priorities(passing)
-        assert "zrange" not in ran and ran["hmget"] == 3 and ran["hset"] == 3, ran   # the records, the copies
+        buckets = len(solo.connection.by_bucket(["h0.test", "h1.test", "h3.test"]))
+        # each host's best before, h0's and h1's after (passed; h3's best is the URL raised), ``locked``; the copies
+        assert "hmget" not in ran and ran["hset"] == 3 and ran["zrange"] == 3 + 2 + buckets, ran
         falling = {"http://h0.test/2": 0.0, "http://h1.test/1": 0.5}   # each its host's best: its next read
         ran = _ran(solo, lambda: solo.set_priorities(falling))
         embedded.set_priorities(falling)
-        assert ran["zrange"] == 2 and ran["hmget"] == 2, ran
+        buckets = len(solo.connection.by_bucket(["h0.test", "h1.test"]))
+        assert "hmget" not in ran and ran["zrange"] == 2 * 2 + buckets, ran
         for now in (1001.0, 1011.0, 1070.0):
             assert _claimed_round(solo, now, 3) == _claimed_round(embedded, now, 3) and solo.solo.heads is not None
     finally:
@@ -1159,9 +1163,9 @@ def test_a_url_another_harvester_took_between_a_look_and_its_leases_is_skipped(j
 
 def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private_redis_url, tmp_path):
     """set_priorities places a host's head again only when its best URL may have changed: lowering a URL behind it
-    costs two commands a host (read the records with the host's best, score the queue: a queued URL's priority is its
-    score alone, no record is written, nor the copy of the host's best), raising one over it places the head again;
-    BestFirst answers as the embedded frontier's after each."""
+    costs two commands a host (read the host's best from its queue, score the queue: a queued URL's priority is its
+    score alone, no record is read or written, nor the copy of the host's best) and one a bucket (read ``locked``),
+    raising one over it places the head again; BestFirst answers as the embedded frontier's after each."""
     frontier, embedded = RedisFrontier.from_url(private_redis_url, "rescore"), SqliteFrontier(tmp_path / "f.sqlite")
     try:
         batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 3.0 - page) for n in range(4) for page in range(3)]
@@ -1172,7 +1176,8 @@ def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private
             ran = _ran(frontier, lambda: frontier.set_priorities(ranks))
             embedded.set_priorities(ranks)
             if new < 1:
-                assert ran == {"hmget": 4, "zadd": 4}, ran
+                assert ran == {"zrange": 4 + len(frontier.connection.by_bucket([f"h{n}.test" for n in range(4)])),
+                               "zadd": 4}, ran
             else:
                 assert sum(ran.values()) > 4 * 4 and ran["zrem"] >= 4, ran
             assert frontier.ready(0.0, "BestFirst", 4) == embedded.ready(0.0, "BestFirst", 4)
@@ -1182,9 +1187,10 @@ def test_a_new_priority_behind_a_hosts_best_url_leaves_its_head_in_place(private
 
 
 def test_a_new_best_url_of_a_host_waiting_for_its_lock_leaves_it_waiting(private_redis_url, tmp_path):
-    """A host waiting for its lock has no head to place again: raising a URL over its best costs the host's HMGET
-    and the HSET of the copy of its new best more than a lowering behind it (that URL, the best now: no ZRANGE),
-    and BestFirst answers as the embedded frontier's once the lock ends."""
+    """A host waiting for its lock has no head to place again: raising a URL over its best costs the HMGET of the
+    host's state, the read of its new best (a URL given as its member may be no longer marked) and the HSET of the
+    copy of that best more than a lowering behind it, and BestFirst answers as the embedded frontier's once the lock
+    ends."""
     frontier, embedded = RedisFrontier.from_url(private_redis_url, "rescore-waiting"), SqliteFrontier(tmp_path / "f.sqlite")
     try:
         batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 3.0 - page) for n in range(4) for page in range(3)]
@@ -1196,7 +1202,9 @@ def test_a_new_best_url_of_a_host_waiting_for_its_lock_leaves_it_waiting(private
         ranks = {f"http://h{n}.test/2": 5.0 for n in range(4)}
         ran = _ran(frontier, lambda: frontier.set_priorities(ranks))
         embedded.set_priorities(ranks)
-        assert ran == {"hmget": 8, "hset": 4, "zadd": 4, "exists": 1}, ran  # one look at the solo key a call
+        buckets = len(frontier.connection.by_bucket([f"h{n}.test" for n in range(4)]))
+        assert ran == {"hmget": 4, "zrange": 4 * 2 + buckets, "hset": 4, "zadd": 4, "exists": 1}, ran  # one look at
+        # the solo key a call
         for now in (10.0, 11.0):
             assert frontier.ready(now, "BestFirst", 4) == embedded.ready(now, "BestFirst", 4)
     finally:
@@ -1452,3 +1460,50 @@ def test_a_harvester_reads_its_own_robots_answer_after_redis_forgot_the_scripts(
     frontier.store_robots("a", 200, b"User-agent: *", expires=1000, host_delay=5)
     frontier.connection.server.script_flush()
     assert frontier.robots("a", now=1) == (200, b"User-agent: *")   # the read is sent again after the script ran
+
+
+def test_a_rescoring_names_the_queue_members_its_harvester_knows_and_learns_the_others(private_redis_url, tmp_path):
+    """A harvester keeps the orders of marking its marks answered, so its re-scoring names each URL's member of its
+    queue and Redis reads no record; URLs another harvester marked go as kept, whose records are read, and their
+    orders of marking come back: the next re-scoring names them too. A leased URL given as its member is out of its
+    queue: its record takes the new priority it comes back with; a URL fetched is forgotten. Rounds as the embedded
+    frontier's throughout, with each host's copy of its best kept."""
+    marker, embedded = RedisFrontier.from_url(private_redis_url, "members"), SqliteFrontier(tmp_path / "f.sqlite")
+    rescorer = RedisFrontier.from_url(private_redis_url, "members")
+    try:
+        batch = [(f"http://h{n}.test/{page}", f"h{n}.test", 1.0 + page / 4) for n in range(6) for page in range(4)]
+        for store in (marker, embedded):
+            store.mark(batch)
+        seqs = marker.connection.queue_seqs
+        assert len({seqs.get(url) for url, _, _ in batch} - {None}) == len(batch)
+        assert len(rescorer.connection.queue_seqs) == 0
+        [leased] = marker.ready(0.0, "BestFirst", 1)
+        assert marker.claim(leased, 0.0, 10.0)
+        assert embedded.claim(leased, 0.0, 10.0)
+        [done] = [entry for entry in marker.ready(0.0, "BestFirst", 6) if entry.host != leased.host][:1]
+        for store in (marker, embedded):
+            assert store.claim(done, 0.0, 10.0)
+            store.complete(done.url, done.host, now=1.0, url_lock_until=1.0, host_lock_until=1.0, status=200)
+
+        def rescore(frontier: RedisFrontier, priorities: dict[str, float]) -> dict[str, int]:
+            ran = _ran(frontier, lambda: frontier.set_priorities(priorities))
+            embedded.set_priorities(priorities)
+            for now in (2.0, 11.0):   # at 11 the leased URL is back in its queue
+                assert frontier.ready(now, "BestFirst", 24) == embedded.ready(now, "BestFirst", 24)
+            _assert_queue_bests_kept(frontier)
+            return ran
+
+        rnd = random.Random(3)
+        everything = {url: rnd.choice([0.5, 1.5, 3.0]) for url, _, _ in batch}
+        rescore(marker, everything | {leased.url: 5.0})   # the leased URL, given as its member, back as its host's best
+        everything = {url: rnd.choice([0.5, 1.5, 3.0]) for url, _, _ in batch}
+        first = rescore(rescorer, everything)   # every URL as kept: its records read, a host at a time
+        assert rescorer.connection.queue_seqs.get(batch[0][0]) == seqs.get(batch[0][0])
+        assert rescorer.connection.queue_seqs.get(done.url) is None   # no longer marked
+        everything = {url: rnd.choice([0.25, 2.0, 4.0]) for url in everything}
+        again = rescore(rescorer, everything)   # records read only for the leased URL and the fetched one
+        assert again["hmget"] <= first["hmget"] - 4, (first, again)
+    finally:
+        marker.close()
+        rescorer.close()
+        embedded.close()

@@ -15,8 +15,11 @@
 -- so the bound costs no command; the URLs marked count once a call ('urls'), in the stats of the first bucket in
 -- KEYS (the job's counts are the sums over its buckets). ``completing``: the host of the page whose completion
 -- runs next in the same script (complete_links.lua; nil alone): that completion places the host (hostq, its head)
--- after the marks, so they neither read its best URL nor place it. Answers what it did, then how many URLs of
--- ``completing`` it queued (a script's answer is its first value only).
+-- after the marks, so they neither read its best URL nor place it. Answers what it did (marked, refused, raised),
+-- the first order of marking it reserved (0 without ``seq``) and the numbers of the entries it did not number (known
+-- or refused: each other's order of marking is that first plus its number, which the caller keeps to name the URL's
+-- member of its queue to set_priorities.lua), then how many URLs of ``completing`` it queued (a script's answer is
+-- its first value only).
 
 local bound, distance, seq_key = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local first = 0
@@ -24,7 +27,7 @@ if seq_key > 0 then
   local count = tonumber(ARGV[4])
   first = redis.call('INCRBY', KEYS[seq_key], count) - count
 end
-local marked, refused, raised, queued_own = 0, 0, 0, 0
+local marked, refused, raised, queued_own, unnumbered = 0, 0, 0, 0, {}
 local at = 5
 while at <= #ARGV do
   local host, count = ARGV[at], tonumber(ARGV[at + 2])
@@ -84,6 +87,7 @@ while at <= #ARGV do
     local member, priority = kept[j], tonumber(ARGV[i + 1])
     local r = records[member]
     if r then
+      unnumbered[#unnumbered + 1] = tonumber(ARGV[i + 2])
       if r.below then
         local score = best_score(priority)
         if distance < (r.distance or 0) then
@@ -119,6 +123,7 @@ while at <= #ARGV do
     else
       if bound >= 0 and urls >= bound then
         refused = refused + 1
+        unnumbered[#unnumbered + 1] = tonumber(ARGV[i + 2])
       else
         local seq = first + tonumber(ARGV[i + 2])
         records[member] = {marked = 1, priority = priority, seq = seq, distance = distance ~= 0 and distance or nil}
@@ -217,4 +222,4 @@ if marked > 0 then
   P = KEYS[1]
   redis.call('HINCRBY', P .. 'stats', 'urls', marked)
 end
-return {marked, refused, raised}, queued_own
+return {marked, refused, raised, first, unnumbered}, queued_own

@@ -41,6 +41,7 @@ from combine_scrapy.faults import (
     StopSignals,
     StorageFault,
 )
+from combine_scrapy.frontier.redis.members import QueueSeqs
 from combine_scrapy.frontier.strategy import STRIDE_POWER, YIELD_DECAY, YIELD_PRIOR_FETCHED, YIELD_PRIOR_RELEVANT
 from combine_scrapy.frontier.tails import url_of
 
@@ -333,6 +334,7 @@ class RedisConnection:
         self.solo_checked: Callable[[], bool] = lambda: True
         self._deferred: list[tuple[str, list[str], list[Any]]] = []   # script calls sent with the next one
         self.marker = JobMarker(self)
+        self.queue_seqs = QueueSeqs()   # the orders of marking of the URLs this harvester marked (a re-scoring's)
 
     @cached_property
     def buckets(self) -> int:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from combine_scrapy.access.urls import host_of
 from combine_scrapy.frontier.redis.connection import RedisPart, queue_score
+from combine_scrapy.frontier.redis.members import queue_member
 from combine_scrapy.frontier.tails import tail_of
 
 
@@ -32,28 +33,51 @@ class RedisLinkGraph(RedisPart):
     def set_priorities(self, priorities: dict[str, float]) -> None:
         """Overwrite the priority of marked URLs (a PageRank recomputation, the link model's re-scoring): on a
         single Redis one script call, on a Redis Cluster one a bucket in one pipeline. The URLs go grouped by
-        host, as their hosts' structures keep them, with their queue scores, so the script parses no more than
-        it writes."""
-        by_host: dict[str, list[str]] = {}
+        host with their queue scores: those whose order of marking this harvester knows (``QueueSeqs``) as their
+        members of the host's queue, the others as kept, whose records Redis reads (``lua/set_priorities.lua``),
+        answering their orders of marking, which this harvester keeps."""
+        seqs = self.connection.queue_seqs
+        # by host: its URLs that go as members and their arguments, then those that go as kept and theirs
+        by_host: dict[str, tuple[list[str], list[str], list[str], list[str]]] = {}
         for url, priority in priorities.items():
             host = host_of(url)
-            by_host.setdefault(host, []).extend((tail_of(host, url), queue_score(priority)))
+            found = by_host.get(host)
+            if found is None:
+                found = by_host[host] = ([], [], [], [])
+            seq, tail = seqs.get(url), tail_of(host, url)
+            if seq is None:
+                found[2].append(url)
+                found[3].extend((tail, queue_score(priority)))
+            else:
+                found[0].append(url)
+                found[1].extend((queue_score(priority), queue_member(seq, tail)))
         if not by_host:
             return
         hosts = list(by_host)
         groups = self.connection.by_bucket(hosts)
 
-        def entries(positions: list[int], key: dict[int, int]) -> list[str | int]:
+        def entries(positions: list[int], key: dict[int, int]) -> tuple[list[str | int], list[str]]:
             found: list[str | int] = []
+            urls: list[str] = []
             for position in positions:
-                urls = by_host[hosts[position]]
-                found += [hosts[position], key[position], len(urls) // 2, *urls]
-            return found
+                member_urls, as_members, kept_urls, as_kept = by_host[hosts[position]]
+                found += [hosts[position], key[position], len(member_urls), len(kept_urls), *as_members, *as_kept]
+                urls += member_urls + kept_urls
+            return found, urls
 
         if self.connection.single_node:
             key = {position: place for place, found in enumerate(groups.values(), start=1) for position in found}
-            self.connection.run_scripts([("set_priorities", [self.connection.bucket_prefixes[bucket] for bucket in groups],
-                                          entries(list(range(len(hosts))), key))])
+            args, urls = entries(list(range(len(hosts))), key)
+            [learned] = self.connection.run_scripts([("set_priorities", [self.connection.bucket_prefixes[bucket]
+                                                                         for bucket in groups], args)])
+            self._learned(urls, learned)
             return
-        self.connection.run_buckets([(bucket, "set_priorities", entries(positions, dict.fromkeys(positions, 1)))
-                                     for bucket, positions in groups.items()])
+        calls = [(bucket, entries(positions, dict.fromkeys(positions, 1))) for bucket, positions in groups.items()]
+        for (_, (_, urls)), learned in zip(calls, self.connection.run_buckets(
+                [(bucket, "set_priorities", args) for bucket, (args, _) in calls])):
+            self._learned(urls, learned)
+
+    def _learned(self, urls: list[str], learned: list[int]) -> None:
+        """Keep the orders of marking a re-scoring answered: ``learned`` holds pairs of a URL's number among
+        ``urls`` (from 1) and its order of marking."""
+        self.connection.queue_seqs.learned((urls[number - 1], seq) for number, seq in zip(learned[::2], learned[1::2]))

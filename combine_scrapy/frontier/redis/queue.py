@@ -128,12 +128,23 @@ class RedisQueue(RedisPart):
         entries = list(entries)
         if not entries:
             return MarkResult(0, 0, 0)
-        return _summed(self.connection.run_scripts(self._mark_calls(Marking(entries, max_urls_per_host, distance))))
+        links = Marking(entries, max_urls_per_host, distance)
+        calls, numbered_from = self._mark_calls(links)
+        return self._marked(links, numbered_from, self.connection.run_scripts(calls))
 
-    def _mark_calls(self, links: Marking) -> list[tuple[str, list[str], list[Any]]]:
+    def _marked(self, links: Marking, numbered_from: int, answers: list[Any]) -> MarkResult:
+        """The answers of a mark's scripts as one MarkResult, the orders of marking they gave kept (``QueueSeqs``):
+        entry ``k`` went to them numbered ``numbered_from + k``."""
+        self.connection.queue_seqs.marked(
+            ((url, numbered_from + position) for position, (url, _, _) in enumerate(links.entries)),
+            int(answers[0][3]), (int(found) for answer in answers for found in answer[4]))
+        return _summed(answers)
+
+    def _mark_calls(self, links: Marking) -> tuple[list[tuple[str, list[str], list[Any]]], int]:
         """The script calls ``(script, keys, args)`` that mark ``links`` (``mark``), their URLs grouped by host (in
         the order first given) as their hosts' structures keep them, so the script groups and shortens nothing;
-        on a cluster their orders of marking are reserved first, with a round trip of their own."""
+        on a cluster their orders of marking are reserved first, with a round trip of their own. Also the number
+        the first entry is given (each next one the next number)."""
         connection = self.connection
         connection.store_buckets()
         head: list[Any] = [-1 if links.max_urls_per_host is None else links.max_urls_per_host, int(links.distance)]
@@ -159,12 +170,12 @@ class RedisQueue(RedisPart):
         if connection.single_node:
             keys = [connection.bucket_prefixes[bucket] for bucket in groups] + [connection.key("seq")]
             place = {position: key for key, positions in enumerate(groups.values(), start=1) for position in positions}
-            return [("mark", keys, [*head, len(keys), count, *entries(list(range(len(hosts))), place.__getitem__, 0)])]
+            return [("mark", keys, [*head, len(keys), count, *entries(list(range(len(hosts))), place.__getitem__, 0)])], 0
         first = connection.server.incrby(connection.key("seq"), count) - count + 1
         return [("mark", [connection.bucket_prefixes[bucket]],
                  [*head, 0, sum(len(by_host[hosts[position]]) for position in positions),
                   *entries(positions, lambda _: 1, first)])
-                for bucket, positions in groups.items()]
+                for bucket, positions in groups.items()], first
 
     def remark(self, url: str) -> bool:
         """Mark a known URL for crawling again, unlocked (recycle / re-harvest)."""
@@ -477,15 +488,17 @@ class RedisQueue(RedisPart):
             "last_modified": last_modified,
             "score": None if score is None else number(score),
         }
-        marks = self._mark_calls(links) if links is not None and links.entries else []
+        marks, numbered_from = self._mark_calls(links) if links is not None and links.entries else ([], 0)
+        self.connection.queue_seqs.forget(url)
         complete = [url, host, number(now), number(url_lock_until), number(host_lock_until), int(keep_marked),
                     json.dumps({field: value for field, value in given.items() if value is not None}), int(bool(relevant))]
         page = self.connection.prefix_of(host)
         if self.connection.single_node and marks:
             [(_, keys, args)] = marks
-            return _summed(self.connection.run_scripts([("complete_links", [*keys, page], [len(complete), *complete, *args])]))
-        answers = self.connection.run_scripts([*marks, ("complete", [page], complete)])
-        return _summed(answers[:-1])
+            answers = self.connection.run_scripts([("complete_links", [*keys, page], [len(complete), *complete, *args])])
+        else:
+            answers = self.connection.run_scripts([*marks, ("complete", [page], complete)])[:-1]
+        return self._marked(links, numbered_from, answers) if marks and links is not None else MarkResult(0, 0, 0)
 
     def release(self, url: str, host: str, host_lock_until: float, now: float | None = None) -> None:
         """Give a leased URL back without counting the attempt (its fetch was put off).
