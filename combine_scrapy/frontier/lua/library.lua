@@ -117,8 +117,20 @@ end
 
 -- A command with a long list of arguments, sent in parts (Lua's unpack takes a few thousand at most), after its
 -- ``options`` (nil, one, or a list); an HMGET's answers joined, and the sum of its integer answers (ZADD CH's count).
+-- A short list with no list of options goes as it is, no table copied.
 local CHUNK = 2000
 local function chunked(command, key, options, items)
+  if not items[1] then return {}, 0 end
+  if #items <= CHUNK and type(options) ~= 'table' then
+    local answer
+    if options then
+      answer = redis.call(command, key, options, unpack(items))
+    else
+      answer = redis.call(command, key, unpack(items))
+    end
+    if type(answer) == 'table' then return answer, 0 end
+    return {}, type(answer) == 'number' and answer or 0
+  end
   local head = {key}
   if type(options) == 'table' then
     for _, option in ipairs(options) do table.insert(head, option) end
