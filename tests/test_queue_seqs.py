@@ -1,7 +1,7 @@
 """The orders of marking a harvester keeps for its re-scorings (frontier/redis/members.py)."""
 
-from combine_scrapy.frontier.redis.connection import queued_seq, queued_url
-from combine_scrapy.frontier.redis.members import QueueSeqs, queue_member
+from combine_scrapy.frontier.redis.connection import queue_member, queued_seq, queued_url
+from combine_scrapy.frontier.redis.members import QueueSeqs
 
 
 def test_a_mark_numbers_its_new_urls_from_its_first_order_and_skips_the_unnumbered():

@@ -109,6 +109,13 @@ def _lua(name: str) -> str:
 BEST_SCALE = 2.0 ** 56
 
 
+def queue_member(seq: int, tail: str) -> str:
+    """A URL's member of its host's queue: its order of marking (a letter for the number of its hexadecimal digits,
+    then the digits: ``hexseq`` in lua/library.lua) then the URL as kept (``tails.tail_of``)."""
+    digits = f"{seq:x}"
+    return chr(96 + len(digits)) + digits + tail
+
+
 def queued_seq(member: bytes) -> int:
     """The order of marking at the start of a member of a host's queue (or of ``heads``): a letter for the number
     of its hexadecimal digits, then the digits."""

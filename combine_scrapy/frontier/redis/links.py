@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from combine_scrapy.access.urls import host_of
-from combine_scrapy.frontier.redis.connection import RedisPart, queue_score
-from combine_scrapy.frontier.redis.members import queue_member
+from combine_scrapy.frontier.redis.connection import RedisPart, queue_member, queue_score
 from combine_scrapy.frontier.tails import tail_of
 
 

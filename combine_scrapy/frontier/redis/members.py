@@ -19,13 +19,6 @@ from itertools import islice
 QUEUE_SEQS_URLS = 200_000
 
 
-def queue_member(seq: int, tail: str) -> str:
-    """A URL's member of its host's queue: its order of marking (a letter for the number of its hexadecimal digits,
-    then the digits: ``hexseq`` in lua/library.lua) then the URL as kept (``tails.tail_of``)."""
-    digits = f"{seq:x}"
-    return chr(96 + len(digits)) + digits + tail
-
-
 class QueueSeqs:
     """Each remembered URL's order of marking."""
 
