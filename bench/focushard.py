@@ -89,6 +89,11 @@ class Run:
         needed = pages_for_recall(self.relevant_pages, share)
         return self.hits[needed - 1] if len(self.hits) >= needed else None
 
+    def fetches_to_or_past(self, share: float, cap: int) -> int:
+        """Fetches to ``share`` recall, or, when the crawl did not get there, the fetches it made and at least the
+        cap: a lower bound of its figure, which judges a crawl against it no more leniently than it should."""
+        return self.fetches_to(share) or max(cap, self.fetched)
+
     def harvest_rate(self, fetches: int | None = None) -> float:
         """Relevant pages per fetch over the first ``fetches`` (all fetched when None)."""
         window = self.fetched if fetches is None else min(fetches, self.fetched)
@@ -266,7 +271,7 @@ def targets(chosen: list[Run], peers: dict[int, Run], cap: int) -> dict:
     paired = [(run, peers[run.seed]) for run in chosen if run.seed in peers]
     ratios, fast, complete, harvest = [], [], [], []
     for run, peer in paired:
-        mine, theirs = run.fetches_to(0.8), peer.fetches_to(0.8) or max(cap, peer.fetched)
+        mine, theirs = run.fetches_to(0.8), peer.fetches_to_or_past(0.8, cap)
         ratios.append(round(mine / theirs, 3) if mine is not None else None)
         fast.append(mine is not None and mine * SPEED_UP <= theirs)
         complete.append(run.fetches_to(1.0) is not None)

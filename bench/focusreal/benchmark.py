@@ -563,8 +563,7 @@ def with_floor(summarized: dict, runs: list[RealRun], cap: int) -> dict:
                 mine = [run for run in runs if (run.seed_set, run.topic, run.config) == (seed_set, topic, config)
                         and run.seed in peers]
                 within = [run.fetches_to(0.8) is not None
-                          and run.fetches_to(0.8) <= (peers[run.seed].fetches_to(0.8) or max(cap, peers[run.seed].fetched))
-                          for run in mine]
+                          and run.fetches_to(0.8) <= peers[run.seed].fetches_to_or_past(0.8, cap) for run in mine]
                 figures["floor_80%_within_breadth_first"] = bool(within) and all(within)
     return summarized
 
